@@ -1,0 +1,130 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+)
+
+// Files is where resolvers read prompt and transcript files from: a directory opened as an
+// os.Root (reads cannot escape it, symlinks included) or an fs.FS such as an embed.FS. The host
+// configures it once (like Rails.root in the seed) and passes it to generated constructors. A
+// nil *Files reads relative paths from the process's working directory at read time.
+type Files struct {
+	dir  string
+	root *os.Root
+	fsys fs.FS
+}
+
+// DirFiles opens dir as the root for relative paths. It returns an error when dir cannot be
+// opened as a directory. The Files keeps the directory open for the life of the process.
+func DirFiles(dir string) (*Files, error) {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open prompt root: %w", err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	return &Files{dir: abs, root: r}, nil
+}
+
+// FSFiles returns a Files reading relative paths from fsys (e.g. an embed.FS). Paths are
+// cleaned and must stay inside fsys, as fs.ValidPath requires.
+func FSFiles(fsys fs.FS) *Files { return &Files{dir: "fs:", fsys: fsys} }
+
+// FileNotFoundError is the error a read returns when a file does not exist. Path is the path as
+// given (by the spec or a computed template) and Resolved the location that was tried (an
+// absolute path, or "fs:" + path inside an fs.FS). It matches fs.ErrNotExist with errors.Is.
+// It re-creates protege's ResolverFileNotFoundError (seed 000).
+type FileNotFoundError struct {
+	Path     string
+	Resolved string
+	Err      error
+}
+
+// Error renders `file not found: "prompts/x.md" (resolved to /srv/app/prompts/x.md)`.
+func (e *FileNotFoundError) Error() string {
+	return fmt.Sprintf("file not found: %q (resolved to %s)", e.Path, e.Resolved)
+}
+
+// Unwrap returns the underlying error, which matches fs.ErrNotExist.
+func (e *FileNotFoundError) Unwrap() error { return e.Err }
+
+// ErrPathEscapes is returned (wrapped) when a computed path is absolute or leaves the root.
+var ErrPathEscapes = errors.New("path escapes the prompt root")
+
+// ReadFile reads the file at p. A static path (computed false) that is absolute is
+// author-trusted and read as is from the file system; any other path is relative and read
+// inside the root. A computed path (one built from a template at run time) must be relative and
+// stay inside the root: an absolute computed path, one with "..", or one whose symlinks lead
+// outside fails with an error wrapping ErrPathEscapes. A missing file yields a
+// *FileNotFoundError. It returns the bytes and the resolved location for messages.
+func (f *Files) ReadFile(p string, computed bool) ([]byte, string, error) {
+	if filepath.IsAbs(p) || path.IsAbs(p) {
+		if computed {
+			return nil, p, fmt.Errorf("%w: computed path %q is absolute; computed paths must be relative", ErrPathEscapes, p)
+		}
+		b, err := os.ReadFile(p)
+		return b, p, wrapRead(p, p, err)
+	}
+	if !filepath.IsLocal(p) {
+		return nil, p, fmt.Errorf("%w: %q leaves the root", ErrPathEscapes, p)
+	}
+	switch {
+	case f == nil:
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, p, fmt.Errorf("read %q: working directory: %w", p, err)
+		}
+		r, err := os.OpenRoot(wd)
+		if err != nil {
+			return nil, p, fmt.Errorf("read %q: %w", p, err)
+		}
+		defer r.Close()
+		resolved := filepath.Join(wd, p)
+		b, err := r.ReadFile(p)
+		return b, resolved, wrapRead(p, resolved, err)
+	case f.root != nil:
+		resolved := filepath.Join(f.dir, p)
+		b, err := f.root.ReadFile(p)
+		return b, resolved, wrapRead(p, resolved, err)
+	default:
+		clean := path.Clean(filepath.ToSlash(p))
+		resolved := "fs:" + clean
+		b, err := fs.ReadFile(f.fsys, clean)
+		return b, resolved, wrapRead(p, resolved, err)
+	}
+}
+
+// Dir returns the root directory's absolute path, "fs:" for an fs.FS, or "" for a nil Files.
+func (f *Files) Dir() string {
+	if f == nil {
+		return ""
+	}
+	return f.dir
+}
+
+func wrapRead(p, resolved string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return &FileNotFoundError{Path: p, Resolved: resolved, Err: err}
+	case isEscape(err):
+		return fmt.Errorf("%w: %q (resolved to %s): %v", ErrPathEscapes, p, resolved, err)
+	default:
+		return fmt.Errorf("read %q (resolved to %s): %w", p, resolved, err)
+	}
+}
+
+// isEscape reports whether err is os.Root's refusal of a path leaving the root (through ".."
+// or a symlink).
+func isEscape(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && pe.Err != nil && pe.Err.Error() == "path escapes from parent"
+}

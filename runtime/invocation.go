@@ -1,0 +1,74 @@
+package runtime
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Invocation is the read-only input of one run of a persona's chain: protege's resolver context
+// (seed 000, "The context"), renamed so it never reads like context.Context.
+//
+// Exactly one of Inbound (a reply run) and Responsibility (a scheduled run) is set; BuildRequest
+// rejects any other combination. A resolver used in both chains treats the missing one as
+// absent. Resolvers must not modify an Invocation or anything it points to.
+type Invocation struct {
+	// Persona is the persona being run; resolvers read its identity (Name, Description).
+	Persona *Persona
+	// Config is free-form host configuration (read-only; nil is empty).
+	Config map[string]string
+	// Logger receives resolver diagnostics; nil means slog.Default().
+	Logger *slog.Logger
+	// CorrelationID ties the run's logs and records together (e.g. a job id); may be empty.
+	CorrelationID string
+	// Inbound is the message being answered in a reply run; nil in a scheduled run.
+	Inbound *Inbound
+	// Responsibility is the scheduled task being run; nil in a reply run.
+	Responsibility *Responsibility
+}
+
+// Log returns inv.Logger, or slog.Default() when it is nil.
+func (inv *Invocation) Log() *slog.Logger {
+	if inv == nil || inv.Logger == nil {
+		return slog.Default()
+	}
+	return inv.Logger
+}
+
+// Inbound is the email-style message that starts a reply run: its thread, its identity, its
+// headers, its bodies and its attachments. Addresses are RFC 5322 address strings as received
+// ("Ada <ada@example.com>"). Date is the message's sent time; history renders it in UTC.
+type Inbound struct {
+	ThreadID  string
+	MessageID string
+	From      string
+	To        []string
+	Cc        []string
+	Date      time.Time
+	Subject   string
+	// Text is the plain-text body; HTML the HTML body. Either or both may be empty.
+	Text string
+	HTML string
+	// Attachments lists the message's attachments; Data may be nil when only metadata is known.
+	Attachments []Attachment
+}
+
+// Attachment describes one file attached to a message: its ID (as the host's attachment tools
+// accept it), Filename, ContentType (a media type such as "application/pdf"), Size in bytes,
+// and Data, the raw bytes when the host loaded them (nil for metadata only).
+type Attachment struct {
+	ID          string
+	Filename    string
+	ContentType string
+	Size        int64
+	Data        []byte
+}
+
+// Responsibility is the scheduled task that starts a scheduled run: its Name (kebab-case, unique
+// within a persona), its Schedule (a standard 5-field cron expression), its Timezone (an IANA
+// name such as "Europe/Berlin"; empty means UTC) and whether it is Enabled.
+type Responsibility struct {
+	Name     string
+	Schedule string
+	Timezone string
+	Enabled  bool
+}

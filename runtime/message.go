@@ -1,0 +1,211 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// Role is who speaks a message: one of RoleSystem, RoleUser, RoleAssistant or RoleTool.
+// It re-creates protege's ModelMessage roles (seed 000, "The payload: ModelMessage").
+type Role string
+
+// The four roles a message can have.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Valid reports whether r is one of the four defined roles.
+func (r Role) Valid() bool {
+	switch r {
+	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+		return true
+	}
+	return false
+}
+
+// ParseRole returns the Role named by s ("system", "user", "assistant" or "tool").
+// It returns an error naming s and the valid roles for any other string.
+func ParseRole(s string) (Role, error) {
+	r := Role(s)
+	if !r.Valid() {
+		return "", fmt.Errorf("unknown role %q: use system, user, assistant or tool", s)
+	}
+	return r, nil
+}
+
+// PartType says what a Part holds: PartText, PartImage or PartDocument.
+type PartType string
+
+// The three kinds of message part (protege's TextPart, ImagePart and DocumentPart).
+const (
+	PartText     PartType = "text"
+	PartImage    PartType = "image"
+	PartDocument PartType = "document"
+)
+
+// Part is one piece of multimodal message content. A text part uses Text only; an image part
+// uses MediaType (e.g. "image/png") and Data; a document part uses Filename, MediaType (e.g.
+// "application/pdf") and Data. Data holds the raw bytes (not base64); JSON encoding writes it
+// as standard base64, as encoding/json does for every []byte.
+type Part struct {
+	Type      PartType `json:"type"`
+	Text      string   `json:"text,omitempty"`
+	Filename  string   `json:"filename,omitempty"`
+	MediaType string   `json:"media_type,omitempty"`
+	Data      []byte   `json:"data,omitempty"`
+}
+
+// TextPart returns a text part holding s.
+func TextPart(s string) Part { return Part{Type: PartText, Text: s} }
+
+// ImagePart returns an image part of the given media type (e.g. "image/png") and raw bytes.
+func ImagePart(mediaType string, data []byte) Part {
+	return Part{Type: PartImage, MediaType: mediaType, Data: data}
+}
+
+// DocumentPart returns a document part (e.g. a PDF) with its filename, media type and raw bytes.
+func DocumentPart(filename, mediaType string, data []byte) Part {
+	return Part{Type: PartDocument, Filename: filename, MediaType: mediaType, Data: data}
+}
+
+// ToolCall is one call of a tool that an assistant message requests: ID correlates the later
+// tool result, Name is the tool's name, and Input is the call's arguments as the raw bytes of a
+// JSON object (never nil in messages built by this package: an absent input is "{}").
+// It re-creates protege's ToolCall (seed 000) with the input kept as raw JSON, so that a replay
+// writes back exactly the bytes that were stored.
+type ToolCall struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// Message is one entry of the conversation a model sees: its Role, its content, and for tool
+// traffic the call fields.
+//
+// Content is either text (Text, used when Parts is empty) or a list of parts (Parts, used when it
+// has at least one element; Text is then ignored by Equal and by every encoder in this module).
+// ToolCallID is set only on RoleTool messages and names the call this message answers. ToolCalls
+// is set only on RoleAssistant messages that request tools; such a message usually has empty Text.
+//
+// Messages are plain values; the runtime never mutates a message after a resolver returned it,
+// but slices inside (Parts, ToolCalls, Data, Input) are shared, so callers treat them as read-only.
+type Message struct {
+	Role       Role       `json:"role"`
+	Text       string     `json:"text,omitempty"`
+	Parts      []Part     `json:"parts,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+}
+
+// SystemMessage returns a system message with text content.
+func SystemMessage(text string) Message { return Message{Role: RoleSystem, Text: text} }
+
+// UserMessage returns a user message with text content.
+func UserMessage(text string) Message { return Message{Role: RoleUser, Text: text} }
+
+// AssistantMessage returns an assistant message with text content and, optionally, the tool
+// calls it requests.
+func AssistantMessage(text string, calls ...ToolCall) Message {
+	return Message{Role: RoleAssistant, Text: text, ToolCalls: calls}
+}
+
+// ToolMessage returns a tool message carrying the result text of the call with id callID.
+func ToolMessage(callID, result string) Message {
+	return Message{Role: RoleTool, Text: result, ToolCallID: callID}
+}
+
+// PartsMessage returns a message of the given role whose content is the given parts.
+func PartsMessage(role Role, parts ...Part) Message { return Message{Role: role, Parts: parts} }
+
+// NewToolCall returns a ToolCall whose Input is the JSON object encoding of input (a map, a
+// struct, or a json.RawMessage). It returns an error when input does not encode to a JSON object.
+func NewToolCall(id, name string, input any) (ToolCall, error) {
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return ToolCall{}, fmt.Errorf("tool call %s: encode input: %w", id, err)
+	}
+	if input == nil || bytes.Equal(raw, []byte("null")) {
+		raw = []byte("{}")
+	}
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return ToolCall{}, fmt.Errorf("tool call %s: input must encode to a JSON object, got %.40s", id, raw)
+	}
+	return ToolCall{ID: id, Name: name, Input: raw}, nil
+}
+
+// Content returns the message's content as parts: Parts when it has any, otherwise one text
+// part holding Text, or nil when Text is empty too. It is protege's Message#parts normalisation
+// (a string is shorthand for a single text part) and the basis of Equal.
+func (m Message) Content() []Part {
+	if len(m.Parts) > 0 {
+		return m.Parts
+	}
+	if m.Text == "" {
+		return nil
+	}
+	return []Part{TextPart(m.Text)}
+}
+
+// Equal reports whether m and o are the same message. Two messages are the same when their
+// roles and ToolCallIDs are equal, their Content() is equal part by part (so Text "x" equals
+// Parts [TextPart("x")], and empty Text equals nil or empty Parts), and their tool calls are
+// equal in order, where nil and empty ToolCalls are the same and two inputs are the same when
+// they are equal after json.Compact (insignificant whitespace is ignored; key order is not).
+// Part data compares by bytes, with nil and empty equal.
+func (m Message) Equal(o Message) bool {
+	if m.Role != o.Role || m.ToolCallID != o.ToolCallID || len(m.ToolCalls) != len(o.ToolCalls) {
+		return false
+	}
+	a, b := m.Content(), o.Content()
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Equal(b[i]) {
+			return false
+		}
+	}
+	for i := range m.ToolCalls {
+		if !m.ToolCalls[i].Equal(o.ToolCalls[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Equal reports whether two parts have the same type and fields; nil and empty Data are equal.
+func (p Part) Equal(o Part) bool {
+	return p.Type == o.Type && p.Text == o.Text && p.Filename == o.Filename &&
+		p.MediaType == o.MediaType && bytes.Equal(p.Data, o.Data)
+}
+
+// Equal reports whether two tool calls have the same ID and Name and the same Input after
+// json.Compact (an Input that is not valid JSON compares by raw bytes; nil equals "{}").
+func (c ToolCall) Equal(o ToolCall) bool {
+	if c.ID != o.ID || c.Name != o.Name {
+		return false
+	}
+	return bytes.Equal(compactInput(c.Input), compactInput(o.Input))
+}
+
+func compactInput(in json.RawMessage) []byte {
+	if len(bytes.TrimSpace(in)) == 0 {
+		return []byte("{}")
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, in); err != nil {
+		return in
+	}
+	return buf.Bytes()
+}
+
+// EqualMessages reports whether a and b have the same length and Equal messages in order;
+// nil and empty lists are equal.
+func EqualMessages(a, b []Message) bool {
+	return slices.EqualFunc(a, b, Message.Equal)
+}

@@ -1,0 +1,112 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+)
+
+// Resolver contributes messages to the context a model sees before a run. Resolve appends zero,
+// one or many messages to dst and returns the extended slice, as append does; it never modifies
+// the messages already in dst, and on error it returns dst unchanged (possibly with a larger
+// capacity) together with the error. inv is read-only.
+//
+// The append shape lets a Chain assemble a whole request in one growing slice instead of one
+// slice per resolver. It re-creates protege's `resolve(context:)` contract (seed 000), where a
+// resolver returns nil, one message or an array.
+type Resolver interface {
+	Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error)
+}
+
+// ResolverFunc adapts an ordinary function to the Resolver interface, as http.HandlerFunc does
+// for http.Handler.
+type ResolverFunc func(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error)
+
+// Resolve calls f(ctx, inv, dst).
+func (f ResolverFunc) Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error) {
+	return f(ctx, inv, dst)
+}
+
+// Step is one entry of a Chain: the resolver, the kind it was declared as (a spec kind such as
+// "load_file", or any label a host chooses), and Pos, the "file:line:col" of its entry in the
+// spec when generated code supplies one (empty otherwise). Kind and Pos only label errors.
+type Step struct {
+	Kind     string
+	Pos      string
+	Resolver Resolver
+}
+
+// Chain runs its steps in declaration order and concatenates their messages (protege's
+// ResolverChain, seed 000). A Chain is itself a Resolver, so chains nest. It is immutable
+// after NewChain and safe for concurrent use when its resolvers are.
+type Chain struct {
+	steps []Step
+}
+
+// NewChain returns a chain of the given steps, in order. It copies the slice.
+func NewChain(steps ...Step) *Chain {
+	return &Chain{steps: append([]Step(nil), steps...)}
+}
+
+// Steps returns a copy of the chain's steps.
+func (c *Chain) Steps() []Step {
+	if c == nil {
+		return nil
+	}
+	return append([]Step(nil), c.steps...)
+}
+
+// Len returns the number of steps.
+func (c *Chain) Len() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.steps)
+}
+
+// Resolve runs every step in order, appending its messages to dst. It stops at the first
+// error, returning dst as it was before the chain ran (truncated back to its original length)
+// and a *StepError naming the failing step. A nil Chain contributes nothing. Resolve checks
+// ctx between steps and returns ctx.Err() (wrapped in a *StepError) once it is done.
+func (c *Chain) Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error) {
+	if c == nil {
+		return dst, nil
+	}
+	start := len(dst)
+	for i, s := range c.steps {
+		if err := ctx.Err(); err != nil {
+			return dst[:start], &StepError{Index: i, Kind: s.Kind, Pos: s.Pos, Err: err}
+		}
+		out, err := s.Resolver.Resolve(ctx, inv, dst)
+		if err != nil {
+			return dst[:start], &StepError{Index: i, Kind: s.Kind, Pos: s.Pos, Err: err}
+		}
+		dst = out
+	}
+	return dst, nil
+}
+
+// StepError is the error a Chain returns when one of its steps fails. Index is the step's
+// 0-based position in the chain, Kind its declared kind, Pos its spec position ("" when
+// unknown), and Err the resolver's error, available through errors.Is/As via Unwrap.
+type StepError struct {
+	Index int
+	Kind  string
+	Pos   string
+	Err   error
+}
+
+// Error renders "resolver #N (kind at file:line:col): cause", with N counted from 1 as a
+// reader of the spec counts entries.
+func (e *StepError) Error() string {
+	where := e.Kind
+	if where == "" {
+		where = "resolver"
+	}
+	if e.Pos != "" {
+		where += " at " + e.Pos
+	}
+	return fmt.Sprintf("resolver #%d (%s): %v", e.Index+1, where, e.Err)
+}
+
+// Unwrap returns the resolver's error.
+func (e *StepError) Unwrap() error { return e.Err }
