@@ -24,6 +24,11 @@ type Invocation struct {
 	Inbound *Inbound
 	// Responsibility is the scheduled task being run; nil in a reply run.
 	Responsibility *Responsibility
+
+	// snap holds what resolvers of this run read once and share (see snapshot.go), so that
+	// ThreadSummary and ThreadHistory see the same compaction row even if one completes
+	// mid-run. An Invocation therefore serves one run at a time; it must not be copied.
+	snap snapshot
 }
 
 // Log returns inv.Logger, or slog.Default() when it is nil.
@@ -72,3 +77,11 @@ type Responsibility struct {
 	Timezone string
 	Enabled  bool
 }
+
+// DateLayout is the layout FormatDate uses: RFC 1123 with a numeric zone, as email Date headers
+// are written ("Mon, 02 Jan 2006 15:04:05 +0000").
+const DateLayout = time.RFC1123Z
+
+// FormatDate renders t in UTC with DateLayout. History headers and the `.Inbound.Date` template
+// field use it, so the same instant always renders to the same text whatever the machine's zone.
+func FormatDate(t time.Time) string { return t.UTC().Format(DateLayout) }

@@ -145,3 +145,12 @@ func InboundMessage(in *Inbound) Message {
 func AttachmentNote(a Attachment) string {
 	return fmt.Sprintf("[attachment: %s (%s, %d bytes, id %s)]", a.Filename, a.ContentType, a.Size, a.ID)
 }
+
+// Options are the run-time dependencies a generated persona constructor takes besides the
+// host's env: Files, where relative prompt and transcript paths resolve (nil reads from the
+// working directory), and History, the source that thread_history and thread_summary read (a
+// constructor whose spec uses either returns an error when it is nil).
+type Options struct {
+	Files   *Files
+	History HistorySource
+}
