@@ -1,0 +1,86 @@
+package schema
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func decode(t *testing.T, s string) any {
+	t.Helper()
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestValidateReportsEachProblemOnce(t *testing.T) {
+	v, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, in string
+		want     []string
+	}{
+		{"valid minimal", `{"version":1,"name":"a"}`, nil},
+		{"unknown key with suggestion", `{"version":1,"name":"a","message_resolvers":[{"histroy":{}}]}`,
+			[]string{`/message_resolvers/0/histroy unknown: unknown key "histroy"; did you mean "thread_history"?`}},
+		{"wrong type reported by walk only", `{"version":"1","name":"a"}`,
+			[]string{`/version type: expected an integer, got a string`}},
+		{"missing required", `{"version":1}`, []string{`/ invalid: missing required key "name"`}},
+		{"pattern uses x-message", `{"version":1,"name":"Bad Name"}`,
+			[]string{`/name invalid: must be kebab-case: lower-case letters and digits joined by single hyphens, starting with a letter (support-agent) (got "Bad Name")`}},
+		{"enum", `{"version":1,"name":"a","message_resolvers":[{"load_text":{"text":"x","role":"admin"}}]}`,
+			[]string{`/message_resolvers/0/load_text/role invalid: must be one of system, user, assistant (got "admin")`}},
+		{"two keys in a resolver", `{"version":1,"name":"a","message_resolvers":[{"thread_summary":{},"thread_history":{}}]}`,
+			[]string{`/message_resolvers/0 invalid: a resolver entry must have exactly one key: load_file, load_text, load_record, load_transcript, thread_history, thread_summary or use`}},
+		{"null limit allowed", `{"version":1,"name":"a","message_resolvers":[{"thread_history":{"limit":null}}]}`, nil},
+		{"far unknown key lists keys", `{"version":1,"name":"a","model":{"name":"m","zzzzzzzzzz":1}}`,
+			[]string{`/model/zzzzzzzzzz unknown: unknown key "zzzzzzzzzz"; expected one of: extra, max_tokens, name, stop, temperature, top_p`}},
+	}
+	kinds := map[Kind]string{Invalid: "invalid", UnknownKey: "unknown", WrongType: "type"}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, vi := range v.Validate(decode(t, tt.in)) {
+				p := pointer(vi.Path)
+				if p == "" {
+					p = "/"
+				}
+				got = append(got, p+" "+kinds[vi.Kind]+": "+vi.Message)
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestEveryPropertyHasADescription(t *testing.T) {
+	v, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var check func(path string, s map[string]any)
+	check = func(path string, s map[string]any) {
+		props, _ := s["properties"].(map[string]any)
+		for k, p := range props {
+			pm := p.(map[string]any)
+			if _, ok := pm["description"].(string); !ok {
+				t.Errorf("%s/%s has no description", path, k)
+			}
+			check(path+"/"+k, pm)
+		}
+		if s["type"] == "object" && len(props) > 0 && s["additionalProperties"] != false {
+			t.Errorf("%s is not closed", path)
+		}
+	}
+	check("#", v.doc)
+	for name, d := range v.doc["$defs"].(map[string]any) {
+		check("#/$defs/"+name, d.(map[string]any))
+	}
+}
