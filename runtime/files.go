@@ -61,19 +61,28 @@ var ErrPathEscapes = errors.New("path escapes the prompt root")
 // ReadFile reads the file at p. A static path (computed false) that is absolute is
 // author-trusted and read as is from the file system; any other path is relative and read
 // inside the root. A computed path (one built from a template at run time) must be relative and
-// stay inside the root: an absolute computed path, one with "..", or one whose symlinks lead
-// outside fails with an error wrapping ErrPathEscapes. A missing file yields a
-// *FileNotFoundError. It returns the bytes and the resolved location for messages.
+// stay inside the root. Any relative path that leaves the root lexically ("../x", "a/../../x"),
+// an absolute computed path, and a path whose symlinks lead outside fail with an error wrapping
+// ErrPathEscapes ("path escapes the prompt root: \"../x\""). An empty path is an error. A
+// missing file yields a *FileNotFoundError; other read errors (a directory, permissions) are
+// wrapped with the path and resolved location. It returns the bytes and the resolved location
+// (an absolute path, or "fs:" + the cleaned path inside an fs.FS).
+//
+// Reading from an fs.FS relies on that FS to stay inside itself: fs.ValidPath refuses "..", but
+// os.DirFS follows symlinks out of its directory, so use DirFiles for a directory on disk.
 func (f *Files) ReadFile(p string, computed bool) ([]byte, string, error) {
+	if p == "" {
+		return nil, "", errors.New("empty path")
+	}
 	if filepath.IsAbs(p) || path.IsAbs(p) {
 		if computed {
-			return nil, p, fmt.Errorf("%w: computed path %q is absolute; computed paths must be relative", ErrPathEscapes, p)
+			return nil, p, fmt.Errorf("%w: computed path %q is absolute (computed paths must be relative)", ErrPathEscapes, p)
 		}
 		b, err := os.ReadFile(p)
 		return b, p, wrapRead(p, p, err)
 	}
 	if !filepath.IsLocal(p) {
-		return nil, p, fmt.Errorf("%w: %q leaves the root", ErrPathEscapes, p)
+		return nil, p, fmt.Errorf("%w: %q", ErrPathEscapes, p)
 	}
 	switch {
 	case f == nil:
@@ -101,6 +110,15 @@ func (f *Files) ReadFile(p string, computed bool) ([]byte, string, error) {
 	}
 }
 
+// Close closes the directory a DirFiles root holds open. It does nothing for an fs.FS or a nil
+// Files. Reads after Close fail.
+func (f *Files) Close() error {
+	if f == nil || f.root == nil {
+		return nil
+	}
+	return f.root.Close()
+}
+
 // Dir returns the root directory's absolute path, "fs:" for an fs.FS, or "" for a nil Files.
 func (f *Files) Dir() string {
 	if f == nil {
@@ -116,7 +134,7 @@ func wrapRead(p, resolved string, err error) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return &FileNotFoundError{Path: p, Resolved: resolved, Err: err}
 	case isEscape(err):
-		return fmt.Errorf("%w: %q (resolved to %s): %v", ErrPathEscapes, p, resolved, err)
+		return fmt.Errorf("%w: %q (resolved to %s) leads outside through a symlink or \"..\"", ErrPathEscapes, p, resolved)
 	default:
 		return fmt.Errorf("read %q (resolved to %s): %w", p, resolved, err)
 	}

@@ -138,6 +138,53 @@ func NewToolCall(id, name string, input any) (ToolCall, error) {
 	return ToolCall{ID: id, Name: name, Input: raw}, nil
 }
 
+// MarshalJSON writes the call as {"id":…,"name":…,"input":{…}}. An Input that is nil or only
+// whitespace is written as {} so every encoded call carries a JSON object; any other Input is
+// written compacted, and an Input that is not valid JSON is an error.
+func (c ToolCall) MarshalJSON() ([]byte, error) {
+	type plain ToolCall
+	if len(bytes.TrimSpace(c.Input)) == 0 {
+		c.Input = json.RawMessage("{}")
+	}
+	return json.Marshal(plain(c))
+}
+
+// UnmarshalJSON reads a call written by MarshalJSON. An absent or null "input" becomes {}; an
+// "input" that is not a JSON object (an array, a string, a number) is an error, since Input is
+// always an object. The input's bytes are kept as they appear in data.
+func (c *ToolCall) UnmarshalJSON(data []byte) error {
+	type plain ToolCall
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	in := bytes.TrimSpace(p.Input)
+	switch {
+	case len(in) == 0 || bytes.Equal(in, []byte("null")):
+		p.Input = json.RawMessage("{}")
+	case in[0] != '{':
+		return fmt.Errorf("tool call %q: input must be a JSON object, got %.40s", p.ID, in)
+	}
+	*c = ToolCall(p)
+	return nil
+}
+
+// MarshalJSON writes the message in one canonical shape:
+//
+//	{"role":"assistant","text":"…","parts":[…],"tool_call_id":"…","tool_calls":[…]}
+//
+// where "text" is written only when Parts is empty and Text is not (Text is ignored when Parts
+// is set, see Message), and "parts", "tool_call_id" and "tool_calls" only when non-empty. Part
+// data is standard base64. Two messages built the same way encode to the same bytes, and
+// decoding the result with encoding/json gives a message Equal to m.
+func (m Message) MarshalJSON() ([]byte, error) {
+	type plain Message
+	if len(m.Parts) > 0 {
+		m.Text = ""
+	}
+	return json.Marshal(plain(m))
+}
+
 // Content returns the message's content as parts: Parts when it has any, otherwise one text
 // part holding Text, or nil when Text is empty too. It is protege's Message#parts normalisation
 // (a string is shorthand for a single text part) and the basis of Equal.

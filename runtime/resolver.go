@@ -2,8 +2,12 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
+
+// errNilResolver is the cause a Chain reports for a Step whose Resolver is nil.
+var errNilResolver = errors.New("step has no resolver")
 
 // Resolver contributes messages to the context a model sees before a run. Resolve appends zero,
 // one or many messages to dst and returns the extended slice, as append does; it never modifies
@@ -65,8 +69,10 @@ func (c *Chain) Len() int {
 
 // Resolve runs every step in order, appending its messages to dst. It stops at the first
 // error, returning dst as it was before the chain ran (truncated back to its original length)
-// and a *StepError naming the failing step. A nil Chain contributes nothing. Resolve checks
-// ctx between steps and returns ctx.Err() (wrapped in a *StepError) once it is done.
+// and a *StepError naming the failing step (a Step with a nil Resolver fails too). A nil Chain
+// contributes nothing. Resolve checks ctx before each step and, once it is done, stops with a
+// *StepError naming the step that did not run and wrapping ctx.Err() (so errors.Is(err,
+// context.Canceled) holds); resolvers that do I/O also see ctx themselves.
 func (c *Chain) Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error) {
 	if c == nil {
 		return dst, nil
@@ -75,6 +81,9 @@ func (c *Chain) Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]
 	for i, s := range c.steps {
 		if err := ctx.Err(); err != nil {
 			return dst[:start], &StepError{Index: i, Kind: s.Kind, Pos: s.Pos, Err: err}
+		}
+		if s.Resolver == nil {
+			return dst[:start], &StepError{Index: i, Kind: s.Kind, Pos: s.Pos, Err: errNilResolver}
 		}
 		out, err := s.Resolver.Resolve(ctx, inv, dst)
 		if err != nil {

@@ -1,0 +1,183 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// LoadFile is the load_file resolver (protege's LoadFileResolver, seed 000): it reads one file
+// and contributes its content as one message.
+//
+// Exactly one of Path (a static path from the spec) and PathFunc (a computed path: what a
+// templated path compiles to) must be set; otherwise Resolve fails without reading anything.
+// Paths are read through Files (see (*Files).ReadFile): a static absolute Path is author-trusted
+// and read as is; every other path is relative to the root and cannot leave it; a computed path
+// must be relative. Role is the message's role, RoleSystem when empty.
+//
+// The content is contributed byte for byte as the file holds it (not trimmed: a prompt's own
+// layout, including a trailing newline, reaches the model unchanged, as in the seed). A file
+// that is empty or holds only whitespace contributes nothing. A missing file is a
+// misconfiguration and fails with a *FileNotFoundError naming the given and the resolved path.
+type LoadFile struct {
+	Path     string
+	PathFunc func(*Invocation) (string, error)
+	Role     Role
+	Files    *Files
+}
+
+// Resolve appends the file's message to dst (see Resolver). Errors: "load_file: set exactly one
+// of Path and PathFunc" (both or neither set), an invalid Role, the PathFunc's error wrapped as
+// "compute path: …", an empty computed path, a path leaving the root (wrapping ErrPathEscapes),
+// a *FileNotFoundError, or another read error wrapped with the path.
+func (r *LoadFile) Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error) {
+	if (r.Path == "") == (r.PathFunc == nil) {
+		return dst, errors.New("load_file: set exactly one of Path and PathFunc")
+	}
+	role, err := roleOrSystem(r.Role)
+	if err != nil {
+		return dst, err
+	}
+	p, computed := r.Path, false
+	if r.PathFunc != nil {
+		computed = true
+		if p, err = r.PathFunc(inv); err != nil {
+			return dst, fmt.Errorf("compute path: %w", err)
+		}
+	}
+	b, _, err := r.Files.ReadFile(p, computed)
+	if err != nil {
+		return dst, err
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return dst, nil
+	}
+	return append(dst, Message{Role: role, Text: string(b)}), nil
+}
+
+// LoadText is the load_text resolver (protege's LoadTextResolver, seed 000): it contributes one
+// message holding a text, trimmed of leading and trailing white space (Unicode, as
+// strings.TrimSpace). A text that is empty after trimming contributes nothing, so an unset value
+// adds no message.
+//
+// The text is Text (static) or what TextFunc returns (a computed text: what a templated text
+// compiles to). Setting both is an error; with neither, the empty Text contributes nothing.
+// Role is the message's role, RoleSystem when empty.
+type LoadText struct {
+	Text     string
+	TextFunc func(*Invocation) (string, error)
+	Role     Role
+}
+
+// Resolve appends the text's message to dst (see Resolver). Errors: "load_text: set at most one
+// of Text and TextFunc", an invalid Role, and the TextFunc's error wrapped as "compute text: …".
+func (r *LoadText) Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error) {
+	if r.Text != "" && r.TextFunc != nil {
+		return dst, errors.New("load_text: set at most one of Text and TextFunc")
+	}
+	role, err := roleOrSystem(r.Role)
+	if err != nil {
+		return dst, err
+	}
+	text := r.Text
+	if r.TextFunc != nil {
+		if text, err = r.TextFunc(inv); err != nil {
+			return dst, fmt.Errorf("compute text: %w", err)
+		}
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return dst, nil
+	}
+	return append(dst, Message{Role: role, Text: text}), nil
+}
+
+// LoadRecord is the load_record resolver (protege's LoadRecordResolver, seed 000): Loader returns
+// the records of type T for this run (e.g. the account of the inbound sender); each is rendered
+// to text by Serialize, and the texts, in the loader's order, joined by a blank line ("\n\n"),
+// form one message. No records (a nil or empty slice) contribute nothing: no matching row is a
+// normal state. The rendered texts are used as the serializer returns them (not trimmed), and
+// records that render to blank text still produce the message, as in the seed.
+//
+// Serialize nil renders each record as JSON indented with two spaces, as encoding/json encodes T
+// (field tags apply), without escaping <, > and & (the model reads the text, not a browser).
+// Role is the message's role, RoleSystem when empty.
+type LoadRecord[T any] struct {
+	Loader    func(context.Context, *Invocation) ([]T, error)
+	Serialize func(T) (string, error)
+	Role      Role
+}
+
+// NewLoadRecord returns a LoadRecord with the given role ("" for RoleSystem), loader and
+// serializer (nil for indented JSON). Generated code calls it so that Go infers T from the
+// loader, whatever the serializer is.
+func NewLoadRecord[T any](role Role, loader func(context.Context, *Invocation) ([]T, error), serialize func(T) (string, error)) *LoadRecord[T] {
+	return &LoadRecord[T]{Loader: loader, Serialize: serialize, Role: role}
+}
+
+// Method adapts a function returning text, such as a method expression (Account.LLMText), to a
+// LoadRecord serializer that never fails.
+func Method[T any](f func(T) string) func(T) (string, error) {
+	return func(v T) (string, error) { return f(v), nil }
+}
+
+// Resolve appends the records' message to dst (see Resolver). Errors: "load_record: no Loader",
+// an invalid Role, the loader's error wrapped as "load records: …", and a serializer's error
+// wrapped as "serialize record [i] of n: …" with i counted from 0 in the loader's slice.
+func (r *LoadRecord[T]) Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error) {
+	if r.Loader == nil {
+		return dst, errors.New("load_record: no Loader")
+	}
+	role, err := roleOrSystem(r.Role)
+	if err != nil {
+		return dst, err
+	}
+	records, err := r.Loader(ctx, inv)
+	if err != nil {
+		return dst, fmt.Errorf("load records: %w", err)
+	}
+	if len(records) == 0 {
+		return dst, nil
+	}
+	var b strings.Builder
+	for i, rec := range records {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		if err := r.render(&b, rec); err != nil {
+			return dst, fmt.Errorf("serialize record [%d] of %d: %w", i, len(records), err)
+		}
+	}
+	return append(dst, Message{Role: role, Text: b.String()}), nil
+}
+
+func (r *LoadRecord[T]) render(b *strings.Builder, rec T) error {
+	if r.Serialize != nil {
+		s, err := r.Serialize(rec)
+		b.WriteString(s)
+		return err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rec); err != nil {
+		return err
+	}
+	b.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	return nil
+}
+
+// roleOrSystem returns r, RoleSystem for "", or an error naming an unknown role.
+func roleOrSystem(r Role) (Role, error) {
+	if r == "" {
+		return RoleSystem, nil
+	}
+	if !r.Valid() {
+		return "", fmt.Errorf("unknown role %q: use system, user, assistant or tool", r)
+	}
+	return r, nil
+}
