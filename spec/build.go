@@ -1,0 +1,385 @@
+package spec
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	_ "time/tzdata" // timezone checks must not depend on the machine's zoneinfo
+
+	"github.com/robfig/cron/v3"
+)
+
+// personaBuilder turns a tree into the typed model, tolerating values of
+// the wrong shape (the schema reports them) and running the semantic
+// checks on everything that has the right shape.
+type personaBuilder struct {
+	file  string
+	lines [][]rune
+	skip  map[Pos]bool // positions the schema already reported
+	diags []Diagnostic
+	env   bool
+}
+
+func (b *personaBuilder) errorf(pos Pos, format string, args ...any) {
+	if b.skip[pos] {
+		return
+	}
+	b.diags = append(b.diags, Diagnostic{Pos: pos, Message: fmt.Sprintf(format, args...)})
+}
+
+func str(n *tnode) (String, bool) {
+	if n == nil || n.kind != ValueString {
+		return String{}, false
+	}
+	return String{Value: n.str, Pos: n.pos}, true
+}
+
+func integer(n *tnode) (Int, bool) {
+	switch {
+	case n == nil:
+	case n.kind == ValueInt:
+		return Int{Value: n.i, Pos: n.pos}, true
+	case n.kind == ValueFloat && n.f == math.Trunc(n.f) && math.Abs(n.f) < 1<<53:
+		return Int{Value: int64(n.f), Pos: n.pos}, true
+	}
+	return Int{}, false
+}
+
+func float(n *tnode) (Float, bool) {
+	switch {
+	case n == nil:
+	case n.kind == ValueInt:
+		return Float{Value: float64(n.i), Pos: n.pos}, true
+	case n.kind == ValueFloat:
+		return Float{Value: n.f, Pos: n.pos}, true
+	}
+	return Float{}, false
+}
+
+func boolean(n *tnode, def bool) Bool {
+	if n != nil && n.kind == ValueBool {
+		return Bool{Value: n.b, Pos: n.pos}
+	}
+	return Bool{Value: def}
+}
+
+func list(n *tnode) []*tnode {
+	if n == nil || n.kind != ValueList {
+		return nil
+	}
+	return n.items
+}
+
+func (b *personaBuilder) persona(t *tnode) *Persona {
+	p := &Persona{File: b.file, Pos: t.pos}
+	if t.kind != ValueMap {
+		return p
+	}
+	p.Version, _ = integer(t.get("version"))
+	p.Name, _ = str(t.get("name"))
+	p.Description, _ = str(t.get("description"))
+	if n := t.get("env"); n != nil {
+		b.env = true
+		p.Env = b.ref(n, true)
+	}
+	if n := t.get("model"); n != nil && n.kind == ValueMap {
+		p.Model = b.model(n)
+	}
+	seenTools := make(map[string]Pos)
+	for _, n := range list(t.get("tools")) {
+		r := b.ref(n, true)
+		if r == nil {
+			continue
+		}
+		if first, dup := seenTools[r.String()]; dup {
+			b.errorf(r.Pos, "tool %s is listed twice (first at line %d)", r, first.Line)
+			continue
+		}
+		seenTools[r.String()] = r.Pos
+		p.Tools = append(p.Tools, *r)
+	}
+	p.MessageResolvers = b.chain(t.get("message_resolvers"), "message_resolvers", ScopeMessage)
+	p.ResponsibilityResolvers = b.chain(t.get("responsibility_resolvers"), "responsibility_resolvers", ScopeResponsibility)
+	seen := make(map[string]Pos)
+	for _, n := range list(t.get("responsibilities")) {
+		r, ok := b.responsibility(n)
+		if !ok {
+			continue
+		}
+		if first, dup := seen[r.Name.Value]; dup {
+			b.errorf(r.Name.Pos, "duplicate responsibility name %q (first at line %d)", r.Name.Value, first.Line)
+			continue
+		}
+		seen[r.Name.Value] = r.Name.Pos
+		p.Responsibilities = append(p.Responsibilities, r)
+	}
+	return p
+}
+
+// ref parses a Go reference; qualified requires the import path form.
+func (b *personaBuilder) ref(n *tnode, qualified bool) *GoRef {
+	s, ok := str(n)
+	if !ok {
+		return nil
+	}
+	r, ok := ParseGoRef(s.Value)
+	if !ok || qualified && !r.IsQualified() {
+		b.errorf(s.Pos, "%q is not a valid Go reference (want import/path.Name)", s.Value)
+		return nil
+	}
+	r.Pos = s.Pos
+	return &r
+}
+
+func (b *personaBuilder) model(t *tnode) *Model {
+	m := &Model{Pos: t.pos}
+	m.Name, _ = str(t.get("name"))
+	if v, ok := integer(t.get("max_tokens")); ok {
+		m.MaxTokens = &v
+	}
+	if v, ok := float(t.get("temperature")); ok {
+		m.Temperature = &v
+	}
+	if v, ok := float(t.get("top_p")); ok {
+		m.TopP = &v
+	}
+	for _, n := range list(t.get("stop")) {
+		if s, ok := str(n); ok {
+			m.Stop = append(m.Stop, s)
+		}
+	}
+	if n := t.get("extra"); n != nil && n.kind == ValueMap {
+		m.Extra = toValue(n).Map
+		if m.Extra == nil {
+			m.Extra = []MapEntry{}
+		}
+	}
+	return m
+}
+
+func (b *personaBuilder) role(t *tnode, kind ResolverKind) RoleValue {
+	if s, ok := str(t.get("role")); ok {
+		return RoleValue{Value: Role(s.Value), Pos: s.Pos}
+	}
+	return RoleValue{Value: DefaultRole(kind)}
+}
+
+func (b *personaBuilder) chain(t *tnode, name string, scope Scope) []Resolver {
+	var out []Resolver
+	var history, summary *Resolver
+	for _, e := range list(t) {
+		if e.kind != ValueMap || len(e.keys) != 1 {
+			continue
+		}
+		body := e.vals[0]
+		r := Resolver{Kind: ResolverKind(e.keys[0].str), Pos: e.keys[0].pos}
+		if body.kind != ValueMap {
+			continue
+		}
+		switch r.Kind {
+		case KindLoadFile:
+			tpl, ok := b.template(body.get("path"), scope, name, true)
+			if !ok {
+				continue
+			}
+			r.LoadFile = &LoadFile{Pos: body.pos, Path: tpl, Role: b.role(body, r.Kind)}
+		case KindLoadText:
+			tpl, ok := b.template(body.get("text"), scope, name, false)
+			if !ok {
+				continue
+			}
+			r.LoadText = &LoadText{Pos: body.pos, Text: tpl, Role: b.role(body, r.Kind)}
+		case KindLoadRecord:
+			lr, ok := b.loadRecord(body)
+			if !ok {
+				continue
+			}
+			r.LoadRecord = lr
+		case KindLoadTranscript:
+			tpl, ok := b.template(body.get("path"), scope, name, true)
+			if !ok {
+				continue
+			}
+			r.LoadTranscript = &LoadTranscript{Pos: body.pos, Path: tpl}
+		case KindThreadHistory:
+			if history != nil {
+				b.errorf(r.Pos, "%s has a second thread_history (first at line %d)", name, history.Pos.Line)
+				continue
+			}
+			r.ThreadHistory = threadHistory(body)
+		case KindThreadSummary:
+			if summary != nil {
+				b.errorf(r.Pos, "%s has a second thread_summary (first at line %d)", name, summary.Pos.Line)
+				continue
+			}
+			if history != nil {
+				b.errorf(r.Pos, "thread_summary must come before thread_history (line %d): the summary stands for the messages before the replayed ones", history.Pos.Line)
+			}
+			r.ThreadSummary = &ThreadSummary{Pos: body.pos, Role: b.role(body, r.Kind)}
+		case KindUse:
+			res := b.ref(body.get("resolver"), true)
+			if res == nil {
+				continue
+			}
+			u := &Use{Pos: body.pos, Resolver: *res}
+			if w := body.get("with"); w != nil && w.kind == ValueMap {
+				v := toValue(w)
+				u.With = &v
+			}
+			r.Use = u
+		default:
+			continue
+		}
+		out = append(out, r)
+		switch r.Kind {
+		case KindThreadHistory:
+			history = &Resolver{Pos: r.Pos}
+		case KindThreadSummary:
+			summary = &Resolver{Pos: r.Pos}
+		}
+	}
+	return out
+}
+
+func threadHistory(body *tnode) *ThreadHistory {
+	h := &ThreadHistory{
+		Pos:               body.pos,
+		Limit:             Limit{State: LimitDefault, Value: DefaultHistoryLimit},
+		IncludeToolCalls:  boolean(body.get("include_tool_calls"), true),
+		ReplayResultLimit: Int{Value: DefaultReplayResultLimit},
+	}
+	if n := body.get("limit"); n != nil {
+		if n.kind == ValueNull {
+			h.Limit = Limit{State: LimitUnlimited, Pos: n.pos}
+		} else if v, ok := integer(n); ok && v.Value >= 1 && v.Value <= math.MaxInt32 {
+			h.Limit = Limit{State: LimitSet, Value: int(v.Value), Pos: v.Pos}
+		}
+	}
+	if v, ok := integer(body.get("replay_result_limit")); ok {
+		h.ReplayResultLimit = v
+	}
+	return h
+}
+
+func (b *personaBuilder) loadRecord(body *tnode) (*LoadRecord, bool) {
+	s, ok := str(body.get("loader"))
+	if !ok {
+		return nil, false
+	}
+	loader, ok := ParseGoRef(s.Value)
+	if !ok {
+		b.errorf(s.Pos, "%q is not a valid Go reference (want Name or import/path.Func)", s.Value)
+		return nil, false
+	}
+	loader.Pos = s.Pos
+	if !loader.IsQualified() && !b.env {
+		b.errorf(s.Pos, "loader %s is a method name, which needs env; set env or write import/path.%s", s.Value, s.Value)
+		return nil, false
+	}
+	lr := &LoadRecord{Pos: body.pos, Loader: loader, Role: b.role(body, KindLoadRecord)}
+	if sn := body.get("serialize"); sn != nil && sn.kind == ValueMap {
+		ser := &Serializer{Pos: sn.pos}
+		if m, ok := str(sn.get("method")); ok {
+			if r, ok := ParseGoRef(m.Value); ok && !r.IsQualified() {
+				r.Pos = m.Pos
+				ser.Method = &r
+			} else {
+				b.errorf(m.Pos, "serialize.method %q must be an exported method name", m.Value)
+			}
+		}
+		if f := sn.get("func"); f != nil {
+			ser.Func = b.ref(f, true)
+		}
+		if ser.Method == nil && ser.Func == nil {
+			return lr, true
+		}
+		lr.Serialize = ser
+	}
+	return lr, true
+}
+
+// template parses a template field and checks its fields against the chain.
+func (b *personaBuilder) template(n *tnode, scope Scope, chain string, isPath bool) (Template, bool) {
+	s, ok := str(n)
+	if !ok {
+		return Template{}, false
+	}
+	start, exact := b.scalarStart(n)
+	tpl, errs := ParseTemplate(s.Value, start, exact)
+	tpl.Raw = s
+	for _, e := range errs {
+		b.errorf(e.Pos, "%s", e.Message)
+	}
+	for _, part := range tpl.Parts {
+		if part.Field == nil {
+			continue
+		}
+		f, _ := LookupTemplateField(part.Field)
+		switch {
+		case f.Scope == ScopeMessage && scope == ScopeResponsibility:
+			b.errorf(part.Pos, "{{ %s }} has no value in %s: a scheduled run has no inbound message", f.Name(), chain)
+		case f.Scope == ScopeResponsibility && scope == ScopeMessage:
+			b.errorf(part.Pos, "{{ %s }} has no value in %s: a reply run has no responsibility", f.Name(), chain)
+		}
+	}
+	if isPath && !tpl.IsStatic() && strings.HasPrefix(s.Value, "/") {
+		b.errorf(s.Pos, "a computed path must be relative (it resolves inside the host's root)")
+	}
+	return tpl, len(errs) == 0
+}
+
+// scalarStart returns where the scalar's text starts and whether character
+// offsets in its value are columns: true when the source line at the
+// node's position spells the value verbatim (plain, or quoted without
+// escapes), so template errors can point inside the string.
+func (b *personaBuilder) scalarStart(n *tnode) (Pos, bool) {
+	p := n.pos
+	if p.Line < 1 || p.Line > len(b.lines) || strings.ContainsAny(n.str, "\n\r") {
+		return p, false
+	}
+	line := b.lines[p.Line-1]
+	if p.Col < 1 || p.Col > len(line) {
+		return p, false
+	}
+	rest := string(line[p.Col-1:])
+	if strings.HasPrefix(rest, n.str) && n.plain {
+		return p, true
+	}
+	for _, q := range []string{`"`, `'`} {
+		if strings.HasPrefix(rest, q+n.str+q) {
+			p.Col++
+			return p, true
+		}
+	}
+	return p, false
+}
+
+func (b *personaBuilder) responsibility(t *tnode) (Responsibility, bool) {
+	if t.kind != ValueMap {
+		return Responsibility{}, false
+	}
+	r := Responsibility{Pos: t.pos, Timezone: String{Value: "UTC"}}
+	var ok bool
+	if r.Name, ok = str(t.get("name")); !ok {
+		return r, false
+	}
+	r.Schedule, _ = str(t.get("schedule"))
+	if tz, ok := str(t.get("timezone")); ok {
+		r.Timezone = tz
+		if tz.Value == "Local" {
+			b.errorf(tz.Pos, "timezone Local depends on the machine; name an IANA zone such as Europe/Berlin or UTC")
+		} else if _, err := time.LoadLocation(tz.Value); err != nil && tz.Value != "" {
+			b.errorf(tz.Pos, "unknown timezone %q (want an IANA name such as Europe/Berlin)", tz.Value)
+		}
+	}
+	if s := r.Schedule.Value; s != "" {
+		if strings.HasPrefix(s, "TZ=") || strings.HasPrefix(s, "CRON_TZ=") {
+			b.errorf(r.Schedule.Pos, "schedule %q sets a timezone; use the timezone key instead", s)
+		} else if _, err := cron.ParseStandard(s); err != nil {
+			b.errorf(r.Schedule.Pos, "schedule %q is not a valid 5-field cron expression (minute hour day-of-month month day-of-week): %v", s, err)
+		}
+	}
+	r.Enabled = boolean(t.get("enabled"), true)
+	return r, true
+}
