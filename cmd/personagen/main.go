@@ -1,0 +1,114 @@
+// Command personagen compiles persona chain specs (YAML) into typed Go
+// resolver pipelines, and validates them.
+//
+// Usage:
+//
+//	personagen <command> [flags] [arguments]
+//
+// Each command lives in its own file and registers itself from init, so a
+// new command is a new file; `personagen help` lists them.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	_ "time/tzdata" // timezone checks work on machines without zoneinfo
+)
+
+// Exit codes shared by all commands.
+const (
+	exitOK    = 0 // success
+	exitFail  = 1 // the command ran and found problems (invalid specs, stale files)
+	exitUsage = 2 // bad command line
+)
+
+// command is one subcommand. run receives the arguments after the command
+// name and returns the exit code.
+type command struct {
+	name    string
+	summary string // one line for the usage list
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+// commands is the registry, filled by register from each command file's
+// init and read-only afterwards.
+var commands = map[string]command{}
+
+// register adds c to the registry; a duplicate name is a programming error
+// and panics at start-up.
+func register(c command) {
+	if _, dup := commands[c.name]; dup {
+		panic("personagen: command registered twice: " + c.name)
+	}
+	commands[c.name] = c
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches args[0] to its command.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		usage(stdout)
+		return exitOK
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "personagen: unknown command %q\n", args[0])
+		usage(stderr)
+		return exitUsage
+	}
+	return c.run(ctx, args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintln(w, "usage: personagen <command> [flags] [arguments]")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'personagen <command> -h' for a command's flags.")
+}
+
+// newFlagSet returns a FlagSet for a command that reports errors to stderr
+// and returns them (the caller maps them to exitUsage, or exitOK for -h).
+func newFlagSet(name, argsUsage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: personagen %s [flags] %s\n", name, argsUsage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args; it returns (code, false) when the command must
+// stop: exitOK after -h, exitUsage on a bad flag.
+func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	return 0, true
+}

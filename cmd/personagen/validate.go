@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/personagen/personagen/spec"
+)
+
+func init() {
+	register(command{name: "validate", summary: "check persona specs and report every error", run: runValidate})
+}
+
+// runValidate loads every spec under the arguments and prints all
+// diagnostics, sorted by file, line, column: as "file:line:col: message"
+// lines on stderr (text), as a JSON array on stdout (json), or as GitHub
+// Actions ::error annotations on stdout (github). Exit 0 when all specs are
+// valid, 1 when any is not, 2 on a usage error.
+func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("validate", "PATH...", stderr)
+	format := fs.String("format", "text", "output `format`: text, json or github")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "personagen validate: no paths given")
+		fs.Usage()
+		return exitUsage
+	}
+	var write func(io.Writer, []spec.Diagnostic) error
+	out := stdout
+	switch *format {
+	case "text":
+		write, out = writeText, stderr
+	case "json":
+		write = writeJSON
+	case "github":
+		write = writeGitHub
+	default:
+		fmt.Fprintf(stderr, "personagen validate: unknown format %q (want text, json or github)\n", *format)
+		return exitUsage
+	}
+	_, diags := spec.LoadPaths(fs.Args())
+	if err := write(out, diags); err != nil {
+		fmt.Fprintf(stderr, "personagen validate: %v\n", err)
+		return exitFail
+	}
+	if len(diags) > 0 {
+		return exitFail
+	}
+	return exitOK
+}
+
+func writeText(w io.Writer, ds []spec.Diagnostic) error {
+	var b strings.Builder
+	for _, d := range ds {
+		b.WriteString(d.String())
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// jsonDiagnostic is one element of -format json: line and column are 0
+// when the problem concerns the whole file (it cannot be read).
+type jsonDiagnostic struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Message string `json:"message"`
+}
+
+func writeJSON(w io.Writer, ds []spec.Diagnostic) error {
+	out := make([]jsonDiagnostic, len(ds))
+	for i, d := range ds {
+		out[i] = jsonDiagnostic{File: d.Pos.File, Line: d.Pos.Line, Column: d.Pos.Col, Message: d.Message}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+// writeGitHub prints workflow commands that GitHub Actions turns into
+// annotations on the spec lines.
+func writeGitHub(w io.Writer, ds []spec.Diagnostic) error {
+	var b strings.Builder
+	for _, d := range ds {
+		b.WriteString("::error file=" + ghProperty(d.Pos.File))
+		if d.Pos.Line > 0 {
+			fmt.Fprintf(&b, ",line=%d,col=%d", d.Pos.Line, d.Pos.Col)
+		}
+		b.WriteString("::" + ghData(d.Message) + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func ghData(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+func ghProperty(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}
