@@ -27,3 +27,24 @@ func (s *snapshot) load(key any, fn func() (any, error)) (any, error) {
 	s.values[key] = v
 	return v, nil
 }
+
+// peek returns the value stored under key and whether there is one, without producing it.
+func (s *snapshot) peek(key any) (any, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.values[key]
+	return v, ok
+}
+
+// mark stores v under key unless a value is already there.
+func (s *snapshot) mark(key, v any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.values[key]; ok {
+		return
+	}
+	if s.values == nil {
+		s.values = make(map[any]any)
+	}
+	s.values[key] = v
+}

@@ -13,9 +13,10 @@ type HistorySource interface {
 	// LatestCompaction returns the thread's newest completed compaction, or (nil, nil) when it
 	// has none.
 	LatestCompaction(ctx context.Context, threadID string) (*Compaction, error)
-	// History returns the messages of q.ThreadID selected by q, oldest first, with their tool
-	// uses when q.ToolUses is set. It runs a bounded number of queries whatever the thread's
-	// length. An unknown thread yields an empty History, not an error.
+	// History returns the messages of q.ThreadID selected by q, oldest first (by SentAt, then
+	// by Seq for equal SentAt values), with their tool uses when q.ToolUses is set. It runs a
+	// bounded number of queries whatever the thread's length. An unknown thread yields an empty
+	// History, not an error.
 	History(ctx context.Context, q HistoryQuery) (*History, error)
 }
 
@@ -28,6 +29,9 @@ type HistoryQuery struct {
 	ExcludeMessageID string
 	// AfterSeq keeps only messages whose Seq is greater (a compaction's boundary); 0 keeps all.
 	AfterSeq int64
+	// UpToSeq keeps only messages whose Seq is at most UpToSeq (the part of a thread a new
+	// compaction summarises); 0 keeps all.
+	UpToSeq int64
 	// Limit keeps only the most recent Limit messages of those selected; 0 or less keeps all.
 	Limit int
 	// ToolUses asks for each message's recorded tool uses.

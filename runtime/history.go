@@ -1,0 +1,366 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// DefaultHistoryLimit is the number of earlier messages ThreadHistory replays when its Limit is
+// 0 (protege's ThreadHistoryResolver::DEFAULT_LIMIT, seed 000).
+const DefaultHistoryLimit = 50
+
+// NoLimit, as ThreadHistory.Limit, replays the whole thread; as ThreadHistory.ReplayResultLimit,
+// replays every tool result unclipped.
+const NoLimit = -1
+
+// DefaultReplayResultLimit is the number of characters (runes) a replayed tool result is clipped
+// to when ThreadHistory.ReplayResultLimit is 0 (protege's REPLAY_RESULT_LIMIT, seed 000).
+const DefaultReplayResultLimit = 4000
+
+// ClippedArgumentsKey is the only key of the JSON object that replaces a stored argument payload
+// that is not a JSON object (typically one clipped when it was recorded): the replayed call's
+// Input is {"_clipped_arguments": "<the stored text>"}, so ToolCall.Input is always an object.
+const ClippedArgumentsKey = "_clipped_arguments"
+
+// NoResultText is the content of the tool message replayed for a call whose source recorded no
+// result (ToolUse.HasResult false). A round is always replayed whole: every call of it gets a
+// tool message, so the model API never sees a call without its answer.
+const NoResultText = "[no result was recorded for this call]"
+
+// ErrNoHistorySource is returned (wrapped) by ThreadHistory and ThreadSummary when their Source
+// is nil during a reply run.
+var ErrNoHistorySource = errors.New("no history source")
+
+// ErrInvalidHistoryOption is returned (wrapped) by ThreadHistory for a Limit or
+// ReplayResultLimit below NoLimit, and by ThreadSummary for an invalid Role.
+var ErrInvalidHistoryOption = errors.New("invalid history option")
+
+// ThreadHistory is the thread_history resolver (protege's ThreadHistoryResolver, seed 000): it
+// replays the earlier messages of the inbound message's thread, and the tool rounds recorded for
+// them, as conversation turns.
+//
+// It needs inv.Inbound: in a scheduled run (no Inbound), or for an Inbound with an empty
+// ThreadID, it contributes nothing. The message being answered (inv.Inbound.MessageID) is left
+// out; it arrives as the request's trailing user message. The replay is, oldest first (by sent
+// time, then by the order of record), the most recent Limit messages, each as one turn — inbound
+// as a user message, outbound as an assistant message — rendered by HistoryText; a message with
+// neither a body nor attachments contributes no turn. Unless SkipToolCalls is set, each
+// message's recorded tool rounds follow it (even when its own turn was skipped): per round one
+// assistant message with empty text carrying the round's calls, then one tool message per call
+// with its result clipped by Clip to ReplayResultLimit characters. See AppendReplay for the
+// exact rules on arguments, missing results and order.
+//
+// With a ThreadSummary for the same Source earlier in the chain that emitted a summary, only
+// messages after that compaction's boundary are replayed (the same row the summary used, read
+// once per Invocation), and when more of them lie before the window than Limit lets through, one
+// user message (OmittedNote) says how many were left out. Without a ThreadSummary in the chain
+// the compaction is ignored and the window is taken from the whole thread, as in the seed: a
+// boundary without its summary would drop messages silently.
+//
+// Zero values mean the seed's defaults. The output always satisfies Validate.
+type ThreadHistory struct {
+	// Source reads the thread; required in reply runs.
+	Source HistorySource
+	// Limit is the number of most recent messages replayed: 0 = DefaultHistoryLimit (50),
+	// NoLimit (-1) = the whole thread; below -1 is an error.
+	Limit int
+	// SkipToolCalls leaves the tool rounds out (the zero value includes them, the seed default).
+	SkipToolCalls bool
+	// ReplayResultLimit clips each replayed tool result to this many characters (runes):
+	// 0 = DefaultReplayResultLimit (4000), NoLimit (-1) = unclipped; below -1 is an error.
+	ReplayResultLimit int
+}
+
+// Resolve appends the thread's replay to dst (see ThreadHistory). It returns an error wrapping
+// ErrNoHistorySource when Source is nil in a reply run, ErrInvalidHistoryOption for a bad Limit
+// or ReplayResultLimit, and the Source's errors wrapped with the thread id; dst is then
+// returned unchanged.
+func (h *ThreadHistory) Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error) {
+	if inv == nil || inv.Inbound == nil || inv.Inbound.ThreadID == "" {
+		return dst, nil
+	}
+	if h.Limit < NoLimit {
+		return dst, fmt.Errorf("thread history: %w: limit %d (use a positive number, 0 for %d, or %d for the whole thread)",
+			ErrInvalidHistoryOption, h.Limit, DefaultHistoryLimit, NoLimit)
+	}
+	if h.ReplayResultLimit < NoLimit {
+		return dst, fmt.Errorf("thread history: %w: replay result limit %d (use a positive number, 0 for %d, or %d for unclipped)",
+			ErrInvalidHistoryOption, h.ReplayResultLimit, DefaultReplayResultLimit, NoLimit)
+	}
+	if h.Source == nil {
+		return dst, fmt.Errorf("thread history: %w", ErrNoHistorySource)
+	}
+	thread := inv.Inbound.ThreadID
+	q := HistoryQuery{
+		ThreadID:         thread,
+		ExcludeMessageID: inv.Inbound.MessageID,
+		ToolUses:         !h.SkipToolCalls,
+	}
+	switch h.Limit {
+	case 0:
+		q.Limit = DefaultHistoryLimit
+	case NoLimit:
+		q.Limit = 0
+	default:
+		q.Limit = h.Limit
+	}
+	key := compactionKey(h.Source, thread)
+	var comp *Compaction
+	if v, ok := inv.snap.peek(key); ok {
+		comp, _ = v.(*Compaction)
+	} else {
+		inv.snap.mark(historyRanKey{key}, true)
+	}
+	if comp != nil {
+		q.AfterSeq = comp.BoundarySeq
+	}
+	hist, err := h.Source.History(ctx, q)
+	if err != nil {
+		return dst, fmt.Errorf("thread history of %q: %w", thread, err)
+	}
+	if hist == nil {
+		return dst, nil
+	}
+	if comp != nil && hist.Omitted > 0 {
+		dst = append(dst, UserMessage(OmittedNote(hist.Omitted)))
+	}
+	return h.AppendReplay(dst, hist.Messages), nil
+}
+
+// AppendReplay appends the replay of msgs (oldest first, as a HistorySource returns them) to dst
+// and returns the extended slice; it is the rendering half of Resolve, also used to show a
+// Summarizer the messages it summarises. Per message: its turn (HistoryText; none when the
+// message has neither body nor attachments), then, unless h.SkipToolCalls, its tool rounds.
+//
+// A round is the ToolUses sharing (RunID, TurnIndex). Rounds replay in the order SortToolUses
+// defines (first recorded round first; within a round by Position), whatever order the source
+// gave. Each round is one assistant message (empty text) with one ToolCall per use — ID
+// ToolCallID, Name ToolName, Input ReplayInput(Arguments) — then one tool message per use, in
+// the same order: the result clipped to h.ReplayResultLimit characters, or NoResultText when
+// the source recorded no result. A negative or zero ReplayResultLimit other than NoLimit means
+// DefaultReplayResultLimit here.
+//
+// The output depends on msgs alone: no clock, no map order, no state.
+func (h *ThreadHistory) AppendReplay(dst []Message, msgs []StoredMessage) []Message {
+	limit := h.ReplayResultLimit
+	if limit == 0 || limit < NoLimit {
+		limit = DefaultReplayResultLimit
+	}
+	var uses []ToolUse
+	for i := range msgs {
+		m := &msgs[i]
+		if text, ok := HistoryText(m); ok {
+			role := RoleUser
+			if m.Direction == DirectionOutbound {
+				role = RoleAssistant
+			}
+			dst = append(dst, Message{Role: role, Text: text})
+		}
+		if h.SkipToolCalls || len(m.ToolUses) == 0 {
+			continue
+		}
+		uses = append(uses[:0], m.ToolUses...)
+		SortToolUses(uses)
+		for start := 0; start < len(uses); {
+			end := start + 1
+			for end < len(uses) && sameRound(uses[start], uses[end]) {
+				end++
+			}
+			dst = appendRound(dst, uses[start:end], limit)
+			start = end
+		}
+	}
+	return dst
+}
+
+func appendRound(dst []Message, round []ToolUse, limit int) []Message {
+	calls := make([]ToolCall, len(round))
+	for i, u := range round {
+		calls[i] = ToolCall{ID: u.ToolCallID, Name: u.ToolName, Input: ReplayInput(u.Arguments)}
+	}
+	uniqueCallIDs(calls)
+	dst = append(dst, Message{Role: RoleAssistant, ToolCalls: calls})
+	for i, u := range round {
+		text := NoResultText
+		if u.HasResult {
+			text = u.Result
+			if limit != NoLimit {
+				text = Clip(text, limit)
+			}
+		}
+		dst = append(dst, ToolMessage(calls[i].ID, text))
+	}
+	return dst
+}
+
+// uniqueCallIDs gives every call of a round an id that is non-empty and unique within the round,
+// as Validate requires: a call whose stored id is empty, or repeats the id of an earlier call of
+// the round, is renamed "<id>~<k>" (k its 0-based index in the round; "call~<k>" for an empty
+// id), then "<id>~<k>~2", "<id>~<k>~3", … while that name is taken. Well-formed rounds are
+// untouched. The tool messages of the round use the same names.
+func uniqueCallIDs(calls []ToolCall) {
+	for k := range calls {
+		id := calls[k].ID
+		if id != "" && callIndex(calls[:k], id) < 0 {
+			continue // a unique id, or the first holder of a repeated one, keeps it
+		}
+		base := id
+		if base == "" {
+			base = "call"
+		}
+		name := fmt.Sprintf("%s~%d", base, k)
+		for n := 2; callIndex(calls, name) >= 0; n++ {
+			name = fmt.Sprintf("%s~%d~%d", base, k, n)
+		}
+		calls[k].ID = name
+	}
+}
+
+func sameRound(a, b ToolUse) bool { return a.RunID == b.RunID && a.TurnIndex == b.TurnIndex }
+
+// SortToolUses sorts one message's tool uses in place into replay order: rounds (uses sharing
+// RunID and TurnIndex) by the smallest Seq of each round — the order they were recorded —, then
+// by TurnIndex, and within a round by Position, then Seq. Run ids are only compared for
+// equality, never as text, and timestamps play no part. Uses whose keys are all equal keep their
+// relative order (the sort is stable). Sources call it to meet the ToolUse ordering contract.
+func SortToolUses(uses []ToolUse) {
+	if len(uses) < 2 {
+		return
+	}
+	type roundKey struct {
+		run  string
+		turn int
+	}
+	first := make(map[roundKey]int64, 4)
+	for _, u := range uses {
+		k := roundKey{u.RunID, u.TurnIndex}
+		if s, ok := first[k]; !ok || u.Seq < s {
+			first[k] = u.Seq
+		}
+	}
+	slices.SortStableFunc(uses, func(a, b ToolUse) int {
+		fa, fb := first[roundKey{a.RunID, a.TurnIndex}], first[roundKey{b.RunID, b.TurnIndex}]
+		switch {
+		case fa != fb:
+			return cmpInt(fa, fb)
+		case a.TurnIndex != b.TurnIndex:
+			return cmpInt(int64(a.TurnIndex), int64(b.TurnIndex))
+		case a.Position != b.Position:
+			return cmpInt(int64(a.Position), int64(b.Position))
+		}
+		return cmpInt(a.Seq, b.Seq)
+	})
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// ReplayInput returns the ToolCall.Input replayed for a stored argument payload: the stored
+// bytes as they are when they form a JSON object, "{}" when the payload is empty or blank, and
+// otherwise (clipped, invalid, or a JSON value that is not an object) the object
+// {"_clipped_arguments": "<payload>"} (see ClippedArgumentsKey), encoded without HTML escaping;
+// invalid UTF-8 in such a payload becomes U+FFFD, as encoding/json writes it.
+func ReplayInput(args string) json.RawMessage {
+	trimmed := strings.TrimSpace(args)
+	if trimmed == "" {
+		return json.RawMessage("{}")
+	}
+	if trimmed[0] == '{' && json.Valid([]byte(trimmed)) {
+		return json.RawMessage(args)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	// Encoding a string cannot fail.
+	_ = enc.Encode(args)
+	out := make([]byte, 0, buf.Len()+len(ClippedArgumentsKey)+5)
+	out = append(out, `{"`+ClippedArgumentsKey+`":`...)
+	out = append(out, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+	out = append(out, '}')
+	return out
+}
+
+// HistoryText renders a stored message as the self-describing text of its replayed turn, and
+// reports whether it has content (a body or attachments); a message without content renders
+// as ("", false). The text is blocks separated by one blank line:
+//
+//	From: Ada <ada@example.com>
+//	To: support@acme.test, billing@acme.test
+//	Cc:
+//	Date: Mon, 02 Jan 2006 15:04:05 +0000
+//	Subject: Invoice
+//
+//	<body>
+//
+//	[attachment: report.pdf (application/pdf, 1234 bytes, id att-1)]
+//
+// The five header lines are always present, in this order, "Name: value" or "Name:" when the
+// value is empty; To and Cc join their addresses with ", "; Date is FormatDate(SentAt) (UTC).
+// Line breaks inside header values, and inside attachment fields, become spaces, so a value
+// can never forge a header line. The body is Text with surrounding white space trimmed, or,
+// when that is blank, HTMLText(HTML); it is omitted when blank. Each attachment adds one
+// AttachmentNote line (metadata only), in the message's order.
+func HistoryText(m *StoredMessage) (string, bool) {
+	body := strings.TrimSpace(m.Text)
+	if body == "" && m.HTML != "" {
+		body = HTMLText(m.HTML)
+	}
+	if body == "" && len(m.Attachments) == 0 {
+		return "", false
+	}
+	var b strings.Builder
+	header(&b, "From", m.From)
+	header(&b, "To", strings.Join(m.To, ", "))
+	header(&b, "Cc", strings.Join(m.Cc, ", "))
+	header(&b, "Date", FormatDate(m.SentAt))
+	header(&b, "Subject", m.Subject)
+	if body != "" {
+		b.WriteString("\n")
+		b.WriteString(body)
+		b.WriteString("\n")
+	}
+	if len(m.Attachments) > 0 {
+		b.WriteString("\n")
+		for i, a := range m.Attachments {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			a.ID, a.Filename, a.ContentType = oneLine(a.ID), oneLine(a.Filename), oneLine(a.ContentType)
+			b.WriteString(AttachmentNote(a))
+		}
+		b.WriteString("\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n"), true
+}
+
+func header(b *strings.Builder, name, value string) {
+	b.WriteString(name)
+	b.WriteString(":")
+	if v := oneLine(value); v != "" {
+		b.WriteString(" ")
+		b.WriteString(v)
+	}
+	b.WriteString("\n")
+}
+
+var lineBreaks = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ", "\u2028", " ", "\u2029", " ")
+
+// oneLine replaces line breaks by spaces and trims the result.
+func oneLine(s string) string {
+	if strings.ContainsAny(s, "\r\n\u2028\u2029") {
+		s = lineBreaks.Replace(s)
+	}
+	return strings.TrimSpace(s)
+}
