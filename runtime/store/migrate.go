@@ -1,0 +1,90 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+
+	"github.com/pressly/goose/v3"
+)
+
+// migrations holds the schema as SQL files per dialect, migrations/{mysql,sqlite}/NNNNN_name.sql,
+// in goose's annotated format (-- +goose Up / -- +goose Down). Both directories carry the same
+// versions; a later feature adds its own numbered file to both.
+//
+//go:embed migrations/mysql/*.sql migrations/sqlite/*.sql
+var migrations embed.FS
+
+// MigrationsFS returns the embedded migration files of dialect d, the goose-annotated SQL files
+// named NNNNN_name.sql at the root of the returned file system.
+func MigrationsFS(d Dialect) (fs.FS, error) {
+	return fs.Sub(migrations, path.Join("migrations", d.driverName()))
+}
+
+// Migrate applies every pending migration of the store's dialect (see the package func Migrate).
+func (s *Store) Migrate(ctx context.Context) error {
+	_, err := Migrate(ctx, s.db.DB, s.dialect)
+	return err
+}
+
+// Migrate applies every pending embedded migration of dialect d to db, in version order, with
+// github.com/pressly/goose/v3 (its Provider API; applied versions are recorded in the table
+// goose_db_version). It returns the file names it applied, none when the schema was current, so
+// running it twice is harmless. On MySQL it holds a named server lock (GET_LOCK, scoped to the
+// database) while it runs, so two processes migrating the same database at once apply each
+// migration once. Errors: a failed migration's error (wrapped; earlier ones stay applied, and
+// MySQL cannot roll back DDL, so a failed file must be fixed and re-run).
+func Migrate(ctx context.Context, db *sql.DB, d Dialect) ([]string, error) {
+	fsys, err := MigrationsFS(d)
+	if err != nil {
+		return nil, fmt.Errorf("store: migrations for %s: %w", d, err)
+	}
+	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
+	gd := goose.DialectSQLite3
+	if d == DialectMySQL {
+		gd = goose.DialectMySQL
+		opts = append(opts, goose.WithSessionLocker(mysqlMigrationLock{}))
+	}
+	p, err := goose.NewProvider(gd, db, fsys, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("store: migrations for %s: %w", d, err)
+	}
+	results, err := p.Up(ctx)
+	var applied []string
+	for _, r := range results {
+		if r.Error == nil {
+			applied = append(applied, path.Base(r.Source.Path))
+		}
+	}
+	if err != nil {
+		return applied, fmt.Errorf("store: migrate %s: %w", d, err)
+	}
+	return applied, nil
+}
+
+// mysqlMigrationLock is a goose session locker that takes a MySQL named lock for the database
+// being migrated, waiting up to a minute for another migrator to finish.
+type mysqlMigrationLock struct{}
+
+const migrationLockSQL = "CONCAT('personagen_migrate.', DATABASE())"
+
+func (mysqlMigrationLock) SessionLock(ctx context.Context, conn *sql.Conn) error {
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK("+migrationLockSQL+", 60)").Scan(&got); err != nil {
+		return fmt.Errorf("store: take migration lock: %w", err)
+	}
+	if !got.Valid || got.Int64 != 1 {
+		return fmt.Errorf("store: take migration lock: another migration held it for 60 s")
+	}
+	return nil
+}
+
+func (mysqlMigrationLock) SessionUnlock(ctx context.Context, conn *sql.Conn) error {
+	if _, err := conn.ExecContext(ctx, "DO RELEASE_LOCK("+migrationLockSQL+")"); err != nil {
+		return fmt.Errorf("store: release migration lock: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Store is the SQL store of threads, messages, responsibility runs and tool uses, on MySQL /
+// MariaDB or SQLite. It is safe for concurrent use; it holds no state besides its connection
+// pool and options.
+type Store struct {
+	db      *sqlx.DB
+	dialect Dialect
+	redact  RedactFunc
+	now     func() time.Time
+
+	// hooks lets tests inject faults into RecordRound; nil in production.
+	hooks *roundHooks
+}
+
+// Option configures a Store at Open or OpenDB.
+type Option func(*Store)
+
+// PayloadKind says which payload of a tool use a RedactFunc is looking at.
+type PayloadKind string
+
+// The two payload kinds of a tool use.
+const (
+	// PayloadArguments is the call's input, the raw JSON object text the model produced.
+	PayloadArguments PayloadKind = "arguments"
+	// PayloadResult is the tool's result content.
+	PayloadResult PayloadKind = "result"
+)
+
+// RedactFunc rewrites a tool-use payload before it is stored: toolName is the call's tool name,
+// kind says whether payload is the arguments or the result. It runs on the full payload, before
+// the store clips it to StoredPayloadLimit characters, so a secret cannot survive half-cut at the
+// clip boundary. It must be deterministic (a retried round must redact to the same text, or the
+// retry reports a conflict) and must not block on I/O.
+type RedactFunc func(toolName string, kind PayloadKind, payload string) string
+
+// WithRedact installs the host's redaction func for tool-use payloads (for example to drop API
+// keys from arguments or personal data from results). Without it payloads are stored as given
+// (clipped).
+func WithRedact(f RedactFunc) Option { return func(s *Store) { s.redact = f } }
+
+// WithClock sets the clock the store reads for started_at / finished_at of responsibility runs.
+// The default is time.Now. Times are stored in UTC to the microsecond.
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// Open connects to the database dsn names, checks the connection with a ping, and returns the
+// Store. It does not create tables: call Migrate (or run `personagen migrate`) once per database.
+//
+// The DSN's form chooses the driver:
+//
+//   - MySQL / MariaDB (github.com/go-sql-driver/mysql): "mysql://user:pass@tcp(host:3306)/db",
+//     or any go-sql-driver DSN containing "@tcp(" or "@unix(" (or starting with "tcp(" / "unix(").
+//     Whatever the DSN says, Open forces parseTime=true, loc=UTC, charset utf8mb4 with collation
+//     utf8mb4_bin, session time_zone '+00:00' and sql_mode TRADITIONAL (strict), and turns on
+//     interpolateParams unless the DSN sets it.
+//   - SQLite (modernc.org/sqlite, pure Go): "sqlite:path", "sqlite://path", "file:path?…", a path
+//     ending in .db, .sqlite or .sqlite3, or ":memory:". Open forces _txlock=immediate and
+//     foreign keys on, and defaults a 10 s busy timeout and (for files) WAL journaling. An
+//     in-memory database exists per connection, so Open limits its pool to one connection: the
+//     store's operations then queue for it instead of each seeing a different empty database.
+//
+// Errors: ErrUnknownDSN (wrapped) for a DSN of neither form, a driver parse error for a malformed
+// MySQL DSN, and the ping's error (wrapped, with the password hidden) when the server cannot be
+// reached. Close the Store when done.
+func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
+	p, err := parseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	var db *sqlx.DB
+	switch p.dialect {
+	case DialectMySQL:
+		conn, err := mysql.NewConnector(p.mysql)
+		if err != nil {
+			return nil, fmt.Errorf("store: MySQL DSN %q: %w", redactDSN(dsn), err)
+		}
+		db = sqlx.NewDb(sql.OpenDB(conn), p.dialect.driverName())
+		db.SetConnMaxLifetime(5 * time.Minute)
+	default:
+		db, err = sqlx.Open(p.dialect.driverName(), p.sqlite)
+		if err != nil {
+			return nil, fmt.Errorf("store: SQLite DSN %q: %w", dsn, err)
+		}
+		if p.memory {
+			db.SetMaxOpenConns(1)
+			db.SetMaxIdleConns(1)
+			db.SetConnMaxLifetime(0)
+			db.SetConnMaxIdleTime(0)
+		}
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: connect to %s database %q: %w", p.dialect, redactDSN(dsn), err)
+	}
+	return newStore(db, p.dialect, opts), nil
+}
+
+// OpenDB wraps a pool the host opened itself. Its driver name ("mysql" or "sqlite", as
+// db.DriverName reports it) chooses the dialect; the pool must be configured as Open would
+// configure it (see Open), or times and text will not round-trip. It returns an error for any
+// other driver name. Closing the Store closes db.
+func OpenDB(db *sqlx.DB, opts ...Option) (*Store, error) {
+	var d Dialect
+	switch db.DriverName() {
+	case "mysql":
+		d = DialectMySQL
+	case "sqlite":
+		d = DialectSQLite
+	default:
+		return nil, fmt.Errorf("store: unsupported driver %q (want mysql or sqlite)", db.DriverName())
+	}
+	return newStore(db, d, opts), nil
+}
+
+func newStore(db *sqlx.DB, d Dialect, opts []Option) *Store {
+	s := &Store{db: db, dialect: d, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// DB returns the store's connection pool, for queries the store does not offer. Statements
+// written for it must work on both dialects or check Dialect.
+func (s *Store) DB() *sqlx.DB { return s.db }
+
+// Dialect returns the database the store talks to.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// Close closes the connection pool.
+func (s *Store) Close() error { return s.db.Close() }
