@@ -301,6 +301,11 @@ func (v *Validator) fromLeaf(e *jsonschema.ValidationError, instance any) ([]Vio
 		}
 		return []Violation{{Path: path, Message: fmt.Sprintf("must be one of %s (got %s)", strings.Join(words, ", "), show(value))}}, true
 	}
+	switch kw {
+	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
+		op := map[string]string{"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[kw]
+		return []Violation{{Path: path, Message: fmt.Sprintf("must be %s %s (got %s)", op, show(owner[kw]), show(value))}}, true
+	}
 	if msg, ok := owner["x-message"].(string); ok {
 		if kw == "minProperties" || kw == "maxProperties" {
 			return []Violation{{Path: path, Message: msg}}, true

@@ -69,9 +69,18 @@ func Load(name string, data []byte) (p *Persona, diags []Diagnostic) {
 	if err != nil {
 		return nil, append(diags, Diagnostic{Pos: Pos{File: name}, Message: err.Error()})
 	}
+	// A value the YAML layer rejected (NaN, a custom tag) became null; the
+	// schema's complaint about that null at the same place would repeat it.
+	yamlAt := make(map[Pos]bool)
+	for _, d := range diags {
+		yamlAt[d.Pos] = true
+	}
 	schemaAt := make(map[Pos]bool)
 	for _, vi := range v.Validate(toJSON(tree)) {
 		d := schemaDiagnostic(tree, vi)
+		if yamlAt[d.Pos] {
+			continue
+		}
 		schemaAt[d.Pos] = true
 		diags = append(diags, d)
 	}
@@ -107,14 +116,36 @@ func parseYAML(name string, data []byte) (*yaml.Node, []Diagnostic) {
 	return &doc, nil
 }
 
+// yamlParserProblems are the messages of yaml.v3's parser (as opposed to
+// its scanner). For them yaml.v3 reports the 0-based line of the enclosing
+// construct (yaml.v3 decode.go, parser.fail), which we shift to 1-based;
+// scanner errors already carry a 1-based line.
+var yamlParserProblems = map[string]bool{
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"found duplicate %TAG directive":         true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
+}
+
+// yamlError turns a yaml.v3 syntax error into a diagnostic. yaml.v3 gives
+// a line (sometimes that of the enclosing collection) and no column; the
+// column is reported as 1.
 func yamlError(name string, err error) Diagnostic {
-	msg := err.Error()
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 1
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = m[2]
-	} else {
-		msg = strings.TrimPrefix(msg, "yaml: ")
+		if yamlParserProblems[msg] {
+			line++
+		}
 	}
 	return Diagnostic{Pos: Pos{File: name, Line: line, Col: 1}, Message: "invalid YAML: " + msg}
 }

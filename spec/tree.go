@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -184,11 +185,11 @@ func (b *treeBuilder) scalar(n *yaml.Node) *tnode {
 			break
 		}
 		t.f = f
-		t.str = strconv.FormatFloat(f, 'g', -1, 64)
-		if math.Trunc(f) == f && math.Abs(f) < 1<<53 {
-			// 1.0 and 1e3 are integral numbers: JSON Schema "integer" accepts
-			// them, so the typed model must too.
-			t.str = strconv.FormatFloat(f, 'f', -1, 64)
+		// Keep the literal when JSON can spell it (exact, and what the user
+		// wrote); YAML-only spellings (1., +1, .5) are reformatted.
+		t.str = strings.ReplaceAll(n.Value, "_", "")
+		if !jsonNumber.MatchString(t.str) {
+			t.str = strconv.FormatFloat(f, 'g', -1, 64)
 		}
 	default:
 		b.errorf(t.pos, "YAML tag %s is not supported", n.Tag)
@@ -242,6 +243,8 @@ func tagWord(tag string) string {
 	}
 	return "tagged " + tag
 }
+
+var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
 
 // toJSON converts the tree to the JSON value the schema validates:
 // map[string]any, []any, string, bool, nil, json.Number.
