@@ -136,6 +136,10 @@ func wrapRead(p, resolved string, err error) error {
 	case isEscape(err):
 		return fmt.Errorf("%w: %q (resolved to %s) leads outside through a symlink or \"..\"", ErrPathEscapes, p, resolved)
 	default:
+		var pe *fs.PathError
+		if errors.As(err, &pe) { // the path is already in our message; keep the cause
+			err = pe.Err
+		}
 		return fmt.Errorf("read %q (resolved to %s): %w", p, resolved, err)
 	}
 }
