@@ -29,6 +29,10 @@ func (p Pos) String() string {
 	return p.File + ":" + strconv.Itoa(p.Line) + ":" + strconv.Itoa(p.Col)
 }
 
+// MarshalText renders p as String does, so a Persona encodes to readable
+// JSON ("file:line:col") for golden files and debugging.
+func (p Pos) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
 // IsValid reports whether p points into a file (Line > 0). Values that were
 // filled in by a default have an invalid Pos.
 func (p Pos) IsValid() bool { return p.Line > 0 }
@@ -431,8 +435,9 @@ type Value struct {
 	Bool  bool
 	Int   int64
 	Float float64
-	// Str is the string for ValueString, and the literal as written for
-	// ValueInt and ValueFloat.
+	// Str is the string for ValueString; for ValueInt the decimal form
+	// (0x10 → "16"); for ValueFloat the literal as written when JSON can
+	// spell it (else Go's shortest 'g' form), so huge numbers stay exact.
 	Str  string
 	List []Value
 	Map  []MapEntry

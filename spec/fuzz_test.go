@@ -1,0 +1,60 @@
+package spec
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// FuzzLoad holds that no input makes Load panic or hang, and that Load
+// returns either a persona or diagnostics, every one positioned in the
+// file. Seeds: the valid specs, the CLI's invalid corpus, and hostile
+// inputs (alias bombs, deep nesting, huge numbers).
+func FuzzLoad(f *testing.F) {
+	seeds := []string{
+		"version: 1\nname: a\n",
+		"a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n",
+		"version: 1\nname: a\nmodel: {name: m, extra: {x: " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "}}\n",
+		strings.Repeat("- ", 3000) + "x\n",
+		"version: 1e999999\nname: a\nmodel: {name: m, max_tokens: 123456789012345678901234567890, temperature: -1e-400}\n",
+		"version: 0x7fffffffffffffff\nname: a\n",
+		"version: 1\nname: a\nmessage_resolvers: [{load_text: {text: \"{{{{{{ .Persona.Name }}}}}}\"}}]\n",
+		"&a a: *a\n",
+		"a: &a {b: *a}\n",
+		"\xff\xfe\x00\x00",
+		"version: 1\nname: a\n---\n---\n",
+		"? [a, b]\n: c\n",
+		"version: !!binary aGk=\nname: !!str 1\n",
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	for _, glob := range []string{"testdata/valid/*.persona.yaml", "../cmd/personagen/testdata/validate/*/*.persona.y*ml"} {
+		files, _ := filepath.Glob(glob)
+		for _, file := range files {
+			if b, err := os.ReadFile(file); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		start := time.Now()
+		p, diags := Load("f.persona.yaml", data)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("Load took %v", d)
+		}
+		if (p == nil) == (len(diags) == 0) {
+			t.Fatalf("Load returned persona %v with %d diagnostics", p != nil, len(diags))
+		}
+		for i, d := range diags {
+			if d.Pos.File != "f.persona.yaml" || d.Pos.Line < 1 || d.Pos.Col < 1 || d.Message == "" {
+				t.Fatalf("diagnostic without position or message: %+v", d)
+			}
+			if i > 0 && d.Pos.Before(diags[i-1].Pos) {
+				t.Fatalf("diagnostics not sorted: %v before %v", diags[i-1], d)
+			}
+		}
+	})
+}
