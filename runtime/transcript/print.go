@@ -1,0 +1,127 @@
+package transcript
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/personagen/personagen/runtime"
+)
+
+// Print renders msgs in the transcript format, one message after another with a blank line
+// between them and a newline after the last; an empty list prints as "".
+//
+// A system, user or assistant message prints as its role header alone on a line ("user:")
+// followed by its content: text as raw lines (escaped where Parse would misread them, see the
+// package documentation), each non-text part as a "part: {json}" line, and then one
+// "function_call: {json}" line per tool call. A tool message prints as one
+// "function_call_output: {json}" line. Print never uses the inline header form.
+//
+// Print is deterministic (no maps, no clock) and Parse(Print(msgs)) equals msgs under
+// runtime.EqualMessages for every list in its domain: roles are the four defined roles,
+// ToolCalls appear only on assistant messages and ToolCallID only on tool messages, every
+// tool-call Input is empty or a JSON object, every part type is text, image or document, and
+// strings that travel inside JSON (ids, names, tool results, filenames, media types, and a text
+// part printed as JSON) are valid UTF-8, since JSON cannot carry other bytes (encoding/json
+// writes U+FFFD for them). Message text printed as raw lines carries any bytes, invalid UTF-8
+// included. Outside the domain Print still writes deterministic text, which Parse may reject
+// or read back differently. It re-creates scout-ai's Chat.print (seed 002) with an exact
+// escape rule.
+func Print(msgs []runtime.Message) string {
+	var b strings.Builder
+	for i, m := range msgs {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if m.Role == runtime.RoleTool {
+			b.WriteString(kwOutput + ": ")
+			appendOutput(&b, m)
+			b.WriteByte('\n')
+			continue
+		}
+		b.WriteString(string(m.Role))
+		b.WriteString(":\n")
+		if len(m.Parts) > 0 {
+			printParts(&b, m.Parts)
+		} else {
+			printText(&b, m.Text)
+		}
+		for _, c := range m.ToolCalls {
+			b.WriteString(kwCall + ": ")
+			appendCall(&b, c)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// printParts writes a part list. A text part is written as raw lines when it is non-empty and
+// the part before it was not written as raw text (two raw texts in a row would merge into one
+// when parsed); otherwise it is written as a part line. When a text part holds invalid UTF-8,
+// which a part line cannot carry, its neighbour yields the raw form to it.
+func printParts(b *strings.Builder, parts []runtime.Part) {
+	prevRaw := false
+	for i, p := range parts {
+		if p.Type == runtime.PartText && p.Text != "" && !prevRaw &&
+			(!utf8.ValidString(p.Text) || !needsRaw(parts, i+1)) {
+			printText(b, p.Text)
+			prevRaw = true
+			continue
+		}
+		b.WriteString(kwPart + ": ")
+		appendJSON(b, toWire(p))
+		b.WriteByte('\n')
+		prevRaw = false
+	}
+}
+
+// needsRaw reports whether parts[i] exists and is a text part that only the raw form carries
+// exactly (it holds invalid UTF-8).
+func needsRaw(parts []runtime.Part, i int) bool {
+	return i < len(parts) && parts[i].Type == runtime.PartText && parts[i].Text != "" &&
+		!utf8.ValidString(parts[i].Text)
+}
+
+// printText writes text as lines, each followed by '\n'; empty text writes nothing. Lines of a
+// fenced code block whose closing fence is also in text are written as they are. Every other
+// line gets one extra leading backslash when Parse would otherwise misread it: a header line
+// (system:, user:, assistant:, tool:, function_call:, function_call_output:, part:), a line of
+// backslashes followed by something escape-shaped (so that Parse's unescaping is undone
+// exactly), a fence opener that is never closed inside text, and a blank first or last line
+// (which Parse would trim).
+func printText(b *strings.Builder, text string) {
+	if text == "" {
+		return
+	}
+	lines := strings.Split(text, "\n")
+	last := len(lines) - 1
+	for i := 0; i <= last; i++ {
+		line := lines[i]
+		if ch, n, ok := fenceOpen(line); ok {
+			if j := closingFence(lines, i, ch, n); j >= 0 {
+				for _, l := range lines[i : j+1] {
+					b.WriteString(l)
+					b.WriteByte('\n')
+				}
+				i = j
+				continue
+			}
+			b.WriteByte('\\')
+		} else if _, _, hdr := headerKeyword(line); hdr || isEscaped(line) ||
+			((i == 0 || i == last) && isBlank(line)) {
+			b.WriteByte('\\')
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+}
+
+// closingFence returns the index of the first line after lines[open] that closes the fence
+// opened there with n characters ch, or -1 when none does.
+func closingFence(lines []string, open int, ch byte, n int) int {
+	for j := open + 1; j < len(lines); j++ {
+		if fenceClose(ch, n, lines[j]) {
+			return j
+		}
+	}
+	return -1
+}
