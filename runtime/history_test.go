@@ -14,6 +14,7 @@ import (
 
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/memory"
+	"github.com/personagen/personagen/runtime/transcript"
 )
 
 // The -update flag rewrites golden files; the package's internal tests may register it first.
@@ -28,16 +29,18 @@ func updateGolden() bool {
 	return f != nil && f.Value.String() == "true"
 }
 
-// historyGolden compares the encoding of msgs with testdata/history/<name>.json.
+// historyGolden compares msgs with testdata/history/<name>.chat, a transcript (runtime/transcript)
+// of the expected messages: the printed text must match byte for byte, and parsing the file
+// must give back messages Equal to msgs.
 func historyGolden(t *testing.T, name string, msgs []runtime.Message) {
 	t.Helper()
-	got := encodeMessages(t, msgs)
-	path := filepath.Join("testdata", "history", name+".json")
+	got := transcript.Print(msgs)
+	path := filepath.Join("testdata", "history", name+".chat")
 	if updateGolden() {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -46,8 +49,15 @@ func historyGolden(t *testing.T, name string, msgs []runtime.Message) {
 	if err != nil {
 		t.Fatalf("read golden file (run with -update to create it): %v", err)
 	}
-	if !bytes.Equal(got, want) {
+	if got != string(want) {
 		t.Errorf("%s differs (run with -update to accept):\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+	parsed, err := transcript.Parse(string(want))
+	if err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	if !runtime.EqualMessages(parsed, msgs) {
+		t.Errorf("%s parses to messages that differ from the replay:\n%s", path, encodeMessages(t, parsed))
 	}
 }
 
