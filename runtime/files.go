@@ -71,42 +71,63 @@ var ErrPathEscapes = errors.New("path escapes the prompt root")
 // Reading from an fs.FS relies on that FS to stay inside itself: fs.ValidPath refuses "..", but
 // os.DirFS follows symlinks out of its directory, so use DirFiles for a directory on disk.
 func (f *Files) ReadFile(p string, computed bool) ([]byte, string, error) {
+	b, err := f.read(p, computed)
+	if err != nil {
+		return nil, f.resolve(p), err
+	}
+	return b, f.resolve(p), nil
+}
+
+// read is ReadFile without the resolved location, which it builds only for an error (request
+// assembly reads prompt files on every run).
+func (f *Files) read(p string, computed bool) ([]byte, error) {
 	if p == "" {
-		return nil, "", errors.New("empty path")
+		return nil, errors.New("empty path")
 	}
 	if filepath.IsAbs(p) || path.IsAbs(p) {
 		if computed {
-			return nil, p, fmt.Errorf("%w: computed path %q is absolute (computed paths must be relative)", ErrPathEscapes, p)
+			return nil, fmt.Errorf("%w: computed path %q is absolute (computed paths must be relative)", ErrPathEscapes, p)
 		}
 		b, err := os.ReadFile(p)
-		return b, p, wrapRead(p, p, err)
+		return b, f.wrapRead(p, err)
 	}
 	if !filepath.IsLocal(p) {
-		return nil, p, fmt.Errorf("%w: %q", ErrPathEscapes, p)
+		return nil, fmt.Errorf("%w: %q", ErrPathEscapes, p)
 	}
 	switch {
 	case f == nil:
-		wd, err := os.Getwd()
+		r, err := os.OpenRoot(".")
 		if err != nil {
-			return nil, p, fmt.Errorf("read %q: working directory: %w", p, err)
-		}
-		r, err := os.OpenRoot(wd)
-		if err != nil {
-			return nil, p, fmt.Errorf("read %q: %w", p, err)
+			return nil, fmt.Errorf("read %q: open working directory: %w", p, err)
 		}
 		defer r.Close()
-		resolved := filepath.Join(wd, p)
 		b, err := r.ReadFile(p)
-		return b, resolved, wrapRead(p, resolved, err)
+		return b, f.wrapRead(p, err)
 	case f.root != nil:
-		resolved := filepath.Join(f.dir, p)
 		b, err := f.root.ReadFile(p)
-		return b, resolved, wrapRead(p, resolved, err)
+		return b, f.wrapRead(p, err)
 	default:
-		clean := path.Clean(filepath.ToSlash(p))
-		resolved := "fs:" + clean
-		b, err := fs.ReadFile(f.fsys, clean)
-		return b, resolved, wrapRead(p, resolved, err)
+		b, err := fs.ReadFile(f.fsys, path.Clean(filepath.ToSlash(p)))
+		return b, f.wrapRead(p, err)
+	}
+}
+
+// resolve returns where p is read from: p itself when absolute, the working directory or root
+// joined with p, or "fs:" + the cleaned p inside an fs.FS.
+func (f *Files) resolve(p string) string {
+	switch {
+	case p == "" || filepath.IsAbs(p) || path.IsAbs(p):
+		return p
+	case f == nil:
+		wd, err := os.Getwd()
+		if err != nil {
+			return p
+		}
+		return filepath.Join(wd, p)
+	case f.root != nil:
+		return filepath.Join(f.dir, p)
+	default:
+		return "fs:" + path.Clean(filepath.ToSlash(p))
 	}
 }
 
@@ -127,10 +148,12 @@ func (f *Files) Dir() string {
 	return f.dir
 }
 
-func wrapRead(p, resolved string, err error) error {
-	switch {
-	case err == nil:
+func (f *Files) wrapRead(p string, err error) error {
+	if err == nil {
 		return nil
+	}
+	resolved := f.resolve(p)
+	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return &FileNotFoundError{Path: p, Resolved: resolved, Err: err}
 	case isEscape(err):

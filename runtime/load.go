@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unsafe"
 )
 
 // LoadFile is the load_file resolver (protege's LoadFileResolver, seed 000): it reads one file
@@ -48,14 +49,16 @@ func (r *LoadFile) Resolve(ctx context.Context, inv *Invocation, dst []Message) 
 			return dst, fmt.Errorf("compute path: %w", err)
 		}
 	}
-	b, _, err := r.Files.ReadFile(p, computed)
+	b, err := r.Files.read(p, computed)
 	if err != nil {
 		return dst, err
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return dst, nil
 	}
-	return append(dst, Message{Role: role, Text: string(b)}), nil
+	// b is a fresh buffer that nothing else holds (fs.ReadFile and os.Root.ReadFile give the
+	// caller ownership), so it becomes the message text without a copy, as strings.Builder does.
+	return append(dst, Message{Role: role, Text: unsafe.String(&b[0], len(b))}), nil
 }
 
 // LoadText is the load_text resolver (protege's LoadTextResolver, seed 000): it contributes one
@@ -141,6 +144,13 @@ func (r *LoadRecord[T]) Resolve(ctx context.Context, inv *Invocation, dst []Mess
 	}
 	if len(records) == 0 {
 		return dst, nil
+	}
+	if len(records) == 1 && r.Serialize != nil { // the common case: no builder, no copy
+		s, err := r.Serialize(records[0])
+		if err != nil {
+			return dst, fmt.Errorf("serialize record [0] of 1: %w", err)
+		}
+		return append(dst, Message{Role: role, Text: s}), nil
 	}
 	var b strings.Builder
 	for i, rec := range records {

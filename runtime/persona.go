@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // Version is the runtime API version that generated code is compiled against. Generated files
@@ -99,7 +101,8 @@ func BuildRequestInto(ctx context.Context, inv *Invocation, dst []Message) (*Req
 	if inv.Responsibility != nil {
 		chain = p.ResponsibilityChain
 	}
-	msgs, err := chain.Resolve(ctx, inv, dst[:0])
+	// One allocation for the whole request: the chain's last size plus the trailing message.
+	msgs, err := chain.Resolve(ctx, inv, slices.Grow(dst[:0], chain.sizeHint()+1))
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +134,7 @@ func InboundMessage(in *Inbound) Message {
 		switch {
 		case a.Data == nil:
 			parts = append(parts, TextPart(AttachmentNote(a)))
-		case len(a.ContentType) > 6 && a.ContentType[:6] == "image/":
+		case strings.HasPrefix(a.ContentType, "image/"):
 			parts = append(parts, ImagePart(a.ContentType, a.Data))
 		default:
 			parts = append(parts, DocumentPart(a.Filename, a.ContentType, a.Data))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync/atomic"
 )
 
 // errNilResolver is the cause a Chain reports for a Step whose Resolver is nil.
@@ -40,10 +42,24 @@ type Step struct {
 }
 
 // Chain runs its steps in declaration order and concatenates their messages (protege's
-// ResolverChain, seed 000). A Chain is itself a Resolver, so chains nest. It is immutable
-// after NewChain and safe for concurrent use when its resolvers are.
+// ResolverChain, seed 000). A Chain is itself a Resolver, so chains nest. Its steps are
+// immutable after NewChain and it is safe for concurrent use when its resolvers are.
+//
+// A Chain remembers how many messages its last successful run appended and grows dst to hold
+// that many before the next run, so that a request is assembled with one allocation of the
+// message slice instead of one per doubling. The hint changes only capacity, never output.
 type Chain struct {
 	steps []Step
+	hint  atomic.Int64 // messages the last successful Resolve appended
+}
+
+// sizeHint returns how many messages the chain appended on its last successful run (0 before
+// the first and for a nil Chain).
+func (c *Chain) sizeHint() int {
+	if c == nil {
+		return 0
+	}
+	return int(c.hint.Load())
 }
 
 // NewChain returns a chain of the given steps, in order. It copies the slice.
@@ -78,6 +94,9 @@ func (c *Chain) Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]
 		return dst, nil
 	}
 	start := len(dst)
+	if h := c.sizeHint(); cap(dst)-start < h {
+		dst = slices.Grow(dst, h)
+	}
 	for i, s := range c.steps {
 		if err := ctx.Err(); err != nil {
 			return dst[:start], &StepError{Index: i, Kind: s.Kind, Pos: s.Pos, Err: err}
@@ -91,6 +110,7 @@ func (c *Chain) Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]
 		}
 		dst = out
 	}
+	c.hint.Store(int64(len(dst) - start))
 	return dst, nil
 }
 
