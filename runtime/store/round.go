@@ -1,4 +1,364 @@
 package store
 
-// roundHooks lets tests inject faults into RecordRound's transaction.
-type roundHooks struct{}
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/personagen/personagen/runtime"
+)
+
+// StoredPayloadLimit is how many characters of a tool call's arguments and of its result the
+// store keeps (protege's STORED_PAYLOAD_LIMIT, seed 003). Longer payloads are cut with
+// runtime.Clip, which ends them with runtime.TruncationMarker so they have exactly this many
+// characters. In bytes that is at most 64,000 (4 bytes a character), which the TEXT columns
+// (65,535 bytes on MySQL) hold.
+const StoredPayloadLimit = 16000
+
+// MaxRoundCalls is the most calls one round may carry. A round is one INSERT statement; this
+// bound keeps it under MySQL's default max_allowed_packet (16 MiB on MariaDB: 100 calls of two
+// 64,000-byte payloads is 12.8 MB) and SQLite's host-parameter limit.
+const MaxRoundCalls = 100
+
+// SourceType says what started the run whose tool uses a round records.
+type SourceType string
+
+// The two kinds of source.
+const (
+	// SourceMessage: a reply run; the source id is the triggering inbound message's seq.
+	SourceMessage SourceType = "message"
+	// SourceResponsibilityRun: a scheduled run; the source id is the id StartRun returned.
+	SourceResponsibilityRun SourceType = "responsibility_run"
+)
+
+// Source is the polymorphic owner of a round's tool uses (protege's ToolUse#source).
+type Source struct {
+	Type SourceType
+	ID   int64
+}
+
+// String returns "type:id".
+func (s Source) String() string { return fmt.Sprintf("%s:%d", s.Type, s.ID) }
+
+// Result is the outcome of one tool call: Content is the text handed back to the model (stored
+// as the result payload), Succeeded is false when the tool failed (a failed tool is still a
+// result; its Content usually carries the error).
+type Result struct {
+	Content   string
+	Succeeded bool
+}
+
+// Round is one tool-calling round of a run: the calls one assistant message requested and
+// their results, paired index for index (Results[i] answers Calls[i]). RunID groups one harness
+// run (a retry of the run reuses it), TurnIndex is the round within the run (from 0). The store
+// keys each row by (Source, RunID, TurnIndex, position in Calls).
+type Round struct {
+	Source    Source
+	Persona   string
+	RunID     string
+	TurnIndex int
+	Calls     []runtime.ToolCall
+	Results   []Result
+}
+
+// Outcome says what RecordRound did.
+type Outcome int
+
+// The outcomes of RecordRound.
+const (
+	// Stored: this call wrote the round's rows.
+	Stored Outcome = iota + 1
+	// AlreadyStored: identical rows were already stored (a retry); nothing was written.
+	AlreadyStored
+)
+
+// String returns "stored" or "already stored".
+func (o Outcome) String() string {
+	switch o {
+	case Stored:
+		return "stored"
+	case AlreadyStored:
+		return "already stored"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// ErrInvalidRound is returned (wrapped) by RecordRound for a round it refuses before writing:
+// calls and results of different counts, no calls, more than MaxRoundCalls calls, an unknown
+// source type, a negative turn index, an empty or over-long key.
+var ErrInvalidRound = errors.New("store: invalid tool round")
+
+// ErrConflict matches a *ConflictError with errors.Is.
+var ErrConflict = errors.New("store: tool round conflicts with the stored round")
+
+// ErrUnknownSource is returned (wrapped) by RecordRound when a SourceMessage round names a
+// message seq that is not stored.
+var ErrUnknownSource = errors.New("store: tool round source not found")
+
+// ConflictError is returned by RecordRound when the round's key (Source, RunID, TurnIndex) is
+// already stored with different content. The stored rows are kept unchanged (first write wins).
+// Position is the first differing call (-1 when the call counts differ), Field the first
+// differing column ("calls" for the count, else persona, tool_call_id, tool_name, arguments,
+// result or succeeded), Stored and Proposed its two values (payloads after redaction and clip).
+type ConflictError struct {
+	Source    Source
+	RunID     string
+	TurnIndex int
+	Position  int
+	Field     string
+	Stored    string
+	Proposed  string
+}
+
+// Error describes the key and the first difference (values shortened to 80 characters).
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("store: tool round %s run %q turn %d is stored with different content: position %d %s: stored %q, proposed %q",
+		e.Source, e.RunID, e.TurnIndex, e.Position, e.Field, runtime.Clip(e.Stored, 80), runtime.Clip(e.Proposed, 80))
+}
+
+// Is reports whether target is ErrConflict.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// toolUseRow is one tool_uses row of a round, as RecordRound writes and compares it.
+type toolUseRow struct {
+	Persona    string `db:"persona"`
+	Position   int    `db:"position"`
+	ToolCallID string `db:"tool_call_id"`
+	ToolName   string `db:"tool_name"`
+	Arguments  string `db:"arguments"`
+	Result     string `db:"result"`
+	Succeeded  bool   `db:"succeeded"`
+}
+
+// roundHooks lets tests inject faults into RecordRound's transaction; nil in production.
+type roundHooks struct {
+	// afterInsert runs inside the transaction after the INSERT succeeded, before COMMIT.
+	afterInsert func(ctx context.Context, tx *sqlx.Tx) error
+	// args rewrites the INSERT's arguments (to inject a bad row).
+	args func(args []any)
+}
+
+// RecordRound stores one tool-calling round: one tool_uses row per call, paired with its
+// result, re-creating protege's ToolUse.record_round (seed 003) with these guarantees:
+//
+//   - Validated first: a count mismatch between Calls and Results (or another ErrInvalidRound
+//     case) is an error before anything is written.
+//   - Atomic: the round is one multi-row INSERT in one transaction (BEGIN, INSERT, COMMIT: three
+//     round trips on MySQL whatever the call count); all rows are stored or none.
+//   - Idempotent: a round whose key (Source, RunID, TurnIndex) is already stored with identical
+//     rows writes nothing and returns AlreadyStored. Only a duplicate-key error of the database
+//     (MySQL 1062, SQLite SQLITE_CONSTRAINT_UNIQUE, judged by error code) leads to that check;
+//     there is no INSERT IGNORE, so a truncation or NULL error is never mistaken for a retry.
+//   - First write wins: a stored round with different content (count, persona, call id, name,
+//     payloads, succeeded) is left unchanged and RecordRound returns a *ConflictError
+//     (errors.Is(err, ErrConflict)).
+//   - Concurrent safe: racing recorders of the same round leave exactly one copy; the one that
+//     loses sees AlreadyStored. A transaction that loses a lock race (MySQL deadlock 1213, lock
+//     wait timeout 1205, SQLite BUSY) is rolled back and run again, at most 5 times, so no
+//     deadlock surfaces unless the database stays contended.
+//   - Payloads: arguments are the call's raw Input JSON text ("{}" when empty), results the
+//     Result's Content; each goes through the store's RedactFunc (WithRedact), then invalid UTF-8
+//     becomes U+FFFD, then runtime.Clip cuts it to StoredPayloadLimit characters.
+//
+// The transaction only inserts: the caller enters RecordRound after the round's tools ran and
+// must call the next model only after it returned. No model call, tool call, or other network
+// I/O may happen while the transaction is open (the store makes none, and the redaction func
+// must make none either).
+//
+// A SourceMessage round copies the message's thread id into each row (for replay and
+// DeleteThread); an unknown message seq fails the round with ErrUnknownSource.
+func (s *Store) RecordRound(ctx context.Context, r Round) (Outcome, error) {
+	rows, err := s.roundRows(r)
+	if err != nil {
+		return 0, err
+	}
+	query, args := s.roundInsert(r, rows)
+	if s.hooks != nil && s.hooks.args != nil {
+		s.hooks.args(args)
+	}
+	// A duplicate whose stored rows vanished before we read them (a concurrent DeleteThread)
+	// sends us round again; twice is enough for any real interleaving.
+	for range 2 {
+		err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+			if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+				return err
+			}
+			if s.hooks != nil && s.hooks.afterInsert != nil {
+				return s.hooks.afterInsert(ctx, tx)
+			}
+			return nil
+		})
+		if err == nil {
+			return Stored, nil
+		}
+		if !isDuplicateKey(err) {
+			return 0, s.roundError(ctx, r, err)
+		}
+		stored, err := s.storedRound(ctx, r)
+		if err != nil {
+			return 0, err
+		}
+		if len(stored) == 0 {
+			continue
+		}
+		if c := compareRound(r, stored, rows); c != nil {
+			return 0, c
+		}
+		return AlreadyStored, nil
+	}
+	return 0, fmt.Errorf("store: record round %s run %q turn %d: key stored and removed while recording", r.Source, r.RunID, r.TurnIndex)
+}
+
+// roundRows validates r and builds its rows with payloads redacted, made valid UTF-8 and
+// clipped.
+func (s *Store) roundRows(r Round) ([]toolUseRow, error) {
+	where := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s run %q turn %d: %s", ErrInvalidRound, r.Source, r.RunID, r.TurnIndex, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case len(r.Calls) != len(r.Results):
+		return nil, where("%d calls but %d results (they pair index for index)", len(r.Calls), len(r.Results))
+	case len(r.Calls) == 0:
+		return nil, where("no calls")
+	case len(r.Calls) > MaxRoundCalls:
+		return nil, where("%d calls (at most %d)", len(r.Calls), MaxRoundCalls)
+	case r.Source.Type != SourceMessage && r.Source.Type != SourceResponsibilityRun:
+		return nil, where("source type %q (want message or responsibility_run)", r.Source.Type)
+	case r.TurnIndex < 0:
+		return nil, where("negative turn index")
+	}
+	for _, k := range []struct {
+		field, v string
+		max      int
+	}{{"persona", r.Persona, maxNameLen}, {"run id", r.RunID, maxNameLen}} {
+		if err := checkKey(k.field, k.v, k.max); err != nil {
+			return nil, where("%v", err)
+		}
+	}
+	rows := make([]toolUseRow, len(r.Calls))
+	for i, c := range r.Calls {
+		if err := checkLen("tool call id", c.ID, maxToolFieldLen); err != nil {
+			return nil, where("call %d: %v", i, err)
+		}
+		if err := checkKey("tool name", c.Name, maxToolFieldLen); err != nil {
+			return nil, where("call %d: %v", i, err)
+		}
+		args := string(c.Input)
+		if len(c.Input) == 0 {
+			args = "{}"
+		}
+		rows[i] = toolUseRow{
+			Persona:    r.Persona,
+			Position:   i,
+			ToolCallID: c.ID,
+			ToolName:   c.Name,
+			Arguments:  s.payload(c.Name, PayloadArguments, args),
+			Result:     s.payload(c.Name, PayloadResult, r.Results[i].Content),
+			Succeeded:  r.Results[i].Succeeded,
+		}
+	}
+	return rows, nil
+}
+
+// payload prepares one payload for storage: redact, then valid UTF-8, then clip.
+func (s *Store) payload(tool string, kind PayloadKind, p string) string {
+	if s.redact != nil {
+		p = s.redact(tool, kind, p)
+	}
+	return runtime.Clip(toValidUTF8(p), StoredPayloadLimit)
+}
+
+// toValidUTF8 replaces each run of invalid UTF-8 bytes with U+FFFD: utf8mb4 columns cannot hold
+// invalid sequences, and both dialects must store the same text.
+func toValidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// roundInsert builds the round's single multi-row INSERT.
+func (s *Store) roundInsert(r Round, rows []toolUseRow) (string, []any) {
+	thread := "NULL"
+	perRow := 11
+	if r.Source.Type == SourceMessage {
+		thread = "(SELECT thread_id FROM messages WHERE seq = ?)"
+		perRow++
+	}
+	var b strings.Builder
+	b.WriteString(`INSERT INTO tool_uses (source_type, source_id, thread_id, persona, run_id, turn_index,
+		position, tool_call_id, tool_name, arguments, result, succeeded) VALUES `)
+	args := make([]any, 0, perRow*len(rows))
+	for i, row := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, " + thread + ", " + placeholders(9) + ")")
+		args = append(args, string(r.Source.Type), r.Source.ID)
+		if r.Source.Type == SourceMessage {
+			args = append(args, r.Source.ID)
+		}
+		args = append(args, row.Persona, r.RunID, r.TurnIndex, row.Position, row.ToolCallID, row.ToolName,
+			row.Arguments, row.Result, row.Succeeded)
+	}
+	return s.dialect.rebind(b.String()), args
+}
+
+// storedRound reads the stored rows of r's key, by position.
+func (s *Store) storedRound(ctx context.Context, r Round) ([]toolUseRow, error) {
+	var stored []toolUseRow
+	err := s.db.SelectContext(ctx, &stored, s.dialect.rebind(`SELECT persona, position, tool_call_id, tool_name,
+		arguments, result, succeeded FROM tool_uses
+		WHERE source_type = ? AND source_id = ? AND run_id = ? AND turn_index = ? ORDER BY position`),
+		string(r.Source.Type), r.Source.ID, r.RunID, r.TurnIndex)
+	if err != nil {
+		return nil, fmt.Errorf("store: read stored round %s run %q turn %d: %w", r.Source, r.RunID, r.TurnIndex, err)
+	}
+	return stored, nil
+}
+
+// compareRound returns nil when stored equals proposed row for row, else the first difference.
+func compareRound(r Round, stored, proposed []toolUseRow) *ConflictError {
+	c := &ConflictError{Source: r.Source, RunID: r.RunID, TurnIndex: r.TurnIndex}
+	if len(stored) != len(proposed) {
+		c.Position, c.Field = -1, "calls"
+		c.Stored, c.Proposed = fmt.Sprint(len(stored)), fmt.Sprint(len(proposed))
+		return c
+	}
+	for i := range stored {
+		st, pr := stored[i], proposed[i]
+		c.Position = i
+		for _, f := range []struct{ name, a, b string }{
+			{"persona", st.Persona, pr.Persona},
+			{"tool_call_id", st.ToolCallID, pr.ToolCallID},
+			{"tool_name", st.ToolName, pr.ToolName},
+			{"arguments", st.Arguments, pr.Arguments},
+			{"result", st.Result, pr.Result},
+			{"succeeded", fmt.Sprint(st.Succeeded), fmt.Sprint(pr.Succeeded)},
+		} {
+			if f.a != f.b {
+				c.Field, c.Stored, c.Proposed = f.name, f.a, f.b
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// roundError wraps a failed round's error, naming ErrUnknownSource when a message source is
+// missing (the insert then failed the tool_uses thread check).
+func (s *Store) roundError(ctx context.Context, r Round, err error) error {
+	err = fmt.Errorf("store: record round %s run %q turn %d: %w", r.Source, r.RunID, r.TurnIndex, err)
+	if r.Source.Type != SourceMessage || ctx.Err() != nil {
+		return err
+	}
+	var n int
+	if qerr := s.db.GetContext(ctx, &n, s.dialect.rebind("SELECT COUNT(*) FROM messages WHERE seq = ?"), r.Source.ID); qerr == nil && n == 0 {
+		return fmt.Errorf("%w: message seq %d: %w", ErrUnknownSource, r.Source.ID, err)
+	}
+	return err
+}
