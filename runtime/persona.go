@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,11 +67,43 @@ func (p *Persona) Responsibility(name string) (Responsibility, bool) {
 }
 
 // Request is what goes to the model: the settings, the messages in order, and the tools the
-// model may call. Messages and Tools are owned by the caller once BuildRequest returns.
+// model may call (protege's Provider::Request, seed 000). Messages and Tools are owned by the
+// caller once BuildRequest returns; a provider adapter translates them to its wire format.
 type Request struct {
 	Model    Model     `json:"model"`
 	Messages []Message `json:"messages"`
 	Tools    []Tool    `json:"-"`
+}
+
+// MarshalJSON writes the request for review and logging:
+//
+//	{"model":{…},"messages":[…],"tools":[{"name":…,"description":…,"input_schema":{…}}]}
+//
+// with messages in Message's canonical form and tools in order ("tools" omitted when there are
+// none). An input schema that is empty is written as {}; one that is not valid JSON is an error.
+// The encoding is one-way: a Request does not decode back, since Tool is an interface.
+func (r Request) MarshalJSON() ([]byte, error) {
+	type tool struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	}
+	out := struct {
+		Model    Model     `json:"model"`
+		Messages []Message `json:"messages"`
+		Tools    []tool    `json:"tools,omitempty"`
+	}{Model: r.Model, Messages: r.Messages}
+	if out.Messages == nil {
+		out.Messages = []Message{}
+	}
+	for _, t := range r.Tools {
+		schema := t.InputSchema()
+		if len(bytes.TrimSpace(schema)) == 0 {
+			schema = json.RawMessage("{}")
+		}
+		out.Tools = append(out.Tools, tool{Name: t.Name(), Description: t.Description(), InputSchema: schema})
+	}
+	return json.Marshal(out)
 }
 
 // ErrInvocation is returned (wrapped) by BuildRequest when an Invocation sets both or neither of
