@@ -1,0 +1,278 @@
+package transcript
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/personagen/personagen/runtime"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func call(id, name, input string) runtime.ToolCall {
+	return runtime.ToolCall{ID: id, Name: name, Input: json.RawMessage(input)}
+}
+
+// printCases are the message lists whose printed form is pinned in testdata/print/<name>.golden.
+var printCases = map[string][]runtime.Message{
+	"conversation": {
+		runtime.SystemMessage("You answer billing questions for Acme."),
+		runtime.UserMessage("Why was I charged twice?"),
+		runtime.AssistantMessage("Let me look at your invoices.", call("call_1", "list_invoices", `{ "month": "2024-05" }`)),
+		runtime.ToolMessage("call_1", "INV-7 $20, INV-8 $20 (duplicate)"),
+		runtime.AssistantMessage("INV-8 duplicates INV-7; I have asked billing to refund it."),
+	},
+	"escapes": {
+		runtime.UserMessage("user:\n\\user:\nassistant: hi\nfoo_bar: x\nx1: y\nfunction_call: {}\npart: x\ntool:\n\\foo\n\\\n~~~\nUser: x"),
+		runtime.AssistantMessage("\n\nleading and trailing blank lines\n\n"),
+		runtime.UserMessage("\n"),
+		runtime.UserMessage(" \r"),
+	},
+	"fences": {
+		runtime.AssistantMessage("Balanced:\n```go\nuser:\n\\user:\n```\nUnclosed:\n~~~\nsystem:"),
+		runtime.UserMessage("````\n```\nstill inside\n````\n```x```\nuser:"),
+	},
+	"parts": {
+		runtime.PartsMessage(runtime.RoleUser,
+			runtime.TextPart("Here is the invoice."),
+			runtime.DocumentPart("inv.pdf", "application/pdf", []byte("%PDF-1.4")),
+			runtime.TextPart("What is the total?"),
+			runtime.TextPart("And the due date?"),
+			runtime.ImagePart("image/png", []byte{0x89, 'P', 'N', 'G'}),
+			runtime.TextPart(""),
+		),
+		{Role: runtime.RoleTool, ToolCallID: "call_9", Parts: []runtime.Part{runtime.ImagePart("image/png", []byte{1, 2})}},
+	},
+	"tool_rounds": {
+		runtime.AssistantMessage("", call("a", "search", `{"q":"<b>&"}`), call("b", "fetch", "")),
+		runtime.ToolMessage("a", "line one\nline two"),
+		runtime.ToolMessage("b", ""),
+		runtime.AssistantMessage("Two results.", call("a", "search", `{}`)),
+		runtime.ToolMessage("a", "again"),
+		runtime.SystemMessage(""),
+		runtime.UserMessage(""),
+	},
+}
+
+func TestPrintGolden(t *testing.T) {
+	for name, msgs := range printCases {
+		t.Run(name, func(t *testing.T) {
+			got := Print(msgs)
+			golden(t, filepath.Join("testdata", "print", name+".golden"), got)
+			back, err := Parse(got)
+			if err != nil {
+				t.Fatalf("Parse(Print): %v", err)
+			}
+			if !runtime.EqualMessages(back, msgs) {
+				t.Fatalf("Parse(Print) differs:\nwant %s\ngot  %s", dump(msgs), dump(back))
+			}
+		})
+	}
+}
+
+// TestParseGolden parses every testdata/parse/<name>.chat and compares the messages with
+// <name>.json (the messages as encoding/json writes them).
+func TestParseGolden(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "parse", "*.chat"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no parse cases: %v", err)
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".chat"), func(t *testing.T) {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs, err := Parse(string(src))
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			out, err := json.MarshalIndent(msgs, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, strings.TrimSuffix(f, ".chat")+".json", string(out)+"\n")
+			checkRoundTrip(t, msgs)
+		})
+	}
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the output (run go test -update to accept):\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+// TestPrintEscapesExactlyTheLinesParseWouldMisread pins, for one text line (or a few), the
+// block Print writes under "user:" and that the text comes back.
+func TestPrintEscapesExactlyTheLinesParseWouldMisread(t *testing.T) {
+	tests := []struct {
+		name, text, block string
+	}{
+		{"plain line as is", "hello", "hello\n"},
+		{"role header", "user:", "\\user:\n"},
+		{"inline role header", "assistant: hi", "\\assistant: hi\n"},
+		{"system header", "system:x", "\\system:x\n"},
+		{"reserved tool header", "tool: x", "\\tool: x\n"},
+		{"function_call keyword", "function_call: {}", "\\function_call: {}\n"},
+		{"function_call_output keyword", "function_call_output:", "\\function_call_output:\n"},
+		{"part keyword", "part: {}", "\\part: {}\n"},
+		{"unknown word is not a header", "foo_bar: x", "foo_bar: x\n"},
+		{"word with digit is not a header", "x1: y", "x1: y\n"},
+		{"capitalised role is not a header", "User: x", "User: x\n"},
+		{"indented role is not a header", " user:", " user:\n"},
+		{"keyword prefix is not a header", "function_call_output_x: y", "function_call_output_x: y\n"},
+		{"escaped header gains a backslash", "\\user:", "\\\\user:\n"},
+		{"double escaped header", "\\\\user: x", "\\\\\\user: x\n"},
+		{"backslash before ordinary text as is", "\\foo", "\\foo\n"},
+		{"lone backslash", "\\", "\\\\\n"},
+		{"backslash and blanks", "\\ \t", "\\\\ \t\n"},
+		{"escaped fence", "\\```", "\\\\```\n"},
+		{"unclosed backtick fence", "```go\nuser:", "\\```go\n\\user:\n"},
+		{"unclosed tilde fence", "~~~", "\\~~~\n"},
+		{"balanced fence verbatim", "```\nuser:\n\\user:\n```", "```\nuser:\n\\user:\n```\n"},
+		{"shorter closer does not close", "````\n```", "\\````\n\\```\n"},
+		{"inline code is no fence", "```x```", "```x```\n"},
+		{"two backticks are no fence", "``", "``\n"},
+		{"leading blank line", "\nx", "\\\nx\n"},
+		{"trailing newline", "x\n", "x\n\\\n"},
+		{"interior blank line as is", "a\n\nb", "a\n\nb\n"},
+		{"blank edge with spaces", "  \nx\n\t", "\\  \nx\n\\\t\n"},
+		{"only newlines", "\n\n", "\\\n\n\\\n"},
+		{"carriage returns kept", "a\r\nb\r", "a\r\nb\r\n"},
+		{"lone carriage return", "\r", "\\\r\n"},
+		{"invalid UTF-8 as is", "\xff\xfe", "\xff\xfe\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msgs := []runtime.Message{runtime.UserMessage(tt.text)}
+			got := Print(msgs)
+			if want := "user:\n" + tt.block; got != want {
+				t.Errorf("Print = %q, want %q", got, want)
+			}
+			checkRoundTrip(t, msgs)
+		})
+	}
+}
+
+// TestParseReadsHandWrittenForms pins the forgiving rules for files written by hand.
+func TestParseReadsHandWrittenForms(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		want []runtime.Message
+	}{
+		{"empty file", "", nil},
+		{"blank file", "\n \n\t\n", nil},
+		{"inline headers", "system: Be brief.\nuser:   hi  \nassistant:hello", []runtime.Message{
+			runtime.SystemMessage("Be brief."), runtime.UserMessage("hi"), runtime.AssistantMessage("hello")}},
+		{"inline header continued by lines", "user: first\nsecond\n\n", []runtime.Message{runtime.UserMessage("first\nsecond")}},
+		{"block with surrounding blank lines", "\n\nuser:\n\n  \nhi\n\nthere\n\n\nassistant:\n\nok\n", []runtime.Message{
+			runtime.UserMessage("hi\n\nthere"), runtime.AssistantMessage("ok")}},
+		{"CRLF file", "user:\r\nhi\r\nthere\r\n\r\nassistant: ok\r\n", []runtime.Message{
+			runtime.UserMessage("hi\nthere"), runtime.AssistantMessage("ok")}},
+		{"mixed line breaks keep carriage returns", "user:\r\nhi\r\nthere\n", []runtime.Message{runtime.UserMessage("hi\r\nthere")}},
+		{"header without content", "user:\nassistant:", []runtime.Message{runtime.UserMessage(""), runtime.AssistantMessage("")}},
+		{"escaped lines", "user:\n\\user: x\n\\\\\n\\foo\n\\", []runtime.Message{runtime.UserMessage("user: x\n\\\n\\foo\n")}},
+		{"fence protects headers", "assistant:\n~~~\nuser:\n\\x:\n\\user:\n~~~~\nuser: next", []runtime.Message{
+			runtime.AssistantMessage("~~~\nuser:\n\\x:\n\\user:\n~~~~"), runtime.UserMessage("next")}},
+		{"inline text is literal", "user: \\user: ```", []runtime.Message{runtime.UserMessage("\\user: ```")}},
+		{"calls with text stay one message", "assistant:\nChecking.\n\nfunction_call: {\"name\":\"f\",\"arguments\":{\"a\": 1},\"id\":\"1\"}\n\nfunction_call: {\"name\":\"g\",\"id\":\"2\"}\nfunction_call_output: {\"id\":\"1\",\"content\":\"r1\"}\nfunction_call_output: {\"id\":\"2\"}\n",
+			[]runtime.Message{
+				runtime.AssistantMessage("Checking.", call("1", "f", `{"a":1}`), call("2", "g", `{}`)),
+				runtime.ToolMessage("1", "r1"), runtime.ToolMessage("2", ""),
+			}},
+		{"arguments as a JSON string", `assistant: function_call: x` + "\n" + `function_call: {"name":"f","arguments":"{\"q\":\"x\"}","id":"1"}`,
+			[]runtime.Message{runtime.AssistantMessage("function_call: x", call("1", "f", `{"q":"x"}`))}},
+		{"null arguments and content", "assistant:\nfunction_call: {\"name\":\"f\",\"arguments\":null,\"id\":\"1\"}\nfunction_call_output: {\"id\":\"1\",\"content\":null}",
+			[]runtime.Message{runtime.AssistantMessage("", call("1", "f", `{}`)), runtime.ToolMessage("1", "")}},
+		{"parts between text runs", "user:\nlook:\n\npart: {\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"AQI=\"}\n\nwhat is it?\n",
+			[]runtime.Message{runtime.PartsMessage(runtime.RoleUser, runtime.TextPart("look:"),
+				runtime.ImagePart("image/png", []byte{1, 2}), runtime.TextPart("what is it?"))}},
+		{"tool result with parts", `function_call_output: {"id":"c","content":[{"type":"text","text":"t"},{"type":"document","filename":"a.pdf","media_type":"application/pdf","data":"JVBE"}]}`,
+			[]runtime.Message{{Role: runtime.RoleTool, ToolCallID: "c", Parts: []runtime.Part{
+				runtime.TextPart("t"), runtime.DocumentPart("a.pdf", "application/pdf", []byte("%PD"))}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse(tt.text)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if !runtime.EqualMessages(got, tt.want) {
+				t.Fatalf("Parse:\ngot  %s\nwant %s", dump(got), dump(tt.want))
+			}
+			checkRoundTrip(t, got)
+		})
+	}
+}
+
+func TestParseErrorsNameTheLine(t *testing.T) {
+	tests := []struct {
+		name, text, want string
+	}{
+		{"text before the first header", "\nhello\nuser: hi", "line 2: text before the first role header (system:, user: or assistant:)"},
+		{"escaped line before the first header", "\\user:", "line 1: text before the first role header (system:, user: or assistant:)"},
+		{"text after a tool output", "function_call_output: {\"id\":\"1\"}\n\nmore", "line 3: text after the function_call_output on line 1; start a new message with a role header"},
+		{"tool header", "user: x\ntool: r", `line 2: "tool:" is not a message header; write a tool result as function_call_output: {"id":…,"content":…}`},
+		{"function_call in a user message", "user:\nfunction_call: {\"name\":\"f\",\"id\":\"1\"}", "line 2: function_call outside an assistant message; put it under an assistant: header"},
+		{"function_call before any header", "function_call: {\"name\":\"f\",\"id\":\"1\"}", "line 1: function_call outside an assistant message; put it under an assistant: header"},
+		{"function_call after a tool output", "assistant:\nfunction_call: {\"name\":\"f\",\"id\":\"1\"}\nfunction_call_output: {\"id\":\"1\"}\nfunction_call: {\"name\":\"f\",\"id\":\"2\"}", "line 4: function_call outside an assistant message; put it under an assistant: header"},
+		{"function_call invalid JSON", "assistant:\nfunction_call: {\"name\":", "line 2: function_call: invalid JSON: unexpected EOF"},
+		{"function_call not an object", "assistant:\nfunction_call: [1]", "line 2: function_call: expected a JSON object"},
+		{"function_call block form", "assistant:\nfunction_call:\n{}", "line 2: function_call: expected a JSON object on the same line, found nothing"},
+		{"function_call unknown key", "assistant:\nfunction_call: {\"name\":\"f\",\"id\":\"1\",\"type\":\"x\"}", `line 2: function_call: invalid JSON: json: unknown field "type"`},
+		{"function_call without name", "assistant:\nfunction_call: {\"id\":\"1\"}", `line 2: function_call: missing "name"`},
+		{"function_call without id", "assistant:\nfunction_call: {\"name\":\"f\"}", `line 2: function_call: missing "id"`},
+		{"arguments not an object", "assistant:\nfunction_call: {\"name\":\"f\",\"arguments\":[1],\"id\":\"1\"}", `line 2: function_call: "arguments" must be a JSON object (a string holding one is accepted)`},
+		{"arguments string not JSON", "assistant:\nfunction_call: {\"name\":\"f\",\"arguments\":\"x\",\"id\":\"1\"}", `line 2: function_call: "arguments" must be a JSON object (a string holding one is accepted)`},
+		{"trailing data after JSON", "assistant:\nfunction_call: {\"name\":\"f\",\"id\":\"1\"} x", "line 2: function_call: invalid JSON: unexpected data after the object"},
+		{"text after calls", "assistant:\nfunction_call: {\"name\":\"f\",\"id\":\"1\"}\n\nmore text", "line 4: text after function_call lines; start a new message with a role header"},
+		{"part after calls", "assistant:\nfunction_call: {\"name\":\"f\",\"id\":\"1\"}\npart: {\"type\":\"text\"}", "line 3: part after function_call lines; parts come before an assistant's calls"},
+		{"tool output invalid JSON", "user: x\n\nfunction_call_output: {\"id\": 1}", "line 3: function_call_output: invalid JSON: json: cannot unmarshal number into Go struct field wireOutput.id of type string"},
+		{"tool output without id", "function_call_output: {\"content\":\"x\"}", `line 1: function_call_output: missing "id"`},
+		{"tool output content number", "function_call_output: {\"id\":\"1\",\"content\":5}", `line 1: function_call_output: "content" must be a string or a list of parts`},
+		{"tool output bad part", "function_call_output: {\"id\":\"1\",\"content\":[{\"type\":\"video\"}]}", `line 1: function_call_output: "content" part 1: unknown part type "video" (use text, image or document)`},
+		{"part outside a message", "part: {\"type\":\"text\"}", "line 1: part outside a message; put it under a system:, user: or assistant: header"},
+		{"part without type", "user:\npart: {}", `line 2: part: missing "type" (text, image or document)`},
+		{"part bad base64", "user:\npart: {\"type\":\"image\",\"data\":\"!!\"}", "line 2: part: invalid JSON: illegal base64 data at input byte 0"},
+		{"unclosed fence", "user:\nok\n```go\nuser:\n", "line 3: code fence ``` opened here is never closed"},
+		{"unclosed longer fence", "user:\n~~~~\n~~~\n", "line 2: code fence ~~~~ opened here is never closed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse(tt.text)
+			if err == nil {
+				t.Fatalf("Parse succeeded, want %q", tt.want)
+			}
+			pe, ok := err.(*ParseError)
+			if !ok {
+				t.Fatalf("error %T is not a *ParseError", err)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("error = %q\nwant    %q", err.Error(), tt.want)
+			}
+			if !strings.HasPrefix(tt.want, "line ") || pe.Line < 1 {
+				t.Errorf("line = %d", pe.Line)
+			}
+		})
+	}
+}
