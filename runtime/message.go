@@ -94,6 +94,9 @@ type ToolCall struct {
 //
 // Messages are plain values; the runtime never mutates a message after a resolver returned it,
 // but slices inside (Parts, ToolCalls, Data, Input) are shared, so callers treat them as read-only.
+//
+// JSON: MarshalJSON writes one canonical shape (see there) and encoding/json decodes it back
+// into a message Equal to the original; Equal, not ==, is the comparison to use.
 type Message struct {
 	Role       Role       `json:"role"`
 	Text       string     `json:"text,omitempty"`
