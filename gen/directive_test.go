@@ -1,0 +1,90 @@
+package gen
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/personagen/personagen/spec"
+)
+
+// TestBuildErrorsNameTheSpec generates the "full" case, then breaks the
+// host code the spec references and the generated code itself, and runs
+// `go build`: errors caused by the spec (a loader whose signature changed,
+// a tool that is gone, a `with` field whose type changed) must name the
+// spec file and line, and an error elsewhere must name the generated file
+// at its true line — the reset directives work.
+func TestBuildErrorsNameTheSpec(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a scratch module")
+	}
+	testdata, _ := filepath.Abs("testdata")
+	mod := scratchModule(t)
+	copyDir(t, filepath.Join(testdata, "full"), filepath.Join(mod, "full"), func(rel string) bool { return rel == "out" })
+	t.Chdir(mod)
+	specs, diags := spec.LoadPaths([]string{"full"})
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	files, _, err := Generate(context.Background(), specs, Options{Package: "out", OutDir: "full/out", Root: "full", LineBase: "."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	genFile := filepath.Join(mod, "full", "out", files[0].Name)
+	writeFile(t, genFile, files[0].Content)
+	if out, err := goCmd(t, mod, "build", "./..."); err != nil {
+		t.Fatalf("unbroken build failed:\n%s", out)
+	}
+
+	hostFile := filepath.Join(mod, "host", "host.go")
+	edit(t, hostFile, "func (e *Env) AccountForSender(ctx context.Context, inv *runtime.Invocation)", "func (e *Env) AccountForSender(ctx context.Context, inv *runtime.Invocation, limit int)")
+	edit(t, hostFile, "\tWebFetch  runtime.Tool = tool{\"web_fetch\", \"Fetch a web page.\"}\n", "")
+	edit(t, hostFile, "Greeting string            `yaml:\"greeting\"`", "Greeting int `yaml:\"greeting\"`")
+	edit(t, genFile, "\treturn p, nil\n", "\treturn p, errUndefined\n")
+	lines := strings.Split(string(mustRead(t, genFile)), "\n")
+	retLine := 0
+	for i, l := range lines {
+		if l == "\treturn p, errUndefined" {
+			retLine = i + 1
+		}
+	}
+
+	out, err := goCmd(t, mod, "build", "./full/...")
+	if err == nil {
+		t.Fatal("broken build succeeded")
+	}
+	want := []string{
+		`full/full.persona.yaml:20:\d+: .*AccountForSender`, // loader signature changed: at the loader
+		`full/full.persona.yaml:25:\d+: .*AccountForSender`,
+		`full/full.persona.yaml:13:\d+: undefined: host.WebFetch`, // tool removed: at the tools entry
+		`full/full.persona.yaml:32:\d+: cannot use "Hello there"`,  // with field type changed: at the key
+		fmt.Sprintf(`full/out/%s:%d:\d+: undefined: errUndefined`, regexp.QuoteMeta(files[0].Name), retLine),
+	}
+	for _, w := range want {
+		if !regexp.MustCompile(`(?m)^` + w).MatchString(out) {
+			t.Errorf("go build output lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func edit(t *testing.T, path, old, new string) {
+	t.Helper()
+	b := mustRead(t, path)
+	if !strings.Contains(string(b), old) {
+		t.Fatalf("%s does not contain %q", path, old)
+	}
+	writeFile(t, path, []byte(strings.Replace(string(b), old, new, 1)))
+}

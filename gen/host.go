@@ -1,0 +1,284 @@
+package gen
+
+import (
+	"context"
+	"fmt"
+	"go/types"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/tools/go/packages"
+
+	"github.com/personagen/personagen/spec"
+)
+
+// Host is the type information of the Go packages specs reference, loaded
+// once by LoadHost and read (never modified) by Emit. One Host serves any
+// number of Emit calls, also for specs other than those it was loaded for:
+// a reference to a package it lacks is reported as not loaded.
+type Host struct {
+	pkgs map[string]*packages.Package
+
+	ctxType    types.Type       // context.Context
+	invPtr     types.Type       // *runtime.Invocation
+	resolver   *types.Interface // runtime.Resolver
+	tool       *types.Interface // runtime.Tool
+	runtimeErr string           // why the runtime could not be loaded, if it could not
+}
+
+// Len returns how many packages were requested (host packages plus the
+// runtime and context).
+func (h *Host) Len() int { return len(h.pkgs) }
+
+// HostPackages returns the import paths the specs reference (env, qualified
+// loaders, serializer funcs, tools, use resolvers), sorted and unique.
+func HostPackages(specs []*spec.Persona) []string {
+	set := make(map[string]bool)
+	add := func(r spec.GoRef) {
+		if r.Path != "" {
+			set[r.Path] = true
+		}
+	}
+	for _, p := range specs {
+		if p.Env != nil {
+			add(*p.Env)
+		}
+		for _, t := range p.Tools {
+			add(t)
+		}
+		for _, chain := range [][]spec.Resolver{p.MessageResolvers, p.ResponsibilityResolvers} {
+			for _, r := range chain {
+				switch {
+				case r.LoadRecord != nil:
+					add(r.LoadRecord.Loader)
+					if s := r.LoadRecord.Serialize; s != nil && s.Func != nil {
+						add(*s.Func)
+					}
+				case r.Use != nil:
+					add(r.Use.Resolver)
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// LoadHost loads, in one go/packages call run from dir (the output
+// directory, or its nearest existing parent; "" for the working
+// directory), the packages the specs reference together with the runtime
+// and context, for their types only (export data, no syntax). A package
+// that does not exist or does not type-check is not an error here: Emit
+// reports it at every spec position that references it. LoadHost fails
+// only when the go command itself fails (no go.mod, ctx cancelled).
+func LoadHost(ctx context.Context, dir string, specs []*spec.Persona) (*Host, error) {
+	return LoadPackages(ctx, dir, HostPackages(specs))
+}
+
+// LoadPackages is LoadHost for an explicit list of import paths.
+func LoadPackages(ctx context.Context, dir string, paths []string) (*Host, error) {
+	want := append([]string{"context", RuntimePath}, paths...)
+	slices.Sort(want)
+	want = slices.Compact(want)
+	cfg := &packages.Config{
+		Context: ctx,
+		Mode:    packages.NeedName | packages.NeedTypes,
+		Dir:     existingDir(dir),
+	}
+	pkgs, err := packages.Load(cfg, want...)
+	if err != nil {
+		return nil, fmt.Errorf("load host packages: %w", err)
+	}
+	h := &Host{pkgs: make(map[string]*packages.Package, len(pkgs))}
+	for _, p := range pkgs {
+		h.pkgs[p.PkgPath] = p
+	}
+	h.initRuntime()
+	return h, nil
+}
+
+func (h *Host) initRuntime() {
+	rt, msg := h.pkg(RuntimePath)
+	if rt == nil {
+		h.runtimeErr = msg
+		return
+	}
+	cp, msg := h.pkg("context")
+	if cp == nil {
+		h.runtimeErr = msg
+		return
+	}
+	iface := func(p *types.Package, name string) *types.Interface {
+		if tn, ok := p.Scope().Lookup(name).(*types.TypeName); ok {
+			if it, ok := tn.Type().Underlying().(*types.Interface); ok {
+				return it
+			}
+		}
+		return nil
+	}
+	h.resolver = iface(rt, "Resolver")
+	h.tool = iface(rt, "Tool")
+	if tn, ok := cp.Scope().Lookup("Context").(*types.TypeName); ok {
+		h.ctxType = tn.Type()
+	}
+	if tn, ok := rt.Scope().Lookup("Invocation").(*types.TypeName); ok {
+		h.invPtr = types.NewPointer(tn.Type())
+	}
+	if h.resolver == nil || h.tool == nil || h.ctxType == nil || h.invPtr == nil {
+		h.runtimeErr = "package " + RuntimePath + " lacks Resolver, Tool or Invocation (incompatible runtime version?)"
+	}
+}
+
+// existingDir returns dir or its nearest existing parent ("" stays "").
+func existingDir(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	d := filepath.Clean(dir)
+	for {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+}
+
+// pkg returns the loaded package at path, or nil and why it is unusable.
+func (h *Host) pkg(path string) (*types.Package, string) {
+	if h == nil {
+		return nil, "package " + path + " was not loaded (no host type information)"
+	}
+	p, ok := h.pkgs[path]
+	if !ok {
+		return nil, "package " + path + " was not loaded"
+	}
+	if len(p.Errors) > 0 || p.Types == nil {
+		msg := "cannot load package " + path
+		if len(p.Errors) > 0 {
+			msg += ": " + firstLine(p.Errors[0].Msg)
+		}
+		return nil, msg
+	}
+	return p.Types, ""
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// lookup returns the package-level object ref names, or why it cannot.
+func (h *Host) lookup(ref spec.GoRef) (types.Object, string) {
+	p, msg := h.pkg(ref.Path)
+	if p == nil {
+		return nil, msg
+	}
+	obj := p.Scope().Lookup(ref.Name)
+	if obj == nil || !obj.Exported() {
+		return nil, fmt.Sprintf("package %s has no exported %s", ref.Path, ref.Name)
+	}
+	return obj, ""
+}
+
+// lookupType returns the named type ref names.
+func (h *Host) lookupType(ref spec.GoRef) (*types.TypeName, string) {
+	obj, msg := h.lookup(ref)
+	if obj == nil {
+		return nil, msg
+	}
+	tn, ok := obj.(*types.TypeName)
+	if !ok {
+		return nil, fmt.Sprintf("%s is a %s, not a type", ref, objKind(obj))
+	}
+	if named, ok := tn.Type().(*types.Named); ok && named.TypeParams().Len() > 0 {
+		return nil, fmt.Sprintf("%s is a generic type; name a non-generic type", ref)
+	}
+	return tn, ""
+}
+
+func objKind(obj types.Object) string {
+	switch obj.(type) {
+	case *types.Func:
+		return "function"
+	case *types.Var:
+		return "variable"
+	case *types.Const:
+		return "constant"
+	case *types.TypeName:
+		return "type"
+	}
+	return "declaration"
+}
+
+// qualifier prints types with package names, not import paths.
+func qualifier(p *types.Package) string { return p.Name() }
+
+func typeString(t types.Type) string { return types.TypeString(t, qualifier) }
+
+var errorType = types.Universe.Lookup("error").Type()
+
+// wantLoader is the loader signature, as messages show it.
+const wantLoader = "func(context.Context, *runtime.Invocation) ([]T, error)"
+
+// loaderRecord checks sig against wantLoader and returns T.
+func (h *Host) loaderRecord(sig *types.Signature) (types.Type, bool) {
+	if sig.TypeParams().Len() > 0 || sig.Variadic() || sig.Params().Len() != 2 || sig.Results().Len() != 2 {
+		return nil, false
+	}
+	if !types.Identical(sig.Params().At(0).Type(), h.ctxType) || !types.Identical(sig.Params().At(1).Type(), h.invPtr) {
+		return nil, false
+	}
+	sl, ok := sig.Results().At(0).Type().Underlying().(*types.Slice)
+	if !ok || !types.Identical(sig.Results().At(1).Type(), errorType) {
+		return nil, false
+	}
+	if _, named := sig.Results().At(0).Type().(*types.Named); named {
+		return nil, false // a named slice type does not unify with []T
+	}
+	return sl.Elem(), true
+}
+
+// serializerResult classifies a serializer's results: string alone
+// (plain=true) or (string, error); ok=false for anything else.
+func serializerResult(sig *types.Signature) (plain, ok bool) {
+	r := sig.Results()
+	isString := func(t types.Type) bool {
+		b, ok := t.(*types.Basic)
+		return ok && b.Kind() == types.String
+	}
+	switch {
+	case r.Len() == 1 && isString(r.At(0).Type()):
+		return true, true
+	case r.Len() == 2 && isString(r.At(0).Type()) && types.Identical(r.At(1).Type(), errorType):
+		return false, true
+	}
+	return false, false
+}
+
+func (h *Host) implements(t types.Type, iface *types.Interface) bool {
+	return types.Implements(t, iface)
+}
+
+// missingMethod names what keeps t from implementing iface.
+func missingMethod(t types.Type, iface *types.Interface) string {
+	m, wrong := types.MissingMethod(t, iface, true)
+	if m == nil {
+		return ""
+	}
+	if wrong {
+		return fmt.Sprintf("method %s has the wrong signature (want %s)", m.Name(), typeString(m.Type()))
+	}
+	return fmt.Sprintf("missing method %s", m.Name())
+}

@@ -1,0 +1,149 @@
+// Package host is the fixture host package generator tests compile
+// generated code against (copied into a scratch module as
+// example.com/fixture/host). It holds one of everything a spec can name:
+// an env type with loaders, record types with serializer methods,
+// serializer funcs, tools and use resolvers with fields of many types.
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/personagen/personagen/runtime"
+)
+
+// Env is the host dependency a spec's env names.
+type Env struct {
+	Accounts map[string]Account
+}
+
+// Account is a record type with a value-receiver serializer.
+type Account struct {
+	Email string
+	Plan  string
+}
+
+// LLMText renders the account for the model.
+func (a Account) LLMText() string { return "Account " + a.Email + " on plan " + a.Plan }
+
+// Render renders the account and may fail.
+func (a Account) Render() (string, error) { return "account:" + a.Email, nil }
+
+// Order is a record type whose serializer has a pointer receiver.
+type Order struct {
+	ID    int
+	Total float64
+}
+
+// Summary renders the order.
+func (o *Order) Summary() string { return fmt.Sprintf("order %d: %.2f", o.ID, o.Total) }
+
+// AccountForSender loads the sender's account.
+func (e *Env) AccountForSender(ctx context.Context, inv *runtime.Invocation) ([]Account, error) {
+	if inv.Inbound == nil {
+		return nil, nil
+	}
+	if a, ok := e.Accounts[inv.Inbound.From]; ok {
+		return []Account{a}, nil
+	}
+	return nil, nil
+}
+
+// RecentOrders loads orders as pointers.
+func (e *Env) RecentOrders(ctx context.Context, inv *runtime.Invocation) ([]*Order, error) {
+	return []*Order{{ID: 1, Total: 9.5}}, nil
+}
+
+// WrongArgs has a loader-like name but the wrong parameters.
+func (e *Env) WrongArgs(ctx context.Context, email string) ([]Account, error) { return nil, nil }
+
+// Orders is a package-level loader.
+func Orders(ctx context.Context, inv *runtime.Invocation) ([]Order, error) {
+	return []Order{{ID: 7, Total: 12}}, nil
+}
+
+// Notes is a package-level loader of plain strings.
+func Notes(ctx context.Context, inv *runtime.Invocation) ([]string, error) {
+	return []string{"note one", "note two"}, nil
+}
+
+// NotALoader has a non-slice result.
+func NotALoader(ctx context.Context, inv *runtime.Invocation) (string, error) { return "", nil }
+
+// OrderText is a serializer func.
+func OrderText(o Order) (string, error) { return fmt.Sprintf("#%d", o.ID), nil }
+
+// OrderLine is a serializer func without an error result.
+func OrderLine(o Order) string { return fmt.Sprintf("order #%d", o.ID) }
+
+// NoteText serializes notes.
+func NoteText(s string) (string, error) { return "- " + s, nil }
+
+// tool is a minimal runtime.Tool.
+type tool struct{ name, desc string }
+
+func (t tool) Name() string                 { return t.name }
+func (t tool) Description() string          { return t.desc }
+func (t tool) InputSchema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+
+// WebFetch and SendEmail are tools.
+var (
+	WebFetch  runtime.Tool = tool{"web_fetch", "Fetch a web page."}
+	SendEmail              = tool{"send_email", "Send an email."}
+)
+
+// NotATool is a variable that does not implement runtime.Tool.
+var NotATool = 42
+
+// Tier is a named string type.
+type Tier string
+
+// Limits is a nested struct used in `with`.
+type Limits struct {
+	MaxItems int           `yaml:"max_items"`
+	Window   time.Duration `json:"window"`
+	Labels   []string
+}
+
+// CustomerContext is a use resolver with fields of many types.
+type CustomerContext struct {
+	Tier     Tier              `yaml:"tier"`
+	Greeting string            `yaml:"greeting"`
+	Priority int8              `yaml:"priority"`
+	Weight   float64           `yaml:"weight"`
+	Verbose  bool              `yaml:"verbose"`
+	Tags     []string          `yaml:"tags"`
+	Limits   Limits            `yaml:"limits"`
+	Backup   *Limits           `yaml:"backup"`
+	Extra    map[string]string `yaml:"extra"`
+	MaxAge   *int              `yaml:"max_age"`
+	Meta     any               `yaml:"meta"`
+	Steps    []Limits          `yaml:"steps"`
+	secret   string
+}
+
+// Resolve adds one system message describing the configuration.
+func (c *CustomerContext) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+	return append(dst, runtime.SystemMessage(fmt.Sprintf("Customer tier: %s", c.Tier))), nil
+}
+
+// ValueResolver implements runtime.Resolver with a value receiver.
+type ValueResolver struct{ Text string }
+
+// Resolve adds Text as a system message.
+func (v ValueResolver) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+	return append(dst, runtime.SystemMessage(v.Text)), nil
+}
+
+// NotAResolver is a struct without Resolve.
+type NotAResolver struct{ X int }
+
+// Named is a non-struct resolver type.
+type Named string
+
+// Resolve adds the string.
+func (n *Named) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+	return dst, nil
+}
