@@ -378,7 +378,7 @@ type dsnConnector struct {
 }
 
 func (c dsnConnector) Connect(context.Context) (driver.Conn, error) { return c.d.Open(c.dsn) }
-func (c dsnConnector) Driver() driver.Driver                      { return c.d }
+func (c dsnConnector) Driver() driver.Driver                        { return c.d }
 
 // countingStore opens a second Store on s's database whose statements are counted.
 func countingStore(t testing.TB, s *Store, dsn string) (*Store, *atomic.Int64) {
