@@ -167,7 +167,7 @@ func TestRecordRoundConcurrentRetriesLeaveExactlyOneCopy(t *testing.T) {
 func TestRecordRoundClipsAHugeResult(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		r := testRound(messageSource(t, s, "t"), "run-1", 0, 2)
-		r.Results[0].Content = strings.Repeat("a", 1<<20)                // 1 MB of ASCII
+		r.Results[0].Content = strings.Repeat("a", 1<<20)                    // 1 MB of ASCII
 		r.Results[1].Content = strings.Repeat(fourByte, 1<<20/len(fourByte)) // 1 MB of mostly 4-byte characters
 		r.Calls[1].Input = json.RawMessage(`{"q":"` + strings.Repeat("😀", 20000) + `"}`)
 		if _, err := s.RecordRound(context.Background(), r); err != nil {

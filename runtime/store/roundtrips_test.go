@@ -1,0 +1,111 @@
+package store
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"sync/atomic"
+)
+
+// tripConnector wraps a driver.Connector and counts the calls that reach the server: each
+// BEGIN, COMMIT, ROLLBACK, statement execution, query, prepare and ping is one round trip. A
+// call the driver declines with driver.ErrSkip (database/sql then prepares instead) is not
+// counted; the prepare and statement execution that replace it are.
+type tripConnector struct {
+	driver.Connector
+	trips *atomic.Int64
+}
+
+func (c tripConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &tripConn{Conn: conn, trips: c.trips}, nil
+}
+
+type tripConn struct {
+	driver.Conn
+	trips *atomic.Int64
+}
+
+func (c *tripConn) count(err error) error {
+	if !errors.Is(err, driver.ErrSkip) {
+		c.trips.Add(1)
+	}
+	return err
+}
+
+func (c *tripConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	tx, err := c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
+	if c.count(err) != nil {
+		return nil, err
+	}
+	return tripTx{Tx: tx, trips: c.trips}, nil
+}
+
+func (c *tripConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	st, err := c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+	if c.count(err) != nil {
+		return nil, err
+	}
+	return tripStmt{Stmt: st, trips: c.trips}, nil
+}
+
+func (c *tripConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	r, err := c.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
+	return r, c.count(err)
+}
+
+func (c *tripConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	r, err := c.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
+	return r, c.count(err)
+}
+
+func (c *tripConn) Ping(ctx context.Context) error {
+	return c.count(c.Conn.(driver.Pinger).Ping(ctx))
+}
+
+func (c *tripConn) ResetSession(ctx context.Context) error {
+	if r, ok := c.Conn.(driver.SessionResetter); ok {
+		return r.ResetSession(ctx)
+	}
+	return nil
+}
+
+func (c *tripConn) IsValid() bool {
+	if v, ok := c.Conn.(driver.Validator); ok {
+		return v.IsValid()
+	}
+	return true
+}
+
+func (c *tripConn) CheckNamedValue(nv *driver.NamedValue) error {
+	if ch, ok := c.Conn.(driver.NamedValueChecker); ok {
+		return ch.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
+}
+
+type tripTx struct {
+	driver.Tx
+	trips *atomic.Int64
+}
+
+func (t tripTx) Commit() error   { t.trips.Add(1); return t.Tx.Commit() }
+func (t tripTx) Rollback() error { t.trips.Add(1); return t.Tx.Rollback() }
+
+type tripStmt struct {
+	driver.Stmt
+	trips *atomic.Int64
+}
+
+func (s tripStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	s.trips.Add(1)
+	return s.Stmt.(driver.StmtExecContext).ExecContext(ctx, args)
+}
+
+func (s tripStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	s.trips.Add(1)
+	return s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
+}
