@@ -57,11 +57,13 @@ func TestBuildErrorsNameTheSpec(t *testing.T) {
 	if err == nil {
 		t.Fatal("broken build succeeded")
 	}
+	specText := string(mustRead(t, filepath.Join(mod, "full", "full.persona.yaml")))
+	at := func(needle string, nth int) int { return lineOf(t, specText, needle, nth) }
 	want := []string{
-		`full/full.persona.yaml:20:\d+: .*AccountForSender`, // loader signature changed: at the loader
-		`full/full.persona.yaml:25:\d+: .*AccountForSender`,
-		`full/full.persona.yaml:13:\d+: undefined: host.WebFetch`, // tool removed: at the tools entry
-		`full/full.persona.yaml:32:\d+: cannot use "Hello there"`,  // with field type changed: at the key
+		fmt.Sprintf(`full/full.persona.yaml:%d:\d+: .*AccountForSender`, at("loader: AccountForSender", 0)), // loader signature changed: at the loader
+		fmt.Sprintf(`full/full.persona.yaml:%d:\d+: .*AccountForSender`, at("loader: AccountForSender", 1)),
+		fmt.Sprintf(`full/full.persona.yaml:%d:\d+: undefined: host.WebFetch`, at("host.WebFetch", 0)), // tool removed: at the tools entry
+		fmt.Sprintf(`full/full.persona.yaml:%d:\d+: cannot use "Hello there"`, at("Greeting:", 0)),     // with field type changed: at the key
 		fmt.Sprintf(`full/out/%s:%d:\d+: undefined: errUndefined`, regexp.QuoteMeta(files[0].Name), retLine),
 	}
 	for _, w := range want {
@@ -87,4 +89,19 @@ func edit(t *testing.T, path, old, new string) {
 		t.Fatalf("%s does not contain %q", path, old)
 	}
 	writeFile(t, path, []byte(strings.Replace(string(b), old, new, 1)))
+}
+
+// lineOf returns the 1-based line of the nth (from 0) line containing needle.
+func lineOf(t *testing.T, text, needle string, nth int) int {
+	t.Helper()
+	for i, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, needle) {
+			if nth == 0 {
+				return i + 1
+			}
+			nth--
+		}
+	}
+	t.Fatalf("no line contains %q", needle)
+	return 0
 }

@@ -17,7 +17,7 @@ import (
 
 // locals are the identifiers generated constructors declare; an imported
 // package whose name equals one of them is imported under another name.
-var locals = map[string]bool{"env": true, "opts": true, "p": true, "inv": true, "r": true}
+var locals = map[string]bool{"env": true, "opts": true, "p": true, "inv": true, "r": true, "ctx": true, "dst": true, "path": true, "files": true}
 
 // fileGen writes the file of one spec.
 type fileGen struct {
@@ -338,16 +338,12 @@ func (g *fileGen) resolver(r spec.Resolver, id string) jen.Code {
 		return g.loadRecord(r.LoadRecord)
 	case r.LoadTranscript != nil:
 		lt := r.LoadTranscript
-		var items []jen.Code
-		if lt.Path.IsStatic() {
-			path := staticText(lt.Path)
-			g.checkFile(lt.Path.Raw.Pos, "load_transcript", path, true)
-			items = append(items, field("Path", jen.Lit(path)))
-		} else {
-			items = append(items, field("PathFunc", g.template(lt.Path, id+"Path")))
+		if !lt.Path.IsStatic() {
+			return g.computedTranscript(lt.Path, id)
 		}
-		items = append(items, g.filesField())
-		return jen.Op("&").Qual(TranscriptPath, "Load").Values(items...)
+		path := staticText(lt.Path)
+		g.checkFile(lt.Path.Raw.Pos, "load_transcript", path, true)
+		return jen.Op("&").Qual(TranscriptPath, "Load").Values(field("Path", jen.Lit(path)), g.filesField())
 	case r.ThreadHistory != nil:
 		th := r.ThreadHistory
 		items := []jen.Code{field("Source", jen.Id("opts").Dot("History"))}

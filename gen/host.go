@@ -163,9 +163,16 @@ func (h *Host) pkg(path string) (*types.Package, string) {
 		return nil, "package " + path + " was not loaded"
 	}
 	if len(p.Errors) > 0 || p.Types == nil {
-		msg := "cannot load package " + path
+		for _, e := range p.Errors {
+			if e.Kind == packages.ListError {
+				// The go command's text names proxies and modules and
+				// varies with the network; the fact is stable.
+				return nil, "cannot find package " + path + " from the output directory's module (go get it, or fix the import path)"
+			}
+		}
+		msg := "package " + path + " does not compile"
 		if len(p.Errors) > 0 {
-			msg += ": " + firstLine(p.Errors[0].Msg)
+			msg += ": " + firstLine(p.Errors[0].Error())
 		}
 		return nil, msg
 	}

@@ -4,10 +4,13 @@
 package out
 
 import (
+	"context"
 	"errors"
 	"example.com/fixture/host"
 	"fmt"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/transcript"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -17,7 +20,7 @@ const _ = runtime.RuntimeVersion1
 // NewFullAgent builds the full-agent persona from full/full.persona.yaml.
 // Exercises every resolver kind against the fixture host.
 // It returns an error when env is nil, or when opts.History is nil (the spec uses thread_history or thread_summary; the error wraps runtime.ErrNoHistorySource).
-func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host.Env /*line full/out/full_agent.go:20:107*/, opts runtime.Options) (*runtime.Persona, error) {
+func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host.Env /*line full/out/full_agent.go:23:107*/, opts runtime.Options) (*runtime.Persona, error) {
 	if env == nil {
 		return nil, errors.New("NewFullAgent: env is nil")
 	}
@@ -47,8 +50,8 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host.Env /*line full/
 			},
 		},
 		Tools: []runtime.Tool{
-			/*line full/full.persona.yaml:13:4*/ host.WebFetch, /*line full/out/full_agent.go:50:93*/
-			/*line full/full.persona.yaml:14:4*/ host.SendEmail, /*line full/out/full_agent.go:51:94*/
+			/*line full/full.persona.yaml:13:4*/ host.WebFetch, /*line full/out/full_agent.go:53:93*/
+			/*line full/full.persona.yaml:14:4*/ host.SendEmail, /*line full/out/full_agent.go:54:94*/
 		},
 		Responsibilities: []runtime.Responsibility{
 			{Name: "daily-digest", Schedule: "0 8 * * *", Timezone: "Europe/Berlin", Enabled: true},
@@ -79,108 +82,118 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host.Env /*line full/
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:20:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:20:26*/, env.AccountForSender /*line full/out/full_agent.go:82:153*/, func(r host.Account) (string, error) {
-				return /*line full/full.persona.yaml:20:64*/ r.LLMText() /*line full/out/full_agent.go:83:99*/, nil
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:20:26*/, env.AccountForSender /*line full/out/full_agent.go:85:153*/, func(r host.Account) (string, error) {
+				return /*line full/full.persona.yaml:20:64*/ r.LLMText() /*line full/out/full_agent.go:86:99*/, nil
 			}),
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:21:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleUser /*line full/full.persona.yaml:21:26*/, env.RecentOrders /*line full/out/full_agent.go:89:147*/, func(r *host.Order) (string, error) {
-				return /*line full/full.persona.yaml:21:60*/ r.Summary() /*line full/out/full_agent.go:90:99*/, nil
+			Resolver: runtime.NewLoadRecord(runtime.RoleUser /*line full/full.persona.yaml:21:26*/, env.RecentOrders /*line full/out/full_agent.go:92:147*/, func(r *host.Order) (string, error) {
+				return /*line full/full.persona.yaml:21:60*/ r.Summary() /*line full/out/full_agent.go:93:99*/, nil
 			}),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:22:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:22:26*/, host.Orders /*line full/out/full_agent.go:96:144*/ /*line full/full.persona.yaml:22:77*/, host.OrderText /*line full/out/full_agent.go:96:237*/),
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:22:26*/, host.Orders /*line full/out/full_agent.go:99:144*/ /*line full/full.persona.yaml:22:77*/, host.OrderText /*line full/out/full_agent.go:99:237*/),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:23:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:23:26*/, host.Orders /*line full/out/full_agent.go:101:145*/, runtime.Method( /*line full/full.persona.yaml:23:77*/ host.OrderLine /*line full/out/full_agent.go:101:255*/)),
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:23:26*/, host.Orders /*line full/out/full_agent.go:104:145*/, runtime.Method( /*line full/full.persona.yaml:23:77*/ host.OrderLine /*line full/out/full_agent.go:104:255*/)),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:24:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:24:26*/, host.Notes /*line full/out/full_agent.go:106:144*/, nil),
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:24:26*/, host.Notes /*line full/out/full_agent.go:109:144*/, nil),
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:25:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:25:26*/, env.AccountForSender /*line full/out/full_agent.go:111:154*/, func(r host.Account) (string, error) {
-				return /*line full/full.persona.yaml:25:64*/ r.Render() /*line full/out/full_agent.go:112:99*/
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:25:26*/, env.AccountForSender /*line full/out/full_agent.go:114:154*/, func(r host.Account) (string, error) {
+				return /*line full/full.persona.yaml:25:64*/ r.Render() /*line full/out/full_agent.go:115:99*/
 			}),
 		},
 		runtime.Step{
-			Kind:     "thread_summary",
+			Kind:     "load_transcript",
 			Pos:      "full/full.persona.yaml:26:5",
+			Resolver: &transcript.Load{Path: "prompts/few-shot.chat", Files: opts.Files},
+		},
+		runtime.Step{
+			Kind:     "load_transcript",
+			Pos:      "full/full.persona.yaml:27:5",
+			Resolver: fullAgentMessage12Transcript(opts.Files),
+		},
+		runtime.Step{
+			Kind:     "thread_summary",
+			Pos:      "full/full.persona.yaml:28:5",
 			Resolver: &runtime.ThreadSummary{Source: opts.History},
 		},
 		runtime.Step{
 			Kind:     "thread_history",
-			Pos:      "full/full.persona.yaml:27:5",
+			Pos:      "full/full.persona.yaml:29:5",
 			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: 20, SkipToolCalls: true, ReplayResultLimit: 2000},
 		},
 		runtime.Step{
 			Kind: "use",
-			Pos:  "full/full.persona.yaml:28:5",
-			Resolver: & /*line full/full.persona.yaml:29:16*/ host.CustomerContext /*line full/out/full_agent.go:128:114*/ {
-				/*line full/full.persona.yaml:31:8*/ Tier: "gold", /*line full/out/full_agent.go:129:94*/
-				/*line full/full.persona.yaml:32:8*/ Greeting: "Hello there", /*line full/out/full_agent.go:130:106*/
-				/*line full/full.persona.yaml:33:8*/ Priority: -3, /*line full/out/full_agent.go:131:94*/
-				/*line full/full.persona.yaml:34:8*/ Weight: 2, /*line full/out/full_agent.go:132:91*/
-				/*line full/full.persona.yaml:35:8*/ Verbose: true, /*line full/out/full_agent.go:133:95*/
-				/*line full/full.persona.yaml:36:8*/ Tags: []string{
-					/*line full/full.persona.yaml:36:15*/ "vip", /*line full/out/full_agent.go:135:89*/
-					/*line full/full.persona.yaml:36:20*/ "early adopter", /*line full/out/full_agent.go:136:99*/
-				}, /*line full/out/full_agent.go:137:46*/
-				/*line full/full.persona.yaml:37:8*/ Limits: host.Limits{
-					/*line full/full.persona.yaml:37:17*/ MaxItems: 5, /*line full/out/full_agent.go:139:95*/
-					/*line full/full.persona.yaml:37:31*/ Window: time.Duration(90000000000), /*line full/out/full_agent.go:140:119*/
-					/*line full/full.persona.yaml:37:44*/ Labels: []string{
-						/*line full/full.persona.yaml:37:53*/ "a", /*line full/out/full_agent.go:142:88*/
-						/*line full/full.persona.yaml:37:56*/ "b", /*line full/out/full_agent.go:143:88*/
-					}, /*line full/out/full_agent.go:144:47*/
-				}, /*line full/out/full_agent.go:145:46*/
-				/*line full/full.persona.yaml:38:8*/ Backup: &host.Limits{
-					/*line full/full.persona.yaml:38:17*/ MaxItems: 1, /*line full/out/full_agent.go:147:95*/
-				}, /*line full/out/full_agent.go:148:46*/
-				/*line full/full.persona.yaml:39:8*/ Extra: map[string]string{
-					/*line full/full.persona.yaml:39:16*/ "region": "eu", /*line full/out/full_agent.go:150:98*/
-				}, /*line full/out/full_agent.go:151:46*/
-				/*line full/full.persona.yaml:40:8*/ MaxAge: new(int(30)), /*line full/out/full_agent.go:152:103*/
-				/*line full/full.persona.yaml:41:8*/ Meta: map[string]any{
+			Pos:  "full/full.persona.yaml:30:5",
+			Resolver: & /*line full/full.persona.yaml:31:16*/ host.CustomerContext /*line full/out/full_agent.go:141:114*/ {
+				/*line full/full.persona.yaml:33:8*/ Tier: "gold", /*line full/out/full_agent.go:142:94*/
+				/*line full/full.persona.yaml:34:8*/ Greeting: "Hello there", /*line full/out/full_agent.go:143:106*/
+				/*line full/full.persona.yaml:35:8*/ Priority: -3, /*line full/out/full_agent.go:144:94*/
+				/*line full/full.persona.yaml:36:8*/ Weight: 2, /*line full/out/full_agent.go:145:91*/
+				/*line full/full.persona.yaml:37:8*/ Verbose: true, /*line full/out/full_agent.go:146:95*/
+				/*line full/full.persona.yaml:38:8*/ Tags: []string{
+					/*line full/full.persona.yaml:38:15*/ "vip", /*line full/out/full_agent.go:148:89*/
+					/*line full/full.persona.yaml:38:20*/ "early adopter", /*line full/out/full_agent.go:149:99*/
+				}, /*line full/out/full_agent.go:150:46*/
+				/*line full/full.persona.yaml:39:8*/ Limits: host.Limits{
+					/*line full/full.persona.yaml:39:17*/ MaxItems: 5, /*line full/out/full_agent.go:152:95*/
+					/*line full/full.persona.yaml:39:31*/ Window: time.Duration(90000000000), /*line full/out/full_agent.go:153:119*/
+					/*line full/full.persona.yaml:39:44*/ Labels: []string{
+						/*line full/full.persona.yaml:39:53*/ "a", /*line full/out/full_agent.go:155:88*/
+						/*line full/full.persona.yaml:39:56*/ "b", /*line full/out/full_agent.go:156:88*/
+					}, /*line full/out/full_agent.go:157:47*/
+				}, /*line full/out/full_agent.go:158:46*/
+				/*line full/full.persona.yaml:40:8*/ Backup: &host.Limits{
+					/*line full/full.persona.yaml:40:17*/ MaxItems: 1, /*line full/out/full_agent.go:160:95*/
+				}, /*line full/out/full_agent.go:161:46*/
+				/*line full/full.persona.yaml:41:8*/ Extra: map[string]string{
+					/*line full/full.persona.yaml:41:16*/ "region": "eu", /*line full/out/full_agent.go:163:98*/
+				}, /*line full/out/full_agent.go:164:46*/
+				/*line full/full.persona.yaml:42:8*/ MaxAge: new(int(30)), /*line full/out/full_agent.go:165:103*/
+				/*line full/full.persona.yaml:43:8*/ Meta: map[string]any{
 					"source": "crm",
 					"score":  0.5,
-				}, /*line full/out/full_agent.go:156:46*/
-				/*line full/full.persona.yaml:42:8*/ Steps: []host.Limits{
-					/*line full/full.persona.yaml:42:16*/ host.Limits{
-						/*line full/full.persona.yaml:42:17*/ MaxItems: 1, /*line full/out/full_agent.go:159:96*/
-					}, /*line full/out/full_agent.go:160:47*/
-					/*line full/full.persona.yaml:42:32*/ host.Limits{
-						/*line full/full.persona.yaml:42:33*/ MaxItems: 2, /*line full/out/full_agent.go:162:96*/
-					}, /*line full/out/full_agent.go:163:47*/
-				}, /*line full/out/full_agent.go:164:46*/
+				}, /*line full/out/full_agent.go:169:46*/
+				/*line full/full.persona.yaml:44:8*/ Steps: []host.Limits{
+					/*line full/full.persona.yaml:44:16*/ host.Limits{
+						/*line full/full.persona.yaml:44:17*/ MaxItems: 1, /*line full/out/full_agent.go:172:96*/
+					}, /*line full/out/full_agent.go:173:47*/
+					/*line full/full.persona.yaml:44:32*/ host.Limits{
+						/*line full/full.persona.yaml:44:33*/ MaxItems: 2, /*line full/out/full_agent.go:175:96*/
+					}, /*line full/out/full_agent.go:176:47*/
+				}, /*line full/out/full_agent.go:177:46*/
 			},
 		},
 		runtime.Step{
 			Kind: "use",
-			Pos:  "full/full.persona.yaml:43:5",
-			Resolver: & /*line full/full.persona.yaml:43:20*/ host.ValueResolver /*line full/out/full_agent.go:170:112*/ {
-				/*line full/full.persona.yaml:43:67*/ Text: "from a value receiver", /*line full/out/full_agent.go:171:113*/
+			Pos:  "full/full.persona.yaml:45:5",
+			Resolver: & /*line full/full.persona.yaml:45:20*/ host.ValueResolver /*line full/out/full_agent.go:183:112*/ {
+				/*line full/full.persona.yaml:45:67*/ Text: "from a value receiver", /*line full/out/full_agent.go:184:113*/
 			},
 		},
 	)
 	p.ResponsibilityChain = runtime.NewChain(
 		runtime.Step{
 			Kind:     "load_text",
-			Pos:      "full/full.persona.yaml:45:5",
+			Pos:      "full/full.persona.yaml:47:5",
 			Resolver: &runtime.LoadText{TextFunc: fullAgentResponsibility1Text},
 		},
 		runtime.Step{
 			Kind:     "thread_history",
-			Pos:      "full/full.persona.yaml:46:5",
+			Pos:      "full/full.persona.yaml:48:5",
 			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: runtime.NoLimit},
 		},
 	)
@@ -206,13 +219,35 @@ func fullAgentMessage3Text(inv *runtime.Invocation) (string, error) {
 	return "You are " + inv.Persona.Description + " Writing to " + inv.Inbound.From + " (to " + strings.Join(inv.Inbound.To, ", ") + ", cc " + strings.Join(inv.Inbound.Cc, ", ") + ") on " + runtime.FormatDate(inv.Inbound.Date) + " about \"" + inv.Inbound.Subject + "\".", nil
 }
 
-// fullAgentResponsibility1Text renders the template "Run {{ .Responsibility.Name }} ({{ .Responsibility.Schedule }}, {{ .Responsibility.Timezone }}) for {{ .Persona.Name }}; id {{ .CorrelationID }}." (full/full.persona.yaml:45:23).
+// fullAgentMessage12Path renders the template "personas/{{ .Persona.Name }}/examples.chat" (full/full.persona.yaml:27:29).
+func fullAgentMessage12Path(inv *runtime.Invocation) (string, error) {
+	if inv.Persona == nil {
+		return "", errors.New("template at full/full.persona.yaml:27:29: the invocation has no Persona")
+	}
+	return "personas/" + inv.Persona.Name + "/examples.chat", nil
+}
+
+// fullAgentMessage12Transcript returns the load_transcript resolver whose path fullAgentMessage12Path computes for each run.
+func fullAgentMessage12Transcript(files *runtime.Files) runtime.Resolver {
+	return runtime.ResolverFunc(func(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+		path, err := fullAgentMessage12Path(inv)
+		if err != nil {
+			return dst, fmt.Errorf("load_transcript: compute path: %w", err)
+		}
+		if !filepath.IsLocal(path) {
+			return dst, fmt.Errorf("load_transcript: %w: computed path %q must be relative and stay inside the root", runtime.ErrPathEscapes, path)
+		}
+		return (&transcript.Load{Path: path, Files: files}).Resolve(ctx, inv, dst)
+	})
+}
+
+// fullAgentResponsibility1Text renders the template "Run {{ .Responsibility.Name }} ({{ .Responsibility.Schedule }}, {{ .Responsibility.Timezone }}) for {{ .Persona.Name }}; id {{ .CorrelationID }}." (full/full.persona.yaml:47:23).
 func fullAgentResponsibility1Text(inv *runtime.Invocation) (string, error) {
 	if inv.Responsibility == nil {
-		return "", errors.New("template at full/full.persona.yaml:45:23: the invocation has no Responsibility (a reply run)")
+		return "", errors.New("template at full/full.persona.yaml:47:23: the invocation has no Responsibility (a reply run)")
 	}
 	if inv.Persona == nil {
-		return "", errors.New("template at full/full.persona.yaml:45:23: the invocation has no Persona")
+		return "", errors.New("template at full/full.persona.yaml:47:23: the invocation has no Persona")
 	}
 	return "Run " + inv.Responsibility.Name + " (" + inv.Responsibility.Schedule + ", " + inv.Responsibility.Timezone + ") for " + inv.Persona.Name + "; id " + inv.CorrelationID + ".", nil
 }
