@@ -11,7 +11,7 @@ import (
 )
 
 // ErrUnknownDSN is returned (wrapped) by Open when the DSN's form names neither MySQL nor SQLite.
-var ErrUnknownDSN = errors.New("store: DSN names no known database (want mysql://user:pass@tcp(host:3306)/db, user:pass@tcp(host:3306)/db, sqlite:path, file:path, path.db or :memory:)")
+var ErrUnknownDSN = errors.New("unknown DSN form (want mysql://user:pass@tcp(host:3306)/db, user:pass@tcp(host:3306)/db, sqlite:path, file:path, path.db or :memory:)")
 
 // sqliteBusyTimeout is how long a SQLite connection waits for another writer's lock before it
 // fails with SQLITE_BUSY, unless the DSN sets _busy_timeout itself.
@@ -54,7 +54,7 @@ func parseDSN(dsn string) (parsedDSN, error) {
 			return parseSQLiteDSN(dsn)
 		}
 	}
-	return parsedDSN{}, fmt.Errorf("store: DSN %q: %w", dsn, ErrUnknownDSN)
+	return parsedDSN{}, fmt.Errorf("store: %w: %q", ErrUnknownDSN, redactDSN(dsn))
 }
 
 // parseMySQLDSN parses a go-sql-driver DSN and forces the settings every query of the store
@@ -115,9 +115,14 @@ func parseSQLiteDSN(dsn string) (parsedDSN, error) {
 	return parsedDSN{dialect: DialectSQLite, sqlite: path + "?" + q.Encode(), memory: memory}, nil
 }
 
-// redactDSN hides the password of a go-sql-driver DSN ("user:secret@tcp…" → "user:***@tcp…")
-// so errors can quote the DSN.
+// redactDSN hides the password of a go-sql-driver DSN ("user:secret@tcp…" → "user:***@tcp…") or
+// of a URL ("scheme://user:secret@…" → "scheme://user:xxxxx@…") so errors can quote the DSN.
 func redactDSN(dsn string) string {
+	if strings.Contains(dsn, "://") {
+		if u, err := url.Parse(dsn); err == nil {
+			return u.Redacted()
+		}
+	}
 	at := strings.LastIndex(dsn, "@")
 	if at < 0 {
 		return dsn
