@@ -184,7 +184,7 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"", "user: hi", "user:\n\\user:\n```\nassistant:\n```\n", "assistant:\nfunction_call: {\"name\":\"a\",\"arguments\":{},\"id\":\"1\"}\n\nfunction_call_output: {\"id\":\"1\",\"content\":\"r\"}",
 		"system:\r\nhi\r\n", "user:\n\\\n\n\\\n", "user:\nx\npart: {\"type\":\"text\",\"text\":\"y\"}\n\xff\npart: {\"type\":\"image\",\"data\":\"AAE=\"}",
-		"~~~\nuser:", "tool: x", "function_call_output: {\"id\":\"1\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}]}",
+		"~~~\nuser:", "tool: x", "user:\npart: {\"type\":\"text\",\"text\":\"x\"}\n\xff\npart: {\"type\":\"text\",\"text\":\"\"}\n\xfe", "function_call_output: {\"id\":\"1\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}]}",
 	} {
 		f.Add(s)
 	}

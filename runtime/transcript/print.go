@@ -94,10 +94,14 @@ func printText(b *strings.Builder, text string) {
 	}
 	lines := strings.Split(text, "\n")
 	last := len(lines) - 1
+	var closers *closerIndex
 	for i := 0; i <= last; i++ {
 		line := lines[i]
 		if ch, n, ok := fenceOpen(line); ok {
-			if j := closingFence(lines, i, ch, n); j >= 0 {
+			if closers == nil {
+				closers = newCloserIndex(lines)
+			}
+			if j := closers.next(i, ch, n); j >= 0 {
 				for _, l := range lines[i : j+1] {
 					b.WriteString(l)
 					b.WriteByte('\n')
@@ -115,13 +119,59 @@ func printText(b *strings.Builder, text string) {
 	}
 }
 
-// closingFence returns the index of the first line after lines[open] that closes the fence
-// opened there with n characters ch, or -1 when none does.
-func closingFence(lines []string, open int, ch byte, n int) int {
-	for j := open + 1; j < len(lines); j++ {
-		if fenceClose(ch, n, lines[j]) {
+// closerIndex finds closing fences in linear total time: for each line it knows the longest
+// closing run of backticks and of tildes on any later line, so an opener that is never closed
+// costs O(1) instead of a scan to the end of the text.
+type closerIndex struct {
+	lines []string
+	// after[k][i] is the longest closer run of fence character k (0 '`', 1 '~') among
+	// lines[i+1:].
+	after [2][]int
+}
+
+func newCloserIndex(lines []string) *closerIndex {
+	c := &closerIndex{lines: lines}
+	for k, ch := range [2]byte{'`', '~'} {
+		after := make([]int, len(lines))
+		best := 0
+		for i := len(lines) - 1; i >= 0; i-- {
+			after[i] = best
+			if r := closerRun(ch, lines[i]); r > best {
+				best = r
+			}
+		}
+		c.after[k] = after
+	}
+	return c
+}
+
+// next returns the index of the first line after lines[open] that closes a fence of n
+// characters ch, or -1 when none does.
+func (c *closerIndex) next(open int, ch byte, n int) int {
+	k := 0
+	if ch == '~' {
+		k = 1
+	}
+	if c.after[k][open] < n {
+		return -1
+	}
+	for j := open + 1; j < len(c.lines); j++ {
+		if fenceClose(ch, n, c.lines[j]) {
 			return j
 		}
 	}
 	return -1
+}
+
+// closerRun returns the run length of ch when line could close a fence of ch (a run of at
+// least three ch followed only by blanks), else 0.
+func closerRun(ch byte, line string) int {
+	k := 0
+	for k < len(line) && line[k] == ch {
+		k++
+	}
+	if k < 3 || !isBlank(line[k:]) {
+		return 0
+	}
+	return k
 }

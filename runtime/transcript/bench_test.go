@@ -1,0 +1,53 @@
+package transcript
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/personagen/personagen/runtime"
+)
+
+// benchMessages is a 60-message conversation with tool rounds, the size of an assembled request.
+func benchMessages() []runtime.Message {
+	var msgs []runtime.Message
+	msgs = append(msgs, runtime.SystemMessage(strings.Repeat("You are a careful assistant.\n", 20)))
+	for i := range 15 {
+		id := string(rune('a'+i%26)) + "1"
+		msgs = append(msgs,
+			runtime.UserMessage("Question with a code block:\n```go\nuser: x\n```\nand a line user: y"),
+			runtime.AssistantMessage("Checking.", call(id, "search", `{"q":"x","limit":5}`)),
+			runtime.ToolMessage(id, strings.Repeat("result line\n", 10)),
+			runtime.AssistantMessage("Here is the answer.\n\nuser: escaped"),
+		)
+	}
+	return msgs
+}
+
+func BenchmarkPrint(b *testing.B) {
+	msgs := benchMessages()
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = Print(msgs)
+	}
+}
+
+func BenchmarkParse(b *testing.B) {
+	text := Print(benchMessages())
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(text); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPrintUnclosedFences pins that fence openers that are never closed cost linear time
+// (a naive scan to the end per opener is quadratic).
+func BenchmarkPrintUnclosedFences(b *testing.B) {
+	msgs := []runtime.Message{runtime.UserMessage(strings.Repeat("```a\n", 100_000))}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = Print(msgs)
+	}
+}
