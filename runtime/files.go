@@ -20,7 +20,8 @@ type Files struct {
 }
 
 // DirFiles opens dir as the root for relative paths. It returns an error when dir cannot be
-// opened as a directory. The Files keeps the directory open for the life of the process.
+// opened as a directory. The Files keeps the directory open until Close (hosts usually keep one
+// for the life of the process); it is safe for concurrent reads.
 func DirFiles(dir string) (*Files, error) {
 	r, err := os.OpenRoot(dir)
 	if err != nil {

@@ -231,3 +231,44 @@ func FuzzValidate(f *testing.F) {
 		_ = pe.Error()
 	})
 }
+
+// wellPaired builds a valid list from data: user and assistant turns, and rounds of up to 7
+// calls whose results come back in a data-chosen order, with ids reused across rounds.
+func wellPaired(data []byte) []Message {
+	var msgs []Message
+	for i, b := range data {
+		switch {
+		case b%3 == 0:
+			msgs = append(msgs, UserMessage("u"))
+		case b%3 == 1 && i > 0:
+			msgs = append(msgs, AssistantMessage("a"))
+		default:
+			n := int(b>>2)%7 + 1
+			ids := make([]string, n)
+			for k := range ids {
+				ids[k] = string(rune('a' + k))
+			}
+			msgs = append(msgs, calls(ids...))
+			for k := n - 1; k > 0; k-- { // a data-driven shuffle of the results
+				j := int(b>>5+byte(k)) % (k + 1)
+				ids[k], ids[j] = ids[j], ids[k]
+			}
+			for _, id := range ids {
+				msgs = append(msgs, result(id))
+			}
+		}
+	}
+	return msgs
+}
+
+func FuzzValidateAcceptsWellPairedLists(f *testing.F) {
+	for _, s := range []string{"", "\x00", "\x02\x05\xff", "\x00\x1a\x01\x9e"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		msgs := wellPaired(data)
+		if err := Validate(msgs); err != nil {
+			t.Fatalf("Validate(%d messages) = %v", len(msgs), err)
+		}
+	})
+}
