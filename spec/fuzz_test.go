@@ -4,9 +4,32 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
 	"testing"
 	"time"
 )
+
+// TestLoadHostileInputsFinishFast pins Load's bounds on inputs too large
+// to use as fuzz seeds (the fuzzer would spend its time minimizing them).
+func TestLoadHostileInputsFinishFast(t *testing.T) {
+	inputs := map[string]string{
+		"deep flow nesting":    "version: 1\nname: a\nmodel: {name: m, extra: {x: " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "}}\n",
+		"deep block nesting":   strings.Repeat("- ", 3000) + "x\n",
+		"unbalanced brackets":  strings.Repeat("[", 20000),
+		"long flat list":       "version: 1\nname: a\ntools: [" + strings.Repeat("example.com/a.B, ", 20000) + "]\n",
+		"wide alias expansion": "a: &a [" + strings.Repeat("x, ", 1000) + "]\nb: [" + strings.Repeat("*a, ", 1000) + "]\n",
+	}
+	for name, in := range inputs {
+		start := time.Now()
+		p, diags := Load("f", []byte(in))
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: Load took %v", name, d)
+		}
+		if p != nil || len(diags) == 0 {
+			t.Errorf("%s: want diagnostics, got persona %v", name, p != nil)
+		}
+	}
+}
 
 // FuzzLoad holds that no input makes Load panic or hang, and that Load
 // returns either a persona or diagnostics, every one positioned in the
@@ -16,8 +39,7 @@ func FuzzLoad(f *testing.F) {
 	seeds := []string{
 		"version: 1\nname: a\n",
 		"a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n",
-		"version: 1\nname: a\nmodel: {name: m, extra: {x: " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "}}\n",
-		strings.Repeat("- ", 3000) + "x\n",
+		"version: 1\nname: a\nmodel: {name: m, extra: {x: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}}\n",
 		"version: 1e999999\nname: a\nmodel: {name: m, max_tokens: 123456789012345678901234567890, temperature: -1e-400}\n",
 		"version: 0x7fffffffffffffff\nname: a\n",
 		"version: 1\nname: a\nmessage_resolvers: [{load_text: {text: \"{{{{{{ .Persona.Name }}}}}}\"}}]\n",
