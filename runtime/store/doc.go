@@ -1,3 +1,81 @@
-// Package store is personagen's SQL store: threads, their messages with attachment metadata,
-// responsibility runs, and the tool uses of every run, on MySQL/MariaDB or on an embedded SQLite.
+// Package store is personagen's SQL store (through github.com/jmoiron/sqlx): threads and their
+// messages with attachment metadata, responsibility runs, and the tool uses of every run, so an
+// agent remembers what it did (protege's ToolUse, seed 003). It implements the runtime's
+// HistorySource for history replay and compaction (history.go, compaction.go).
+//
+// # Databases
+//
+// MySQL 8 / MariaDB 10.5+ in production (github.com/go-sql-driver/mysql) and SQLite through the
+// pure-Go modernc.org/sqlite as the embedded default, with the same behaviour on both. Open
+// chooses the driver from the DSN's form and forces the settings the store relies on (see
+// Open); every SQL difference between the two lives in dialect.go. The schema is embedded SQL
+// per dialect (migrations/{mysql,sqlite}/NNNNN_name.sql) applied by github.com/pressly/goose/v3:
+// call Migrate, or run `personagen migrate -dsn DSN` (or with PERSONAGEN_DSN set).
+//
+// On MySQL every table is utf8mb4 with collation utf8mb4_bin, so 4-byte characters (emoji, CJK
+// extension B) round-trip byte for byte and identifiers compare exactly; times are DATETIME(6)
+// in UTC; key columns are NOT NULL; tool-use payloads are TEXT (65,535 bytes, enough for 16,000
+// characters of 4 bytes), bodies MEDIUMTEXT. The session runs in strict mode, so an over-long
+// value or a NULL in a NOT NULL column is an error, never a silent truncation. Keys are checked
+// for length in Go as well, so SQLite, which does not enforce VARCHAR sizes, rejects the same
+// values. Text must be valid UTF-8: messages with invalid UTF-8 are rejected (ErrInvalid);
+// tool-use payloads and run details, which the host rarely controls, have invalid bytes
+// replaced by U+FFFD.
+//
+// # Guarantees
+//
+//   - Order: a message's seq is its monotonic insertion key; a thread is read by seq, never by
+//     sent_at alone, so messages with equal sent_at keep the order they were appended in. sent_at
+//     round-trips to the microsecond, in UTC.
+//   - AppendMessage writes the thread row (if new), the message and its attachments in one
+//     transaction; a duplicate message id writes nothing (ErrDuplicateMessage).
+//   - DeleteThread removes a thread and everything recorded for it (tool uses, attachments,
+//     compactions, messages) in one transaction.
+//   - RecordRound stores a tool-calling round in one transaction with one multi-row INSERT (three
+//     round trips on MySQL: BEGIN, INSERT, COMMIT, against 2N+2 for a find-or-create per row): all
+//     rows or none; a count mismatch between calls and results is an error before anything is
+//     written; a re-record of identical rows writes nothing and says AlreadyStored; a re-record
+//     with different content keeps the stored rows and returns a *ConflictError (first write
+//     wins); concurrent recorders of one round leave exactly one copy, and lock races (MySQL
+//     deadlock 1213, lock wait timeout 1205, SQLite BUSY) are retried a bounded number of times
+//     rather than surfaced. Only a duplicate-key error, judged by the driver's error code, means
+//     "already stored": there is no INSERT IGNORE to hide truncation or NULL errors. Arguments
+//     and results go through the host's RedactFunc, then are clipped to StoredPayloadLimit
+//     (16,000) characters with runtime.Clip.
+//   - No model call inside a transaction: the store's transactions contain only SQL. RecordRound
+//     is entered after the round's tools ran and returns before the next model call; a host must
+//     keep it that way (and its RedactFunc must not do I/O), so no lock is ever held across a
+//     slow network call.
+//   - Reads are deterministic: the same rows give the same values in the same order.
+//
+// # Concurrency
+//
+// A Store is safe for concurrent use. On SQLite, Open begins every transaction IMMEDIATE (the
+// write lock is taken at BEGIN, so two writers never deadlock upgrading a read lock) and sets a
+// busy timeout so writers queue; a file database uses WAL so readers do not block the writer.
+// An in-memory SQLite database is private to its connection, so Open gives it a pool of one
+// connection: operations queue for it, and nothing else may hold that connection (do not keep a
+// transaction from DB open while calling the store).
+//
+// # Scale-out
+//
+// Every statement is keyed by a thread id or a round's source: messages and tool uses are read
+// and deleted by thread_id, rounds are written and compared by (source_type, source_id, run_id,
+// turn_index, position), runs by id. The store therefore runs unchanged on a MySQL-compatible
+// sharded database (Vitess, TiDB) sharded by thread id, with these points needing care:
+//
+//   - Auto-increment keys (messages.seq, tool_uses.seq, responsibility_runs.id) must stay
+//     increasing in insertion order within a thread, because replay orders by them. A Vitess
+//     sequence gives that; TiDB needs AUTO_ID_CACHE 1 on these tables (its default per-server id
+//     batches interleave out of order). Seqs are only ever compared within one thread.
+//   - messages.message_id is unique across all threads: on a sharded database that is a global
+//     unique index (a Vitess lookup vindex) or must be relaxed to unique per thread.
+//   - A round of a message source copies thread_id from the message in the same INSERT (a
+//     subquery), so the message and its tool uses must live on the same shard: shard tool_uses by
+//     thread_id as well. Responsibility-run rounds have no thread; shard them by source_id or keep
+//     them unsharded.
+//   - A transaction never spans two threads, so no cross-shard transaction is needed; DeleteThread
+//     and AppendMessage touch one thread each.
+//   - Migrations are plain DDL; apply them with the sharding system's schema tool (vtctl
+//     ApplySchema, TiDB online DDL) rather than goose when the system requires it.
 package store

@@ -237,11 +237,20 @@ func TestDeleteThreadLeavesNoneOfItsRows(t *testing.T) {
 			t.Fatal(err)
 		}
 
+		// A compaction row (table of migration 00002, the history feature's) per thread.
+		for _, thread := range []string{"doomed", "kept"} {
+			if _, err := s.DB().ExecContext(ctx, s.Dialect().rebind(`INSERT INTO compactions (thread_id, boundary_seq,
+				boundary_message_id, status, summary, claim_token, claimed_at) VALUES (?, 1, 'm', 'completed', 's', 'tok', ?)`),
+				thread, s.Dialect().timeArg(baseTime)); err != nil {
+				t.Fatalf("insert compaction: %v", err)
+			}
+		}
 		if err := s.DeleteThread(ctx, "doomed"); err != nil {
 			t.Fatalf("DeleteThread: %v", err)
 		}
 		for table, where := range map[string]string{
 			"threads":     "id = ?",
+			"compactions": "thread_id = ?",
 			"messages":    "thread_id = ?",
 			"tool_uses":   "thread_id = ?",
 			"attachments": "message_seq IN (SELECT seq FROM messages WHERE thread_id = ?)",
