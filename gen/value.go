@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agnivade/levenshtein"
 	"github.com/dave/jennifer/jen"
@@ -183,7 +184,7 @@ func (g *fileGen) literal(v spec.Value, t types.Type, what string) jen.Code {
 			g.errf(v.Pos, "%s: %v", what, err)
 			return jen.Nil()
 		}
-		return jen.Qual("time", "Duration").Call(jen.Lit(int(d)))
+		return durationCode(d)
 	}
 	switch u := t.Underlying().(type) {
 	case *types.Basic:
@@ -301,4 +302,19 @@ func intFits(n int64, k types.BasicKind) bool {
 		return n >= 0
 	}
 	return false
+}
+
+// durationCode writes d readably: a multiple of its largest exact unit
+// (4 * time.Hour, 90 * time.Second), or nanoseconds.
+func durationCode(d time.Duration) jen.Code {
+	units := []struct {
+		name string
+		d    time.Duration
+	}{{"Hour", time.Hour}, {"Minute", time.Minute}, {"Second", time.Second}, {"Millisecond", time.Millisecond}, {"Microsecond", time.Microsecond}}
+	for _, u := range units {
+		if d != 0 && d%u.d == 0 {
+			return jen.Lit(int(d/u.d)).Op("*").Qual("time", u.name)
+		}
+	}
+	return jen.Qual("time", "Duration").Call(jen.Lit(int(d)))
 }

@@ -150,7 +150,7 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host.Env /*line full/
 				}, /*line full/out/full_agent.go:150:46*/
 				/*line full/full.persona.yaml:39:8*/ Limits: host.Limits{
 					/*line full/full.persona.yaml:39:17*/ MaxItems: 5, /*line full/out/full_agent.go:152:95*/
-					/*line full/full.persona.yaml:39:31*/ Window: time.Duration(90000000000), /*line full/out/full_agent.go:153:119*/
+					/*line full/full.persona.yaml:39:31*/ Window: 90 * time.Second, /*line full/out/full_agent.go:153:109*/
 					/*line full/full.persona.yaml:39:44*/ Labels: []string{
 						/*line full/full.persona.yaml:39:53*/ "a", /*line full/out/full_agent.go:155:88*/
 						/*line full/full.persona.yaml:39:56*/ "b", /*line full/out/full_agent.go:156:88*/

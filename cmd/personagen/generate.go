@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"go/token"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/personagen/personagen/gen"
+	"github.com/personagen/personagen/spec"
+)
+
+func init() {
+	register(command{name: "generate", summary: "compile persona specs into a Go package", run: runGenerate})
+}
+
+// genArgs are the arguments generate and verify share.
+type genArgs struct {
+	out     string
+	pkg     string
+	root    string
+	verbose bool
+	paths   []string
+}
+
+func genFlags(name string, args []string, stderr io.Writer) (*genArgs, int, bool) {
+	fs := newFlagSet(name, "PATH...", stderr)
+	a := &genArgs{}
+	fs.StringVar(&a.out, "out", ".", "output `directory` of the generated package")
+	fs.StringVar(&a.pkg, "pkg", "", "package `name` of the output (default: the package already in -out, else the directory's name)")
+	fs.StringVar(&a.root, "root", ".", "`directory` that static load_file/load_transcript paths are checked against (the runtime.Files root the host will use)")
+	fs.BoolVar(&a.verbose, "v", false, "report how long package loading and emission took")
+	if code, ok := parseFlags(fs, args); !ok {
+		return nil, code, false
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintf(stderr, "personagen %s: no spec paths given\n", name)
+		fs.Usage()
+		return nil, exitUsage, false
+	}
+	a.paths = fs.Args()
+	if a.pkg == "" {
+		a.pkg = defaultPackage(a.out)
+	}
+	if !token.IsIdentifier(a.pkg) || token.IsKeyword(a.pkg) {
+		fmt.Fprintf(stderr, "personagen %s: package name %q is not a Go identifier; set -pkg\n", name, a.pkg)
+		return nil, exitUsage, false
+	}
+	return a, 0, true
+}
+
+// defaultPackage is the package name of a non-test Go file already in dir,
+// else dir's base name made into an identifier (lower case, letters and
+// digits only).
+func defaultPackage(dir string) string {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		if name := packageClause(filepath.Join(dir, n)); name != "" {
+			return name
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, r := range strings.ToLower(filepath.Base(abs)) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' && b.Len() > 0 {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// packageClause returns the package name a Go file declares ("" if none
+// found in its first lines).
+func packageClause(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "package "); ok {
+			return strings.TrimSpace(name)
+		}
+	}
+	return ""
+}
+
+// moduleRoot returns the directory holding the go.mod that governs dir (dir
+// need not exist), or "" when there is none.
+func moduleRoot(dir string) string {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for {
+		if st, err := os.Stat(filepath.Join(d, "go.mod")); err == nil && !st.IsDir() {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+}
+
+// generateFiles loads the specs and generates their files, printing
+// diagnostics as file:line:col: message lines to stderr. ok is false when
+// anything failed (the caller exits with exitFail).
+func generateFiles(ctx context.Context, name string, a *genArgs, stderr io.Writer) ([]gen.File, bool) {
+	specs, diags := spec.LoadPaths(a.paths)
+	if len(diags) > 0 {
+		for _, d := range diags {
+			fmt.Fprintln(stderr, d.String())
+		}
+		return nil, false
+	}
+	opts := gen.Options{Package: a.pkg, OutDir: a.out, Root: a.root, LineBase: moduleRoot(a.out)}
+	files, st, err := gen.Generate(ctx, specs, opts)
+	if a.verbose {
+		fmt.Fprintf(stderr, "personagen %s: %d specs; loaded %d packages in %v; emitted in %v\n", name, len(specs), st.Packages, st.Load.Round(1e6), st.Emit.Round(1e3))
+	}
+	var ge *gen.Error
+	switch {
+	case errors.As(err, &ge):
+		for _, d := range ge.Diagnostics {
+			fmt.Fprintln(stderr, d.String())
+		}
+		return nil, false
+	case err != nil:
+		fmt.Fprintf(stderr, "personagen %s: %v\n", name, err)
+		return nil, false
+	}
+	return files, true
+}
+
+// orphans returns the base names of files in dir that personagen generated
+// (their first line is gen.Header) but that files does not hold, sorted,
+// with the source each names.
+func orphans(dir string, files []gen.File) ([]string, map[string]string) {
+	keep := make(map[string]bool, len(files))
+	for _, f := range files {
+		keep[f.Name] = true
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	sources := make(map[string]string)
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") || keep[e.Name()] {
+			continue
+		}
+		if src, ok := generatedSource(filepath.Join(dir, e.Name())); ok {
+			names = append(names, e.Name())
+			sources[e.Name()] = src
+		}
+	}
+	sort.Strings(names)
+	return names, sources
+}
+
+// generatedSource reports whether the file at path starts with gen.Header,
+// and the spec path its source line names.
+func generatedSource(path string) (string, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	if !sc.Scan() || sc.Text() != gen.Header {
+		return "", false
+	}
+	if sc.Scan() {
+		if src, ok := strings.CutPrefix(sc.Text(), gen.SourcePrefix); ok {
+			return src, true
+		}
+	}
+	return "", true
+}
+
+// runGenerate implements `personagen generate [-out DIR] [-pkg NAME]
+// [-root DIR] PATH...`: it writes one file per spec into -out (creating
+// it), leaves files whose content is unchanged untouched, and removes the
+// files it generated earlier for specs that are gone. Exit 0 on success,
+// 1 with file:line:col: message lines on stderr when specs have problems,
+// 2 on a usage error.
+func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a, code, ok := genFlags("generate", args, stderr)
+	if !ok {
+		return code
+	}
+	files, ok := generateFiles(ctx, "generate", a, stderr)
+	if !ok {
+		return exitFail
+	}
+	if err := os.MkdirAll(a.out, 0o755); err != nil {
+		fmt.Fprintf(stderr, "personagen generate: %v\n", err)
+		return exitFail
+	}
+	for _, f := range files {
+		path := filepath.Join(a.out, f.Name)
+		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, f.Content) {
+			continue
+		}
+		if err := os.WriteFile(path, f.Content, 0o644); err != nil {
+			fmt.Fprintf(stderr, "personagen generate: %v\n", err)
+			return exitFail
+		}
+	}
+	stale, _ := orphans(a.out, files)
+	for _, n := range stale {
+		if err := os.Remove(filepath.Join(a.out, n)); err != nil {
+			fmt.Fprintf(stderr, "personagen generate: %v\n", err)
+			return exitFail
+		}
+	}
+	return exitOK
+}
+

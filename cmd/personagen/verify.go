@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+)
+
+func init() {
+	register(command{name: "verify", summary: "check that generated files are up to date (same arguments as generate)", run: runVerify})
+}
+
+// runVerify implements `personagen verify`, with generate's arguments: it
+// generates in memory and compares with -out. A file whose content differs
+// or that is missing is printed as a unified diff (current → expected) on
+// stdout; a file in -out that personagen generated for a spec that no
+// longer exists is reported as orphaned on stderr. Exit 0 when everything
+// is fresh, 1 when anything is stale or orphaned or the specs have
+// problems, 2 on a usage error.
+func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a, code, ok := genFlags("verify", args, stderr)
+	if !ok {
+		return code
+	}
+	files, ok := generateFiles(ctx, "verify", a, stderr)
+	if !ok {
+		return exitFail
+	}
+	stale := 0
+	for _, f := range files {
+		path := filepath.Join(a.out, f.Name)
+		old, err := os.ReadFile(path)
+		switch {
+		case os.IsNotExist(err):
+			fmt.Fprintf(stderr, "%s: missing: generate it from %s\n", filepath.ToSlash(path), f.Source)
+		case err != nil:
+			fmt.Fprintf(stderr, "personagen verify: %v\n", err)
+			return exitFail
+		case string(old) == string(f.Content):
+			continue
+		default:
+			fmt.Fprintf(stderr, "%s: stale: it differs from what %s generates\n", filepath.ToSlash(path), f.Source)
+		}
+		stale++
+		label := filepath.ToSlash(path)
+		fmt.Fprint(stdout, udiff.Unified(label, label, string(old), string(f.Content)))
+	}
+	names, sources := orphans(a.out, files)
+	for _, n := range names {
+		src := sources[n]
+		if src == "" {
+			src = "its spec"
+		}
+		fmt.Fprintf(stderr, "%s: orphaned: generated from %s, which no spec given generates any more; delete it or run personagen generate\n", filepath.ToSlash(filepath.Join(a.out, n)), src)
+		stale++
+	}
+	if stale > 0 {
+		fmt.Fprintf(stderr, "personagen verify: %d generated file(s) out of date; run personagen generate\n", stale)
+		return exitFail
+	}
+	return exitOK
+}
