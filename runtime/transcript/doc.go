@@ -45,7 +45,8 @@
 //   - Escapes. A line starting with '\' whose remainder, after all its leading backslashes, is a
 //     header, a blank line or a fence opener, loses exactly one backslash: "\user:" is the text
 //     line "user:", "\\user:" is "\user:", a lone "\" is a kept empty line, "\```" is a literal
-//     "```" that opens no fence. Any other line starting with '\' ("\n", "\foo") is text as is.
+//     "```" that opens no fence. Any other line starting with a backslash ("\foo", "\d+") is
+//     text as is.
 //   - Fences. A line starting with three or more '`' (whose rest has no '`') or three or more
 //     '~' opens a fenced code block; the first later line of at least as many of the same
 //     character followed only by blanks closes it. Lines inside are text verbatim: no headers,
