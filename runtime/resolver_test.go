@@ -158,3 +158,26 @@ func TestChainStopsWhenContextIsDone(t *testing.T) {
 		t.Errorf("ran %d steps and returned %v; want 1 step and no messages", ran, got)
 	}
 }
+
+func TestChainIsSafeForConcurrentUse(t *testing.T) {
+	c := NewChain(
+		Step{Kind: "a", Resolver: emit(SystemMessage("s"))},
+		Step{Kind: "b", Resolver: emit(UserMessage("1"), UserMessage("2"))},
+	)
+	want := []Message{SystemMessage("s"), UserMessage("1"), UserMessage("2")}
+	done := make(chan []Message)
+	for range 8 {
+		go func() {
+			got, _ := c.Resolve(context.Background(), &Invocation{}, nil)
+			done <- got
+		}()
+	}
+	for range 8 {
+		if got := <-done; !EqualMessages(got, want) {
+			t.Errorf("got %v", got)
+		}
+	}
+	if c.sizeHint() != 3 {
+		t.Errorf("size hint %d, want 3", c.sizeHint())
+	}
+}
