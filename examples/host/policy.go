@@ -36,7 +36,7 @@ type TierPolicy struct {
 // listed in name order so the text is the same on every run.
 func (p *SupportPolicy) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Support policy\nFirst response within %s; escalate threads unresolved after %s.\n", p.FirstResponse, p.EscalateAfter)
+	fmt.Fprintf(&b, "Support policy\nFirst response within %s; escalate threads unresolved after %s.\n", hours(p.FirstResponse), hours(p.EscalateAfter))
 	if len(p.Languages) > 0 {
 		fmt.Fprintf(&b, "Answer in: %s. For other languages, answer in English and say so.\n", strings.Join(p.Languages, ", "))
 	}
@@ -55,4 +55,16 @@ func (p *SupportPolicy) Resolve(ctx context.Context, inv *runtime.Invocation, ds
 	}
 	b.WriteString("Plans not listed: no refunds without approval.")
 	return append(dst, runtime.SystemMessage(b.String())), nil
+}
+
+// hours renders a duration in whole hours when it is one ("4 hours"),
+// else as time.Duration does.
+func hours(d time.Duration) string {
+	if d > 0 && d%time.Hour == 0 {
+		if d == time.Hour {
+			return "1 hour"
+		}
+		return fmt.Sprintf("%d hours", d/time.Hour)
+	}
+	return d.String()
 }
