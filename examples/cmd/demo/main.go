@@ -157,7 +157,7 @@ func seed(ctx context.Context, st *store.Store) (*runtime.Inbound, error) {
 		{
 			MessageID: "<c3@brightline.io>", Direction: runtime.DirectionInbound, From: "Jonas Brandt <jonas.brandt@brightline.io>", To: []string{support}, Cc: []string{customer},
 			Subject: "Re: Invoice INV-2025-0117 charged twice", SentAt: at(6, 14, 47),
-			Text: "Hi Mira,\n\nthe refund has not shown up on our statement yet (attached). Could you check whether it went out?\n\nBest,\nJonas",
+			Text:        "Hi Mira,\n\nthe refund has not shown up on our statement yet (attached). Could you check whether it went out?\n\nBest,\nJonas",
 			Attachments: []runtime.Attachment{{ID: "att-5531", Filename: "statement-2025-03.pdf", ContentType: "application/pdf", Size: 84213}},
 		},
 	}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/personagen/personagen/gen"
+)
+
+// repoRoot is the module root, two levels above this package.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Dir(filepath.Dir(wd))
+}
+
+// TestCommittedGeneratedIsFresh is the CI check: `personagen verify` with
+// the root generate.go's arguments exits 0 on the committed generated/.
+func TestCommittedGeneratedIsFresh(t *testing.T) {
+	t.Chdir(repoRoot(t))
+	code, stdout, stderr := runCLI(t, "verify", "-out", "generated", "-pkg", "generated", "-root", "examples", "examples")
+	if code != exitOK {
+		t.Fatalf("verify exit %d: generated/ is stale; run go generate ./...\n%s%s", code, stdout, stderr)
+	}
+}
+
+// scratchOut makes an output directory inside the module (so the example
+// host package resolves), hidden from ./... patterns by its dot prefix,
+// and returns its path relative to the module root, the working directory.
+func scratchOut(t *testing.T) string {
+	t.Helper()
+	root := repoRoot(t)
+	t.Chdir(root)
+	dir, err := os.MkdirTemp(root, ".generate-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Base(dir)
+}
+
+// TestVerifyReportsStaleMissingAndOrphanedFiles drives generate and verify
+// over one output directory: fresh after generate (exit 0); a changed file
+// is stale with a unified diff; a deleted file is missing; a personagen
+// file for a spec that is gone is orphaned (exit 1 each); generate then
+// rewrites the changed file, restores the missing one, removes the orphan
+// and leaves a hand-written file alone.
+func TestVerifyReportsStaleMissingAndOrphanedFiles(t *testing.T) {
+	out := scratchOut(t)
+	args := []string{"-out", out, "-pkg", "demo", "-root", "examples", "examples"}
+	if code, _, stderr := runCLI(t, append([]string{"generate"}, args...)...); code != exitOK {
+		t.Fatalf("generate exit %d:\n%s", code, stderr)
+	}
+	if code, stdout, stderr := runCLI(t, append([]string{"verify"}, args...)...); code != exitOK || len(stdout)+len(stderr) > 0 {
+		t.Fatalf("verify right after generate: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	support := filepath.Join(out, "support_agent.go")
+	b, err := os.ReadFile(support)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(support, []byte(strings.Replace(string(b), `"support-agent"`, `"support-agent-edited"`, 1)), 0o644)
+	os.Remove(filepath.Join(out, "sales_coach.go"))
+	orphan := gen.Header + "\n" + gen.SourcePrefix + "examples/old.persona.yaml\n\npackage demo\n"
+	os.WriteFile(filepath.Join(out, "old.go"), []byte(orphan), 0o644)
+	handWritten := "package demo\n\n// Hand-written code next to generated files is never touched.\nconst X = 1\n"
+	os.WriteFile(filepath.Join(out, "hand.go"), []byte(handWritten), 0o644)
+
+	code, stdout, stderr := runCLI(t, append([]string{"verify"}, args...)...)
+	if code != exitFail {
+		t.Fatalf("verify exit %d, want %d", code, exitFail)
+	}
+	for _, want := range []string{
+		"--- " + out + "/support_agent.go\n+++ " + out + "/support_agent.go\n",
+		"-		Name:        \"support-agent-edited\",\n+		Name:        \"support-agent\",\n",
+		"+++ " + out + "/sales_coach.go\n",
+	} {
+		if !strings.Contains(string(stdout), want) {
+			t.Errorf("verify diff lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, want := range []string{
+		out + "/support_agent.go: stale: it differs from what examples/support-agent.persona.yaml generates",
+		out + "/sales_coach.go: missing: generate it from examples/sales-coach.persona.yaml",
+		out + "/old.go: orphaned: generated from examples/old.persona.yaml",
+		"3 generated file(s) out of date",
+	} {
+		if !strings.Contains(string(stderr), want) {
+			t.Errorf("verify stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(string(stdout)+string(stderr), "hand.go") {
+		t.Errorf("verify reported the hand-written file:\n%s%s", stdout, stderr)
+	}
+
+	if code, _, stderr := runCLI(t, append([]string{"generate"}, args...)...); code != exitOK {
+		t.Fatalf("generate exit %d:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "old.go")); !os.IsNotExist(err) {
+		t.Errorf("generate kept the orphaned file (stat: %v)", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(out, "hand.go")); string(got) != handWritten {
+		t.Errorf("generate changed the hand-written file")
+	}
+	if code, stdout, stderr := runCLI(t, append([]string{"verify"}, args...)...); code != exitOK {
+		t.Fatalf("verify after regenerate: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestGenerateErrorsArePositioned checks the exit codes and the
+// file:line:col: message form of generate and verify failures.
+func TestGenerateErrorsArePositioned(t *testing.T) {
+	out := scratchOut(t)
+	bad := filepath.Join(out, "bad.persona.yaml")
+	spec := "version: 1\nname: bad\nenv: github.com/personagen/personagen/examples/host.Env\nmessage_resolvers:\n  - load_record: {loader: AcountForSender}\n  - load_file: {path: prompts/missing.md}\n"
+	if err := os.WriteFile(bad, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string // a regexp the whole stderr must match
+	}{
+		{"no paths", []string{"generate"}, exitUsage, `no spec paths given`},
+		{"bad package name", []string{"generate", "-pkg", "func", "examples"}, exitUsage, `package name "func" is not a Go identifier`},
+		{"bad flag", []string{"verify", "-nope", "examples"}, exitUsage, `flag provided but not defined: -nope`},
+		{"missing spec path", []string{"generate", "-out", out, "nope"}, exitFail, `(?m)^nope: cannot read`},
+		{"unresolved loader and missing file", []string{"generate", "-out", out, "-pkg", "x", "-root", "examples", bad}, exitFail,
+			`(?s)^` + regexp.QuoteMeta(bad) + `:5:27: load_record loader: host.Env has no method AcountForSender; did you mean AccountForSender\?\n` +
+				regexp.QuoteMeta(bad) + `:6:23: load_file: file "prompts/missing.md" does not exist \(looked for examples/prompts/missing.md\)\n$`},
+		{"verify fails the same way", []string{"verify", "-out", out, "-pkg", "x", "-root", "examples", bad}, exitFail,
+			`(?m)^` + regexp.QuoteMeta(bad) + `:5:27: `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\n%s", code, tc.code, stderr)
+			}
+			if !regexp.MustCompile(tc.stderr).Match(stderr) {
+				t.Errorf("stderr does not match %q:\n%s", tc.stderr, stderr)
+			}
+		})
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 1 {
+		t.Errorf("a failed generate wrote files: %v", entries)
+	}
+}
