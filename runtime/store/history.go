@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -60,6 +61,7 @@ func addressList(text string) ([]string, error) {
 // historyAttachmentRow is an attachments row as History reads it.
 type historyAttachmentRow struct {
 	MessageSeq   int64  `db:"message_seq"`
+	Position     int    `db:"position"`
 	AttachmentID string `db:"attachment_id"`
 	Filename     string `db:"filename"`
 	ContentType  string `db:"content_type"`
@@ -92,6 +94,8 @@ type historyToolUseRow struct {
 // select the window by its first message's (sent_at, seq), so a message appended while History
 // runs is not mixed in. An unknown thread gives an empty History. Errors are the database's,
 // wrapped with the thread id, or a stored address list that is not a JSON array of strings.
+// Attachments and tool uses are ordered in Go (by position; by runtime.SortToolUses), not by
+// the server.
 func (s *Store) History(ctx context.Context, q runtime.HistoryQuery) (*runtime.History, error) {
 	d := s.dialect
 	where, args := historyFilter("", q)
@@ -130,11 +134,18 @@ func (s *Store) History(ctx context.Context, q runtime.HistoryQuery) (*runtime.H
 	args = append(args, at, at, first.Seq)
 
 	var atts []historyAttachmentRow
-	if err := s.db.SelectContext(ctx, &atts, d.rebind(`SELECT a.message_seq, a.attachment_id, a.filename,
+	if err := s.db.SelectContext(ctx, &atts, d.rebind(`SELECT a.message_seq, a.position, a.attachment_id, a.filename,
 		a.content_type, a.size_bytes FROM attachments a JOIN messages m ON m.seq = a.message_seq
-		WHERE `+where+` ORDER BY a.message_seq, a.position`), args...); err != nil {
+		WHERE `+where), args...); err != nil {
 		return nil, fmt.Errorf("store: history attachments of thread %q: %w", q.ThreadID, err)
 	}
+	// Sorting in Go rather than in SQL spares the server a temporary table.
+	slices.SortFunc(atts, func(a, b historyAttachmentRow) int {
+		if c := cmp.Compare(a.MessageSeq, b.MessageSeq); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Position, b.Position)
+	})
 	for _, a := range atts {
 		if i, ok := index[a.MessageSeq]; ok {
 			h.Messages[i].Attachments = append(h.Messages[i].Attachments, runtime.Attachment{
@@ -150,7 +161,7 @@ func (s *Store) History(ctx context.Context, q runtime.HistoryQuery) (*runtime.H
 	if err := s.db.SelectContext(ctx, &uses, d.rebind(`SELECT t.seq, t.source_id, t.run_id, t.turn_index,
 		t.position, t.tool_call_id, t.tool_name, t.arguments, t.result, t.succeeded
 		FROM tool_uses t JOIN messages m ON m.seq = t.source_id
-		WHERE t.source_type = 'message' AND t.thread_id = ? AND `+where+` ORDER BY t.source_id, t.seq`),
+		WHERE t.source_type = 'message' AND t.thread_id = ? AND `+where),
 		append([]any{q.ThreadID}, args...)...); err != nil {
 		return nil, fmt.Errorf("store: history tool uses of thread %q: %w", q.ThreadID, err)
 	}

@@ -1,0 +1,163 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/personagen/personagen/runtime"
+)
+
+const (
+	benchThread   = "bench-thread"
+	benchMessages = 1000
+	benchUses     = 2000 // 500 inbound messages x 2 rounds x 2 parallel calls
+)
+
+// seedBenchThread writes a thread of benchMessages messages (every other one inbound, every
+// fifth with an attachment) and benchUses tool uses with multi-row inserts.
+func seedBenchThread(b *testing.B, s *Store) {
+	b.Helper()
+	ctx := context.Background()
+	d := s.dialect
+	if _, err := s.DB().ExecContext(ctx, d.rebind(`INSERT INTO threads (id) VALUES (?)`), benchThread); err != nil {
+		b.Fatal(err)
+	}
+	const batch = 100
+	body := strings.Repeat("Some words of a realistic email body. ", 20)
+	for start := 0; start < benchMessages; start += batch {
+		var rows []string
+		var args []any
+		for i := start; i < start+batch; i++ {
+			dir := "inbound"
+			if i%2 == 1 {
+				dir = "outbound"
+			}
+			rows = append(rows, "("+placeholders(10)+")")
+			args = append(args, benchThread, benchThread+"-"+itoa(i), dir, "ada@example.com", `["support@acme.test"]`, `[]`,
+				"Subject "+itoa(i), d.timeArg(h0.Add(time.Duration(i)*time.Second)), body, "")
+		}
+		if _, err := s.DB().ExecContext(ctx, d.rebind(`INSERT INTO messages (thread_id, message_id, direction, sender,
+			recipients, cc, subject, sent_at, text_body, html_body) VALUES `+strings.Join(rows, ", ")), args...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	seqs := threadSeqs(b, s, benchThread)
+	var atts, uses []string
+	var attArgs, useArgs []any
+	result := `{"items":[` + strings.Repeat(`{"title":"a result","url":"https://example.com/x"},`, 30) + `{}]}`
+	for i, seq := range seqs {
+		if i%5 == 0 {
+			atts = append(atts, "("+placeholders(6)+")")
+			attArgs = append(attArgs, seq, 0, "att-"+itoa(i), "file.pdf", "application/pdf", 1234)
+		}
+		if i%2 == 1 {
+			continue
+		}
+		for turn := range 2 {
+			for pos := range 2 {
+				uses = append(uses, "("+placeholders(12)+")")
+				useArgs = append(useArgs, "message", seq, benchThread, "bench", "run-"+itoa(i), turn, pos,
+					"call-"+itoa(turn)+"-"+itoa(pos), "search", `{"q":"query `+itoa(i)+`"}`, result, true)
+			}
+		}
+	}
+	if _, err := s.DB().ExecContext(ctx, d.rebind(`INSERT INTO attachments (message_seq, position, attachment_id,
+		filename, content_type, size_bytes) VALUES `+strings.Join(atts, ", ")), attArgs...); err != nil {
+		b.Fatal(err)
+	}
+	for start := 0; start < len(uses); start += 200 {
+		end := min(start+200, len(uses))
+		if _, err := s.DB().ExecContext(ctx, d.rebind(`INSERT INTO tool_uses (source_type, source_id, thread_id, persona,
+			run_id, turn_index, position, tool_call_id, tool_name, arguments, result, succeeded) VALUES `+
+			strings.Join(uses[start:end], ", ")), useArgs[start*12:end*12]...); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReplay replays a 1,000-message thread with 2,000 tool uses (ThreadSummary +
+// ThreadHistory with NoLimit, through the Store) on SQLite and MariaDB. "baseline" only selects
+// the same rows (messages, attachments, tool uses of the thread) into structs; "replay" reports
+// queries/op and x-baseline, its time divided by the baseline's, measured next to each replay.
+func BenchmarkReplay(b *testing.B) {
+	for _, d := range []Dialect{DialectSQLite, DialectMySQL} {
+		b.Run(string(d), func(b *testing.B) {
+			dsn := scratchDSN(b, d)
+			s, err := Open(context.Background(), dsn)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.Migrate(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			seedBenchThread(b, s)
+			cs, queries := countingStore(b, s, dsn)
+			ctx := context.Background()
+			baseline := func(b *testing.B) {
+				var msgs []historyRow
+				if err := cs.DB().SelectContext(ctx, &msgs, cs.dialect.rebind(`SELECT seq, message_id, direction, sender,
+					recipients, cc, subject, sent_at, text_body, html_body, 0 AS total FROM messages WHERE thread_id = ?
+					ORDER BY sent_at, seq`), benchThread); err != nil {
+					b.Fatal(err)
+				}
+				var atts []historyAttachmentRow
+				if err := cs.DB().SelectContext(ctx, &atts, cs.dialect.rebind(`SELECT a.message_seq, a.position, a.attachment_id,
+					a.filename, a.content_type, a.size_bytes FROM attachments a JOIN messages m ON m.seq = a.message_seq
+					WHERE m.thread_id = ? ORDER BY a.message_seq, a.position`), benchThread); err != nil {
+					b.Fatal(err)
+				}
+				var uses []historyToolUseRow
+				if err := cs.DB().SelectContext(ctx, &uses, cs.dialect.rebind(`SELECT seq, source_id, run_id, turn_index,
+					position, tool_call_id, tool_name, arguments, result, succeeded FROM tool_uses
+					WHERE thread_id = ? ORDER BY source_id, seq`), benchThread); err != nil {
+					b.Fatal(err)
+				}
+				if len(msgs) != benchMessages || len(uses) != benchUses {
+					b.Fatalf("baseline read %d messages and %d tool uses", len(msgs), len(uses))
+				}
+			}
+			b.Run("baseline", func(b *testing.B) {
+				q0 := queries.Load()
+				for range b.N {
+					baseline(b)
+				}
+				b.ReportMetric(float64(queries.Load()-q0)/float64(b.N), "queries/op")
+			})
+			b.Run("replay", func(b *testing.B) {
+				chain := runtime.NewChain(
+					runtime.Step{Kind: "thread_summary", Resolver: &runtime.ThreadSummary{Source: cs}},
+					runtime.Step{Kind: "thread_history", Resolver: &runtime.ThreadHistory{Source: cs, Limit: runtime.NoLimit}},
+				)
+				var buf []runtime.Message
+				var queryCount int64
+				var baseTime time.Duration
+				b.ResetTimer()
+				for range b.N {
+					// The baseline runs next to each replay, off the clock, so that a change in
+					// the machine's load hits both sides of the ratio alike.
+					b.StopTimer()
+					t := time.Now()
+					baseline(b)
+					baseTime += time.Since(t)
+					q0 := queries.Load()
+					b.StartTimer()
+					inv := &runtime.Invocation{Inbound: &runtime.Inbound{ThreadID: benchThread, MessageID: "current"}}
+					out, err := chain.Resolve(ctx, inv, buf[:0])
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(out) != benchMessages+benchUses+benchUses/2 {
+						b.Fatalf("replay has %d messages", len(out))
+					}
+					buf = out
+					queryCount += queries.Load() - q0
+				}
+				b.ReportMetric(float64(queryCount)/float64(b.N), "queries/op")
+				b.ReportMetric(float64(b.Elapsed())/float64(baseTime), "x-baseline")
+			})
+		})
+	}
+}
