@@ -8,7 +8,8 @@ import (
 )
 
 // Print renders msgs in the transcript format, one message after another with a blank line
-// between them and a newline after the last; an empty list prints as "".
+// between them (except between consecutive tool messages, so a round's results stay together)
+// and a newline after the last; an empty list prints as "".
 //
 // A system, user or assistant message prints as its role header alone on a line ("user:")
 // followed by its content: text as raw lines (escaped where Parse would misread them, see the
@@ -29,7 +30,7 @@ import (
 func Print(msgs []runtime.Message) string {
 	var b strings.Builder
 	for i, m := range msgs {
-		if i > 0 {
+		if i > 0 && (m.Role != runtime.RoleTool || msgs[i-1].Role != runtime.RoleTool) {
 			b.WriteByte('\n')
 		}
 		if m.Role == runtime.RoleTool {
