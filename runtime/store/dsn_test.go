@@ -167,3 +167,30 @@ func TestOpenDBChoosesTheDialectFromTheDriverName(t *testing.T) {
 		t.Errorf("OpenDB(postgres pool) error = %v, want unsupported driver", err)
 	}
 }
+
+// FuzzParseDSN holds that any DSN either parses to a known dialect with the forced settings or
+// returns an error, without panicking, and that errors never show a URL's password.
+func FuzzParseDSN(f *testing.F) {
+	for _, s := range []string{"", ":memory:", "sqlite:x.db", "file:x?mode=memory", "a.db?_txlock=x",
+		"root@tcp(127.0.0.1:3306)/test", "mysql://u:p@tcp(h:1)/d?loc=Local", "u:p@unix(/s)/d?%zz", "tcp(", "sqlite:?"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, dsn string) {
+		p, err := parseDSN(dsn)
+		if err != nil {
+			return
+		}
+		switch p.dialect {
+		case DialectMySQL:
+			if !p.mysql.ParseTime || p.mysql.Loc != time.UTC || p.mysql.Collation != "utf8mb4_bin" {
+				t.Errorf("parseDSN(%q): MySQL settings not forced", dsn)
+			}
+		case DialectSQLite:
+			if !strings.Contains(p.sqlite, "_txlock=immediate") {
+				t.Errorf("parseDSN(%q) = %q: no immediate transactions", dsn, p.sqlite)
+			}
+		default:
+			t.Errorf("parseDSN(%q): dialect %q", dsn, p.dialect)
+		}
+	})
+}

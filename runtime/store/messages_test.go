@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -273,6 +274,31 @@ func TestDeleteThreadLeavesNoneOfItsRows(t *testing.T) {
 		}
 		if err := s.DeleteThread(ctx, "doomed"); err != nil {
 			t.Errorf("DeleteThread of a deleted thread: %v, want nil", err)
+		}
+	})
+}
+
+func TestConcurrentAppendsToANewThreadAllLand(t *testing.T) {
+	const n = 16
+	eachDB(t, func(t *testing.T, s *Store) {
+		errs := make(chan error, n)
+		for i := range n {
+			go func() {
+				_, err := s.AppendMessage(context.Background(), msg("new-thread", fmt.Sprintf("m%02d", i), baseTime))
+				errs <- err
+			}()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				t.Errorf("AppendMessage: %v", err)
+			}
+		}
+		got, err := s.Thread(context.Background(), "new-thread")
+		if err != nil || len(got) != n {
+			t.Errorf("Thread = %d messages, %v; want %d", len(got), err, n)
+		}
+		if c := countRows(t, s, "threads", ""); c != 1 {
+			t.Errorf("%d thread rows, want 1", c)
 		}
 	})
 }
