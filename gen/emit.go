@@ -137,7 +137,9 @@ func (g *fileGen) constructor(f *jen.File) {
 		doc += "\nIt returns an error when " + strings.Join(errs, ", or when ") + "."
 	}
 	for _, line := range strings.Split(doc, "\n") {
-		f.Comment(line)
+		// Written with its own "//": jennifer renders a comment that starts
+		// with "//" or "/*" verbatim, and a description may start so.
+		f.Comment("// " + line)
 	}
 
 	var body []jen.Code
