@@ -18,8 +18,8 @@ import (
 // MessageID is already stored, in any thread. Nothing is written then.
 var ErrDuplicateMessage = errors.New("store: message id already stored")
 
-// ErrInvalid is returned (wrapped, with the field named) when a value cannot be stored: an empty
-// or over-long key, an unknown direction or status, a zero time, or text that is not valid
+// ErrInvalid is returned (wrapped, with the field named) when a value cannot be stored: an empty,
+// over-long or space-ended key, an unknown direction or status, a zero time, or text that is not valid
 // UTF-8. Both dialects reject the same values, before anything is written.
 var ErrInvalid = errors.New("store: invalid value")
 
@@ -151,10 +151,16 @@ func (m NewMessage) validate() error {
 	return nil
 }
 
-// checkKey rejects an empty key, one longer than max characters, or one that is not UTF-8.
+// checkKey rejects an empty key, one ending in a space, one longer than max characters, or one
+// that is not UTF-8. A trailing space is refused because MySQL's PAD SPACE collations (such as
+// MariaDB's utf8mb4_bin) compare "a " equal to "a" while SQLite does not: both dialects must
+// treat keys alike.
 func checkKey(field, v string, max int) error {
 	if v == "" {
 		return fmt.Errorf("%w: %s is empty", ErrInvalid, field)
+	}
+	if strings.HasSuffix(v, " ") {
+		return fmt.Errorf("%w: %s %q ends with a space", ErrInvalid, field, v)
 	}
 	return checkLen(field, v, max)
 }

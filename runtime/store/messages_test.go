@@ -182,6 +182,8 @@ func TestAppendMessageRejectsInvalidValues(t *testing.T) {
 		{"thread id over 191 characters", func(m *NewMessage) { m.ThreadID = strings.Repeat("😀", 192) }},
 		{"empty message id", func(m *NewMessage) { m.MessageID = "" }},
 		{"message id over 255 characters", func(m *NewMessage) { m.MessageID = strings.Repeat("x", 256) }},
+		{"message id ending in a space", func(m *NewMessage) { m.MessageID = "m1 " }},
+		{"thread id ending in a space", func(m *NewMessage) { m.ThreadID = "t " }},
 		{"unknown direction", func(m *NewMessage) { m.Direction = "sideways" }},
 		{"zero sent_at", func(m *NewMessage) { m.SentAt = time.Time{} }},
 		{"sent_at before year 1000", func(m *NewMessage) { m.SentAt = time.Date(999, 12, 31, 0, 0, 0, 0, time.UTC) }},

@@ -89,7 +89,7 @@ func (o Outcome) String() string {
 
 // ErrInvalidRound is returned (wrapped) by RecordRound for a round it refuses before writing:
 // calls and results of different counts, no calls, more than MaxRoundCalls calls, an unknown
-// source type, a negative turn index, an empty or over-long key.
+// source type, a negative turn index, an empty, over-long or space-ended key.
 var ErrInvalidRound = errors.New("store: invalid tool round")
 
 // ErrConflict matches a *ConflictError with errors.Is.

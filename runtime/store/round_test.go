@@ -309,6 +309,7 @@ func TestRecordRoundRejectsInvalidRoundsBeforeWriting(t *testing.T) {
 		{"unknown source type", func(r *Round) { r.Source.Type = "email" }, ErrInvalidRound},
 		{"negative turn", func(r *Round) { r.TurnIndex = -1 }, ErrInvalidRound},
 		{"empty run id", func(r *Round) { r.RunID = "" }, ErrInvalidRound},
+		{"run id ending in a space", func(r *Round) { r.RunID = "run-1 " }, ErrInvalidRound},
 		{"empty persona", func(r *Round) { r.Persona = "" }, ErrInvalidRound},
 		{"empty tool name", func(r *Round) { r.Calls[0].Name = "" }, ErrInvalidRound},
 		{"tool call id over 255 characters", func(r *Round) { r.Calls[1].ID = strings.Repeat("i", 256) }, ErrInvalidRound},
