@@ -226,7 +226,9 @@ func sameRound(a, b ToolUse) bool { return a.RunID == b.RunID && a.TurnIndex == 
 // SortToolUses sorts one message's tool uses in place into replay order: rounds (uses sharing
 // RunID and TurnIndex) by the smallest Seq of each round — the order they were recorded —, then
 // by TurnIndex, and within a round by Position, then Seq. Run ids are only compared for
-// equality, never as text, and timestamps play no part. Uses whose keys are all equal keep their
+// equality, never as text, and timestamps play no part. The uses of one round always end up
+// adjacent: rounds whose smallest Seq and TurnIndex tie (possible only when a source repeats
+// Seqs) keep the order of their first appearance. Uses whose keys are all equal keep their
 // relative order (the sort is stable). Sources call it to meet the ToolUse ordering contract.
 func SortToolUses(uses []ToolUse) {
 	if len(uses) < 2 {
@@ -236,20 +238,28 @@ func SortToolUses(uses []ToolUse) {
 		run  string
 		turn int
 	}
-	first := make(map[roundKey]int64, 4)
+	type roundOrder struct {
+		first   int64 // the round's smallest Seq
+		ordinal int64 // the round's first appearance in uses, for sources with repeated Seqs
+	}
+	rounds := make(map[roundKey]roundOrder, 4)
 	for _, u := range uses {
 		k := roundKey{u.RunID, u.TurnIndex}
-		if s, ok := first[k]; !ok || u.Seq < s {
-			first[k] = u.Seq
+		if r, ok := rounds[k]; !ok {
+			rounds[k] = roundOrder{first: u.Seq, ordinal: int64(len(rounds))}
+		} else if u.Seq < r.first {
+			rounds[k] = roundOrder{first: u.Seq, ordinal: r.ordinal}
 		}
 	}
 	slices.SortStableFunc(uses, func(a, b ToolUse) int {
-		fa, fb := first[roundKey{a.RunID, a.TurnIndex}], first[roundKey{b.RunID, b.TurnIndex}]
+		ra, rb := rounds[roundKey{a.RunID, a.TurnIndex}], rounds[roundKey{b.RunID, b.TurnIndex}]
 		switch {
-		case fa != fb:
-			return cmpInt(fa, fb)
+		case ra.first != rb.first:
+			return cmpInt(ra.first, rb.first)
 		case a.TurnIndex != b.TurnIndex:
 			return cmpInt(int64(a.TurnIndex), int64(b.TurnIndex))
+		case ra.ordinal != rb.ordinal:
+			return cmpInt(ra.ordinal, rb.ordinal)
 		case a.Position != b.Position:
 			return cmpInt(int64(a.Position), int64(b.Position))
 		}

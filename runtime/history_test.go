@@ -563,3 +563,57 @@ func TestSortToolUsesNeverComparesRunIDsAsText(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReplayAlwaysValidates holds that any tool uses a source may hand over — rounds in any
+// order, repeated Seqs, repeated or empty call ids, missing results, arbitrary argument text —
+// replay to a list that passes Validate, one assistant message per round, with every call's
+// Input a JSON object, the same bytes every time.
+func FuzzReplayAlwaysValidates(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 1, 1, 0, 0, 1, 2, 1, 1, 0}, "{\"a\":")
+	f.Add([]byte{3, 2, 1, 0, 0, 0, 3, 2, 1, 0, 0, 0}, "")
+	f.Add([]byte{1, 1, 1, 1, 2, 2, 2, 2}, "[1,2]")
+	f.Fuzz(func(t *testing.T, data []byte, args string) {
+		ids := []string{"", "a", "b", "a~1"}
+		var uses []runtime.ToolUse
+		for i := 0; i+3 < len(data) && len(uses) < 64; i += 4 {
+			uses = append(uses, runtime.ToolUse{
+				Seq: int64(data[i] % 8), RunID: string(rune('p' + data[i+1]%3)), TurnIndex: int(data[i+2] % 3),
+				Position: int(data[i+3] % 4), ToolCallID: ids[int(data[i+3]/4)%len(ids)], ToolName: "t",
+				Arguments: args, Result: args, HasResult: data[i]%5 != 0,
+			})
+		}
+		m := runtime.StoredMessage{Direction: runtime.DirectionOutbound, Text: args, ToolUses: uses}
+		var h runtime.ThreadHistory
+		out := h.AppendReplay(nil, []runtime.StoredMessage{m})
+		if err := runtime.Validate(out); err != nil {
+			t.Fatalf("replay fails Validate: %v", err)
+		}
+		type round struct {
+			run  string
+			turn int
+		}
+		distinct := map[round]bool{}
+		for _, u := range uses {
+			distinct[round{u.RunID, u.TurnIndex}] = true
+		}
+		assistants := 0
+		for _, msg := range out {
+			if len(msg.ToolCalls) > 0 {
+				assistants++
+			}
+			for _, c := range msg.ToolCalls {
+				var obj map[string]any
+				if err := json.Unmarshal(c.Input, &obj); err != nil || obj == nil {
+					t.Fatalf("Input %q is not a JSON object", c.Input)
+				}
+			}
+		}
+		if assistants != len(distinct) {
+			t.Fatalf("%d rounds replayed as %d assistant messages: a round was split", len(distinct), assistants)
+		}
+		again := h.AppendReplay(nil, []runtime.StoredMessage{m})
+		if !bytes.Equal(encodeMessages(t, out), encodeMessages(t, again)) {
+			t.Fatal("two replays of the same rows differ")
+		}
+	})
+}
