@@ -561,3 +561,61 @@ func TestStoreReplayIsByteIdentical(t *testing.T) {
 		}
 	})
 }
+
+// Rounds written by RecordRound replay as they were recorded: calls in position order, results
+// paired, a clipped argument payload wrapped, and a responsibility run's rounds never in a
+// thread's history.
+func TestStoreHistoryReplaysRecordedRounds(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		seq, err := s.AppendMessage(ctx, NewMessage{ThreadID: "rr", MessageID: "rr-1", Direction: runtime.DirectionInbound,
+			From: "ada@example.com", SentAt: h0, Text: "Look it up."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bigArgs := `{"q":"` + strings.Repeat("z", StoredPayloadLimit) + `"}`
+		c0, _ := runtime.NewToolCall("c0", "search", map[string]string{"q": "one"})
+		c1 := runtime.ToolCall{ID: "c1", Name: "search", Input: json.RawMessage(bigArgs)}
+		src := Source{Type: SourceMessage, ID: seq}
+		for turn, calls := range [][]runtime.ToolCall{{c0, c1}, {c0}} {
+			results := make([]Result, len(calls))
+			for i := range calls {
+				results[i] = Result{Content: "result " + itoa(turn) + "/" + itoa(i), Succeeded: true}
+			}
+			if _, err := s.RecordRound(ctx, Round{Source: src, Persona: "p", RunID: "run-1", TurnIndex: turn,
+				Calls: calls, Results: results}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runID, err := s.StartRun(ctx, "p", "daily")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.RecordRound(ctx, Round{Source: Source{Type: SourceResponsibilityRun, ID: runID}, Persona: "p",
+			RunID: "sched", Calls: []runtime.ToolCall{c0}, Results: []Result{{Content: "x", Succeeded: true}}}); err != nil {
+			t.Fatal(err)
+		}
+		inv := &runtime.Invocation{Inbound: &runtime.Inbound{ThreadID: "rr", MessageID: "now"}}
+		out, err := (&runtime.ThreadHistory{Source: s}).Resolve(ctx, inv, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := runtime.Validate(out); err != nil {
+			t.Fatal(err)
+		}
+		if len(out) != 1+3+2 {
+			t.Fatalf("replay has %d messages, want 6: %s", len(out), transcript.Print(out))
+		}
+		calls := out[1].ToolCalls
+		if len(calls) != 2 || calls[0].ID != "c0" || string(calls[0].Input) != `{"q":"one"}` {
+			t.Fatalf("first round calls: %+v", calls)
+		}
+		var wrapped map[string]string
+		if err := json.Unmarshal(calls[1].Input, &wrapped); err != nil || !strings.HasSuffix(wrapped[runtime.ClippedArgumentsKey], runtime.TruncationMarker) {
+			t.Errorf("clipped arguments should replay wrapped, got %.80s (%v)", calls[1].Input, err)
+		}
+		if out[2].Text != "result 0/0" || out[3].Text != "result 0/1" || out[5].Text != "result 1/0" {
+			t.Errorf("results out of order: %q %q %q", out[2].Text, out[3].Text, out[5].Text)
+		}
+	})
+}
