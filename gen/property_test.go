@@ -241,4 +241,3 @@ func firstLines(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
