@@ -1,0 +1,133 @@
+package generation
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/personagen/personagen/gen"
+	"github.com/personagen/personagen/spec"
+)
+
+// Specs is the number of specs generated per op.
+const Specs = 1000
+
+// specText is spec number i: every resolver kind the generator compiles to Go that references
+// host code (env loader with a method serializer, a typed `use` with nested with-values, tools,
+// templates), plus thread history and a scheduled responsibility.
+func specText(i int) []byte {
+	return fmt.Appendf(nil, `version: 1
+name: agent-%d
+description: Agent number %d.
+env: github.com/personagen/personagen/examples/host.Env
+model: {name: claude-sonnet-4-5, max_tokens: %d, temperature: 0.2}
+tools:
+  - github.com/personagen/personagen/examples/host.LookupOrder
+  - github.com/personagen/personagen/examples/host.SearchHelpCenter
+message_resolvers:
+  - load_file: {path: "personas/{{ .Persona.Name }}/PERSONA.md"}
+  - load_text: {text: "You are {{ .Persona.Name }}; this is about {{ .Inbound.Subject }} from {{ .Inbound.From }}."}
+  - load_record: {loader: AccountForSender, serialize: {method: LLMText}}
+  - thread_summary: {}
+  - thread_history: {limit: %d, include_tool_calls: true}
+  - use:
+      resolver: github.com/personagen/personagen/examples/host.SupportPolicy
+      with:
+        first_response: 4h
+        languages: [en, de]
+        tiers: {business: {refund_limit_eur: %d, phone_support: true}}
+responsibility_resolvers:
+  - load_text: {text: "Digest for {{ .Responsibility.Name }}"}
+responsibilities:
+  - {name: digest, schedule: "%d 8 * * *", timezone: Europe/Berlin}
+`, i, i, 100+i, 1+i%50, 100+i, i%60)
+}
+
+func loadSpecs(b *testing.B) []*spec.Persona {
+	b.Helper()
+	specs := make([]*spec.Persona, Specs)
+	for i := range specs {
+		p, diags := spec.Load(fmt.Sprintf("specs/agent-%d.persona.yaml", i), specText(i))
+		if len(diags) > 0 {
+			b.Fatal(diags)
+		}
+		specs[i] = p
+	}
+	return specs
+}
+
+// BenchmarkGeneration measures, for 1,000 specs: "emit", loading the spec files (YAML, schema,
+// checks) and emitting their Go files with the host packages already loaded; "load_host", the
+// go/packages load of the host packages (once per generate run, measured apart as the
+// generator issue asks); "go_build", `go build` of the emitted package with its dependencies
+// cached (each op touches one file, so the package itself is compiled again).
+func BenchmarkGeneration(b *testing.B) {
+	ctx := context.Background()
+	out := filepath.Join("testdata", "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(filepath.Join("testdata")) })
+	specs := loadSpecs(b)
+	opts := gen.Options{Package: "out", OutDir: out, Root: "."}
+	host, err := gen.LoadHost(ctx, out, specs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var files []gen.File
+	b.Run("emit", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			specs := make([]*spec.Persona, Specs)
+			for i := range specs {
+				p, diags := spec.Load(fmt.Sprintf("specs/agent-%d.persona.yaml", i), specText(i))
+				if len(diags) > 0 {
+					b.Fatal(diags)
+				}
+				specs[i] = p
+			}
+			if files, err = gen.Emit(specs, host, opts); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("load_host", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := gen.LoadHost(ctx, out, specs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	if len(files) != Specs {
+		b.Fatalf("emitted %d files", len(files))
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(out, f.Name), f.Content, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	build := func() {
+		cmd := exec.Command("go", "build", "./"+filepath.ToSlash(out))
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("go build: %v\n%s", err, msg)
+		}
+	}
+	build() // warm the cache for the dependencies
+	b.Run("go_build", func(b *testing.B) {
+		n := 0
+		for b.Loop() {
+			b.StopTimer()
+			n++
+			touched := append(append([]byte(nil), files[0].Content...), fmt.Sprintf("\n// build %d\n", n)...)
+			if err := os.WriteFile(filepath.Join(out, files[0].Name), touched, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			build()
+		}
+	})
+}
