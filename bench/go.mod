@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/cloudwego/eino v0.7.36
+	github.com/go-sql-driver/mysql v1.10.1
 	github.com/personagen/personagen v0.0.0
 	github.com/tmc/langchaingo v0.1.14
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
@@ -27,7 +28,6 @@ require (
 	github.com/dlclark/regexp2 v1.10.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/eino-contrib/jsonschema v1.0.3 // indirect
-	github.com/go-sql-driver/mysql v1.10.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/goph/emperror v0.17.2 // indirect
 	github.com/huandu/xstrings v1.3.3 // indirect
