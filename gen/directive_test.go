@@ -60,7 +60,8 @@ func TestBuildErrorsNameTheSpec(t *testing.T) {
 	specText := string(mustRead(t, filepath.Join(mod, "full", "full.persona.yaml")))
 	at := func(needle string, nth int) int { return lineOf(t, specText, needle, nth) }
 	want := []string{
-		fmt.Sprintf(`full/full.persona.yaml:%d:\d+: .*AccountForSender`, at("loader: AccountForSender", 0)), // loader signature changed: at the loader
+		// loader signature changed: at the loader, to the column
+		fmt.Sprintf(`full/full.persona.yaml:%d:%d: .*AccountForSender`, at("loader: AccountForSender", 0), colOf(t, specText, "AccountForSender")),
 		fmt.Sprintf(`full/full.persona.yaml:%d:\d+: .*AccountForSender`, at("loader: AccountForSender", 1)),
 		fmt.Sprintf(`full/full.persona.yaml:%d:\d+: undefined: host.WebFetch`, at("host.WebFetch", 0)), // tool removed: at the tools entry
 		fmt.Sprintf(`full/full.persona.yaml:%d:\d+: cannot use "Hello there"`, at("Greeting:", 0)),     // with field type changed: at the key
@@ -100,6 +101,19 @@ func lineOf(t *testing.T, text, needle string, nth int) int {
 				return i + 1
 			}
 			nth--
+		}
+	}
+	t.Fatalf("no line contains %q", needle)
+	return 0
+}
+
+// colOf returns the 1-based column (in bytes; the spec line is ASCII) of
+// the first occurrence of needle.
+func colOf(t *testing.T, text, needle string) int {
+	t.Helper()
+	for _, l := range strings.Split(text, "\n") {
+		if i := strings.Index(l, needle); i >= 0 {
+			return i + 1
 		}
 	}
 	t.Fatalf("no line contains %q", needle)

@@ -35,7 +35,7 @@ func render(f *jen.File, genPath string, directives bool) ([]byte, error) {
 	if !directives || !bytes.Contains(src, []byte(resetMarker)) {
 		return src, nil
 	}
-	out := resolveResets(src, genPath)
+	out := resolveResets(shiftBeforeComma(src), genPath)
 	again, err := format.Source(out)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v\n%s", ErrFormat, err, numbered(out))
@@ -106,4 +106,22 @@ func numbered(src []byte) string {
 		fmt.Fprintf(&b, "%5d  %s\n", i+1, l)
 	}
 	return b.String()
+}
+
+// beforeComma matches a spec directive that gofmt placed before the comma
+// separating it from the expression it labels (in a one-line argument
+// list): the expression then starts two columns after the comment, not one.
+var beforeComma = regexp.MustCompile(`/\*line ([^*\n]+):([0-9]+):([0-9]+)\*/, `)
+
+// shiftBeforeComma moves such directives' columns one to the left, so the
+// expression after ", " still gets the spec's column.
+func shiftBeforeComma(src []byte) []byte {
+	return beforeComma.ReplaceAllFunc(src, func(m []byte) []byte {
+		sm := beforeComma.FindSubmatch(m)
+		col, _ := strconv.Atoi(string(sm[3]))
+		if string(sm[1]) == "RESET" || col <= 1 {
+			return m
+		}
+		return []byte(fmt.Sprintf("/*line %s:%s:%d*/, ", sm[1], sm[2], col-1))
+	})
 }

@@ -54,7 +54,7 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/research-assistant.persona.yaml:21:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:21:26*/, env.WatchedTopics /*line generated/research_assistant.go:57:177*/, func(r host.Topic) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:21:25*/, env.WatchedTopics /*line generated/research_assistant.go:57:177*/, func(r host.Topic) (string, error) {
 				return /*line examples/research-assistant.persona.yaml:21:61*/ r.LLMText() /*line generated/research_assistant.go:58:127*/, nil
 			}),
 		},
@@ -78,7 +78,7 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/research-assistant.persona.yaml:26:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:26:26*/, env.WatchedTopics /*line generated/research_assistant.go:81:177*/, func(r host.Topic) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:26:25*/, env.WatchedTopics /*line generated/research_assistant.go:81:177*/, func(r host.Topic) (string, error) {
 				return /*line examples/research-assistant.persona.yaml:26:61*/ r.LLMText() /*line generated/research_assistant.go:82:127*/, nil
 			}),
 		},

@@ -57,7 +57,7 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/support-agent.persona.yaml:24:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/support-agent.persona.yaml:25:14*/, env.AccountForSender /*line generated/support_agent.go:60:170*/, func(r host.Account) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/support-agent.persona.yaml:25:13*/, env.AccountForSender /*line generated/support_agent.go:60:170*/, func(r host.Account) (string, error) {
 				return /*line examples/support-agent.persona.yaml:26:26*/ r.LLMText() /*line generated/support_agent.go:61:117*/, nil
 			}),
 		},

@@ -82,36 +82,36 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host.Env /*line full/
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:20:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:20:26*/, env.AccountForSender /*line full/out/full_agent.go:85:153*/, func(r host.Account) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:20:25*/, env.AccountForSender /*line full/out/full_agent.go:85:153*/, func(r host.Account) (string, error) {
 				return /*line full/full.persona.yaml:20:64*/ r.LLMText() /*line full/out/full_agent.go:86:99*/, nil
 			}),
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:21:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleUser /*line full/full.persona.yaml:21:26*/, env.RecentOrders /*line full/out/full_agent.go:92:147*/, func(r *host.Order) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleUser /*line full/full.persona.yaml:21:25*/, env.RecentOrders /*line full/out/full_agent.go:92:147*/, func(r *host.Order) (string, error) {
 				return /*line full/full.persona.yaml:21:60*/ r.Summary() /*line full/out/full_agent.go:93:99*/, nil
 			}),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:22:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:22:26*/, host.Orders /*line full/out/full_agent.go:99:144*/ /*line full/full.persona.yaml:22:77*/, host.OrderText /*line full/out/full_agent.go:99:237*/),
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:22:25*/, host.Orders /*line full/out/full_agent.go:99:144*/ /*line full/full.persona.yaml:22:76*/, host.OrderText /*line full/out/full_agent.go:99:237*/),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:23:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:23:26*/, host.Orders /*line full/out/full_agent.go:104:145*/, runtime.Method( /*line full/full.persona.yaml:23:77*/ host.OrderLine /*line full/out/full_agent.go:104:255*/)),
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:23:25*/, host.Orders /*line full/out/full_agent.go:104:145*/, runtime.Method( /*line full/full.persona.yaml:23:77*/ host.OrderLine /*line full/out/full_agent.go:104:255*/)),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:24:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:24:26*/, host.Notes /*line full/out/full_agent.go:109:144*/, nil),
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:24:25*/, host.Notes /*line full/out/full_agent.go:109:144*/, nil),
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:25:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:25:26*/, env.AccountForSender /*line full/out/full_agent.go:114:154*/, func(r host.Account) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:25:25*/, env.AccountForSender /*line full/out/full_agent.go:114:154*/, func(r host.Account) (string, error) {
 				return /*line full/full.persona.yaml:25:64*/ r.Render() /*line full/out/full_agent.go:115:99*/
 			}),
 		},
