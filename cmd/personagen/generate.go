@@ -231,4 +231,3 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	return exitOK
 }
-
