@@ -41,6 +41,9 @@ func scratchModule(t testing.TB) string {
 	writeFile(t, filepath.Join(dir, "go.sum"), sum)
 	copyDir(t, filepath.Join(root, "gen", "testdata", "host"), filepath.Join(dir, "host"), nil)
 	t.Setenv("GOFLAGS", "-mod=mod")
+	// Everything the scratch module needs is in the module cache once this
+	// module's own dependencies are; offline, a missing package fails fast.
+	t.Setenv("GOPROXY", "off")
 	return dir
 }
 
