@@ -112,17 +112,20 @@ func peerOneLine(s string) string {
 }
 
 // peerClip is runtime.Clip: at most limit characters, the last 12 of them "…[truncated]" when
-// s was cut.
+// s was cut. Like runtime.Clip it scans at most limit+1 characters.
 func peerClip(s string, limit int) string {
-	if len(s) <= limit || utf8.RuneCountInString(s) <= limit {
+	if len(s) <= limit {
 		return s
 	}
 	const marker = "…[truncated]"
 	keep := limit - utf8.RuneCountInString(marker)
-	n := 0
+	n, cut := 0, 0
 	for i := range s {
 		if n == keep {
-			return s[:i] + marker
+			cut = i
+		}
+		if n == limit {
+			return s[:cut] + marker
 		}
 		n++
 	}
