@@ -376,10 +376,35 @@ func (b *personaBuilder) responsibility(t *tnode) (Responsibility, bool) {
 	if s := r.Schedule.Value; s != "" {
 		if strings.HasPrefix(s, "TZ=") || strings.HasPrefix(s, "CRON_TZ=") {
 			b.errorf(r.Schedule.Pos, "schedule %q sets a timezone; use the timezone key instead", s)
-		} else if _, err := cron.ParseStandard(s); err != nil {
-			b.errorf(r.Schedule.Pos, "schedule %q is not a valid 5-field cron expression (minute hour day-of-month month day-of-week): %v", s, err)
+		} else if msg := checkSchedule(s); msg != "" {
+			b.errorf(r.Schedule.Pos, "%s", msg)
 		}
 	}
 	r.Enabled = boolean(t.get("enabled"), true)
 	return r, true
+}
+
+// scheduleEpoch is the fixed instant from which checkSchedule asks a
+// schedule for its next run, so the check never depends on the clock.
+var scheduleEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// checkSchedule returns why s is not a usable schedule, or "" when it is.
+// Beyond robfig/cron/v3's ParseStandard it rejects an "@every" duration
+// below one second (robfig silently runs those every second, which is
+// never what a persona's scheduled job means) and an expression that never
+// fires (day 31 of February or of a 30-day month): robfig accepts both.
+func checkSchedule(s string) string {
+	sched, err := cron.ParseStandard(s)
+	if err != nil {
+		return fmt.Sprintf("schedule %q is not a valid 5-field cron expression (minute hour day-of-month month day-of-week): %v", s, err)
+	}
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(s), "@every "); ok {
+		if d, err := time.ParseDuration(strings.TrimSpace(rest)); err == nil && d < time.Second {
+			return fmt.Sprintf("schedule %q: an @every interval must be at least 1s (got %v)", s, d)
+		}
+	}
+	if sched.Next(scheduleEpoch).IsZero() {
+		return fmt.Sprintf("schedule %q never fires: the months it names have no such day", s)
+	}
+	return ""
 }

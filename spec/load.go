@@ -213,7 +213,9 @@ func wrongTypeMessage(n *tnode, vi schema.Violation) string {
 	switch {
 	case wantsBool && n.kind == ValueString && n.plain && yaml11Bools[n.str]:
 		return fmt.Sprintf("%s is a YAML 1.1 boolean, read as a string; use true or false", n.str)
-	case wantsString && n.plain && (n.kind == ValueInt || n.kind == ValueFloat || n.kind == ValueBool || n.kind == ValueNull):
+	case wantsString && n.kind == ValueNull:
+		return vi.Message + "; write a value, or remove the key"
+	case wantsString && n.plain && (n.kind == ValueInt || n.kind == ValueFloat || n.kind == ValueBool):
 		return vi.Message + "; quote the value to make it a string"
 	}
 	return vi.Message

@@ -377,7 +377,9 @@ type Responsibility struct {
 	Name String
 	// Schedule is a standard 5-field cron expression (minute hour
 	// day-of-month month day-of-week), as parsed by robfig/cron/v3's
-	// ParseStandard (descriptors such as @daily are accepted too).
+	// ParseStandard (descriptors such as @daily are accepted too); the
+	// loader also rejects an @every interval below one second and an
+	// expression that never fires.
 	Schedule String
 	// Timezone is an IANA zone name; "UTC" with a zero Pos when omitted.
 	Timezone String
