@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -277,5 +278,55 @@ func TestLoadPathsFindsSpecsAndCollisions(t *testing.T) {
 	_, diags = LoadPaths([]string{dir})
 	if len(diags) != 2 || !strings.Contains(diags[0].Message, "sub/c.persona.yaml:2:7") {
 		t.Errorf("collision diagnostics = %v", diags)
+	}
+}
+
+// TestSpecFilesCountsEachFileOnceAndFollowsALinkedRoot pins how arguments
+// name files: the same spec reached by a relative, an absolute or a
+// symlinked path is one spec (it must not collide with itself), and a
+// directory argument that is a symlink is walked like the directory it
+// points to (links met while walking are still not followed).
+func TestSpecFilesCountsEachFileOnceAndFollowsALinkedRoot(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.MkdirAll(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(real, "a.persona.yaml")
+	if err := os.WriteFile(spec, []byte("version: 1\nname: one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []struct{ target, name string }{
+		{"real", "linkdir"},
+		{"real/a.persona.yaml", "link.persona.yaml"},
+		{"..", "real/loop"},
+	} {
+		if err := os.Symlink(l.target, filepath.Join(dir, l.name)); err != nil {
+			t.Skipf("symlinks unavailable: %v", err)
+		}
+	}
+	t.Chdir(dir)
+	tests := []struct {
+		name  string
+		paths []string
+		files []string
+		diags int
+	}{
+		{"relative and absolute", []string{"real/a.persona.yaml", spec}, []string{"real/a.persona.yaml"}, 0},
+		{"dot-slash", []string{"./real/a.persona.yaml", "real/a.persona.yaml"}, []string{"./real/a.persona.yaml"}, 0},
+		{"file and symlink to it", []string{"real/a.persona.yaml", "link.persona.yaml"}, []string{"real/a.persona.yaml"}, 0},
+		{"symlinked directory", []string{"linkdir"}, []string{"linkdir/a.persona.yaml"}, 0},
+		{"directory and its symlink", []string{"real", "linkdir"}, []string{"real/a.persona.yaml"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files, diags := SpecFiles(tt.paths)
+			if !slices.Equal(files, tt.files) || len(diags) != tt.diags {
+				t.Errorf("SpecFiles(%q) = %q, %v; want %q and %d diagnostics", tt.paths, files, diags, tt.files, tt.diags)
+			}
+			if _, diags := LoadPaths(tt.paths); len(diags) != 0 {
+				t.Errorf("LoadPaths(%q) = %v; want no diagnostics", tt.paths, diags)
+			}
+		})
 	}
 }

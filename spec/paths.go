@@ -25,16 +25,18 @@ func skipDir(name string) bool {
 // SpecFiles expands paths into spec files: a file argument is taken as is
 // (any name), a directory is walked recursively for IsSpecFile names,
 // skipping testdata, vendor, and "."/"_" directories below it (the
-// directory given is walked whatever its name). Files come in argument
-// order, each directory's files in lexical order, duplicates (by cleaned
-// path) dropped. A missing path or a directory without specs is a
+// directory given is walked whatever its name, and followed when it is a
+// symlink; links met inside it are not followed). Files come in argument
+// order, each directory's files in lexical order, duplicates dropped (one
+// file reached by relative, absolute or symlinked paths counts once, under
+// the first path that named it). A missing path or a directory without specs is a
 // diagnostic at Pos{File: path}.
 func SpecFiles(paths []string) ([]string, []Diagnostic) {
 	var files []string
 	var diags []Diagnostic
 	seen := make(map[string]bool)
 	add := func(f string) {
-		if c := filepath.Clean(f); !seen[c] {
+		if c := fileKey(f); !seen[c] {
 			seen[c] = true
 			files = append(files, f)
 		}
@@ -49,13 +51,19 @@ func SpecFiles(paths []string) ([]string, []Diagnostic) {
 			add(root)
 			continue
 		}
+		// WalkDir does not follow a symlinked root; a trailing separator
+		// makes it read the directory the link points to.
+		walkRoot := root
+		if l, err := os.Lstat(root); err == nil && l.Mode()&fs.ModeSymlink != 0 {
+			walkRoot = root + string(filepath.Separator)
+		}
 		found := 0
-		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		err = filepath.WalkDir(walkRoot, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
 			if d.IsDir() {
-				if p != root && skipDir(d.Name()) {
+				if p != walkRoot && skipDir(d.Name()) {
 					return filepath.SkipDir
 				}
 				return nil
@@ -73,6 +81,20 @@ func SpecFiles(paths []string) ([]string, []Diagnostic) {
 		}
 	}
 	return files, diags
+}
+
+// fileKey identifies a file for de-duplication: its absolute path with
+// symlinks resolved, so "a.persona.yaml", "./a.persona.yaml", its absolute
+// path and a symlink to it are one spec. When the path cannot be resolved,
+// the cleaned absolute (or given) path stands in.
+func fileKey(f string) string {
+	if abs, err := filepath.Abs(f); err == nil {
+		f = abs
+	}
+	if real, err := filepath.EvalSymlinks(f); err == nil {
+		return real
+	}
+	return filepath.Clean(f)
 }
 
 // LoadPaths expands paths with SpecFiles, loads every file with ReadFile,
