@@ -101,6 +101,29 @@ func newFlagSet(name, argsUsage string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// checkPaths rejects positional arguments that cannot be paths: an empty
+// one, and one that starts with "-" — Go's flag package stops at the first
+// non-flag, so "validate x -format json" would otherwise read "-format" and
+// "json" as files. A file whose name starts with "-" can be named "./-x".
+// It returns (exitUsage, false) after printing the problem and the usage.
+func checkPaths(fs *flag.FlagSet, stderr io.Writer) (int, bool) {
+	for _, a := range fs.Args() {
+		msg := ""
+		switch {
+		case a == "":
+			msg = "an empty path was given"
+		case len(a) > 1 && a[0] == '-':
+			msg = fmt.Sprintf("flag %q after a path; put flags before PATH... (name a file starting with - as ./%s)", a, a)
+		}
+		if msg != "" {
+			fmt.Fprintf(stderr, "personagen %s: %s\n", fs.Name(), msg)
+			fs.Usage()
+			return exitUsage, false
+		}
+	}
+	return 0, true
+}
+
 // parseFlags parses args; it returns (code, false) when the command must
 // stop: exitOK after -h, exitUsage on a bad flag.
 func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {

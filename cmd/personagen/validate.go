@@ -30,6 +30,9 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fs.Usage()
 		return exitUsage
 	}
+	if code, ok := checkPaths(fs, stderr); !ok {
+		return code
+	}
 	var write func(io.Writer, []spec.Diagnostic) error
 	out := stdout
 	switch *format {

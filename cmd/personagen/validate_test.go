@@ -112,6 +112,8 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"validate without paths", []string{"validate"}, "no paths given"},
 		{"validate bad format", []string{"validate", "-format", "xml", "x"}, `unknown format "xml"`},
 		{"validate bad flag", []string{"validate", "-nope", "x"}, "flag provided but not defined: -nope"},
+		{"validate flag after a path", []string{"validate", "x", "-format", "json"}, `flag "-format" after a path; put flags before PATH...`},
+		{"validate empty path", []string{"validate", "x", ""}, "an empty path"},
 		{"schema extra argument", []string{"schema", "x"}, "usage: personagen schema"},
 		{"version extra argument", []string{"version", "x"}, "usage: personagen version"},
 	}
