@@ -64,7 +64,9 @@ var ErrPathEscapes = errors.New("path escapes the prompt root")
 // inside the root. A computed path (one built from a template at run time) must be relative and
 // stay inside the root. Any relative path that leaves the root lexically ("../x", "a/../../x"),
 // an absolute computed path, and a path whose symlinks lead outside fail with an error wrapping
-// ErrPathEscapes ("path escapes the prompt root: \"../x\""). An empty path is an error. A
+// ErrPathEscapes ("path escapes the prompt root: \"../x\""). A relative path is read lexically
+// cleaned ("a/../b.md" reads "b.md" even when "a" does not exist), in a directory and in an
+// fs.FS alike. An empty path is an error. A
 // missing file yields a *FileNotFoundError; other read errors (a directory, permissions) are
 // wrapped with the path and resolved location. It returns the bytes and the resolved location
 // (an absolute path, or "fs:" + the cleaned path inside an fs.FS).
@@ -95,6 +97,10 @@ func (f *Files) read(p string, computed bool) ([]byte, error) {
 	if !filepath.IsLocal(p) {
 		return nil, fmt.Errorf("%w: %q", ErrPathEscapes, p)
 	}
+	// Read the lexically cleaned path, as an fs.FS read and the reported resolved location do:
+	// os.Root would otherwise need every directory before a ".." to exist ("x/../a.md") and
+	// refuse a trailing slash. Cleaning a local path keeps it local; symlinks are still checked.
+	clean := filepath.Clean(p)
 	switch {
 	case f == nil:
 		r, err := os.OpenRoot(".")
@@ -102,10 +108,10 @@ func (f *Files) read(p string, computed bool) ([]byte, error) {
 			return nil, fmt.Errorf("read %q: open working directory: %w", p, err)
 		}
 		defer r.Close()
-		b, err := r.ReadFile(p)
+		b, err := r.ReadFile(clean)
 		return b, f.wrapRead(p, err)
 	case f.root != nil:
-		b, err := f.root.ReadFile(p)
+		b, err := f.root.ReadFile(clean)
 		return b, f.wrapRead(p, err)
 	default:
 		b, err := fs.ReadFile(f.fsys, path.Clean(filepath.ToSlash(p)))

@@ -17,11 +17,12 @@ import (
 // templated path compiles to) must be set; otherwise Resolve fails without reading anything.
 // Paths are read through Files (see (*Files).ReadFile): a static absolute Path is author-trusted
 // and read as is; every other path is relative to the root and cannot leave it; a computed path
-// must be relative. Role is the message's role, RoleSystem when empty.
+// must be relative. Role is the message's role, RoleSystem when empty; RoleTool is refused.
 //
 // The content is contributed byte for byte as the file holds it (not trimmed: a prompt's own
-// layout, including a trailing newline, reaches the model unchanged, as in the seed). A file
-// that is empty or holds only whitespace contributes nothing. A missing file is a
+// layout, including a trailing newline, reaches the model unchanged, as in the seed), except
+// that a leading UTF-8 byte order mark (which some editors write) is dropped. A file that is
+// empty or holds only whitespace after that contributes nothing. A missing file is a
 // misconfiguration and fails with a *FileNotFoundError naming the given and the resolved path.
 type LoadFile struct {
 	Path     string
@@ -53,6 +54,7 @@ func (r *LoadFile) Resolve(ctx context.Context, inv *Invocation, dst []Message) 
 	if err != nil {
 		return dst, err
 	}
+	b = bytes.TrimPrefix(b, utf8BOM)
 	if len(bytes.TrimSpace(b)) == 0 {
 		return dst, nil
 	}
@@ -68,7 +70,7 @@ func (r *LoadFile) Resolve(ctx context.Context, inv *Invocation, dst []Message) 
 //
 // The text is Text (static) or what TextFunc returns (a computed text: what a templated text
 // compiles to). Setting both is an error; with neither, the empty Text contributes nothing.
-// Role is the message's role, RoleSystem when empty.
+// Role is the message's role, RoleSystem when empty; RoleTool is refused.
 type LoadText struct {
 	Text     string
 	TextFunc func(*Invocation) (string, error)
@@ -107,7 +109,7 @@ func (r *LoadText) Resolve(ctx context.Context, inv *Invocation, dst []Message) 
 //
 // Serialize nil renders each record as JSON indented with two spaces, as encoding/json encodes T
 // (field tags apply), without escaping <, > and & (the model reads the text, not a browser).
-// Role is the message's role, RoleSystem when empty.
+// Role is the message's role, RoleSystem when empty; RoleTool is refused.
 type LoadRecord[T any] struct {
 	Loader    func(context.Context, *Invocation) ([]T, error)
 	Serialize func(T) (string, error)
@@ -181,13 +183,20 @@ func (r *LoadRecord[T]) render(b *strings.Builder, rec T) error {
 	return nil
 }
 
-// roleOrSystem returns r, RoleSystem for "", or an error naming an unknown role.
+// utf8BOM is the UTF-8 byte order mark that LoadFile drops from the start of a file.
+var utf8BOM = []byte("\ufeff")
+
+// roleOrSystem returns r, RoleSystem for "", or an error naming an unknown role. RoleTool is
+// refused: a tool message must carry the id of a preceding tool call (see Validate), which no
+// static resolver has, so it could never form a valid request (the spec language refuses it too).
 func roleOrSystem(r Role) (Role, error) {
-	if r == "" {
+	switch {
+	case r == "":
 		return RoleSystem, nil
-	}
-	if !r.Valid() {
-		return "", fmt.Errorf("unknown role %q: use system, user, assistant or tool", r)
+	case r == RoleTool:
+		return "", fmt.Errorf("role %q cannot be produced by load_file, load_text or load_record: a tool message answers a tool call by its id; use system, user or assistant", r)
+	case !r.Valid():
+		return "", fmt.Errorf("unknown role %q: use system, user or assistant", r)
 	}
 	return r, nil
 }

@@ -19,10 +19,12 @@ func promptTree(t *testing.T) (root, secret string) {
 	root = filepath.Join(base, "app")
 	secret = filepath.Join(base, "secret.md")
 	files := map[string]string{
-		"prompts/support.md": "You are support.\n\nBe brief.\n",
-		"prompts/blank.md":   " \n\t\r\n\u00a0\n",
-		"prompts/empty.md":   "",
-		"personas/ada.md":    "  Ada's prompt, indented.  ",
+		"prompts/support.md":   "You are support.\n\nBe brief.\n",
+		"prompts/blank.md":     " \n\t\r\n\u00a0\n",
+		"prompts/empty.md":     "",
+		"personas/ada.md":      "  Ada's prompt, indented.  ",
+		"prompts/bom.md":       "\ufeffSaved by an editor that writes a BOM.\n",
+		"prompts/bom-blank.md": "\ufeff \n",
 	}
 	for name, content := range files {
 		p := filepath.Join(root, name)
@@ -91,6 +93,16 @@ func TestLoadFile(t *testing.T) {
 		{"symlink that stays inside the root", LoadFile{Path: "prompts/personas/ada.md", Files: files}, inv,
 			[]Message{SystemMessage("  Ada's prompt, indented.  ")}, "", nil},
 		{"blank file contributes nothing", LoadFile{Path: "prompts/blank.md", Files: files}, inv, nil, "", nil},
+		{"leading byte order mark dropped", LoadFile{Path: "prompts/bom.md", Files: files}, inv,
+			[]Message{SystemMessage("Saved by an editor that writes a BOM.\n")}, "", nil},
+		{"byte order mark and blanks contribute nothing", LoadFile{Path: "prompts/bom-blank.md", Files: files}, inv, nil, "", nil},
+		{"dot-dot through a missing directory reads the cleaned path, as an fs.FS does",
+			LoadFile{PathFunc: static("nowhere/../prompts/support.md"), Files: files}, inv,
+			[]Message{SystemMessage("You are support.\n\nBe brief.\n")}, "", nil},
+		{"trailing slash reads the cleaned path, as an fs.FS does", LoadFile{Path: "prompts/support.md/", Files: files}, inv,
+			[]Message{SystemMessage("You are support.\n\nBe brief.\n")}, "", nil},
+		{"role tool refused: a tool message needs a call id", LoadFile{Path: "prompts/support.md", Role: RoleTool, Files: files}, inv, nil,
+			`role "tool" cannot be produced by load_file, load_text or load_record: a tool message answers a tool call by its id; use system, user or assistant`, nil},
 		{"empty file contributes nothing", LoadFile{Path: "prompts/empty.md", Files: files}, inv, nil, "", nil},
 		{"static absolute path read as is", LoadFile{Path: secret, Files: files}, inv,
 			[]Message{SystemMessage("secret\n")}, "", nil},
@@ -119,7 +131,7 @@ func TestLoadFile(t *testing.T) {
 		{"both path and func", LoadFile{Path: "a.md", PathFunc: personaPath}, inv, nil, `load_file: set exactly one of Path and PathFunc`, nil},
 		{"neither path nor func", LoadFile{}, inv, nil, `load_file: set exactly one of Path and PathFunc`, nil},
 		{"unknown role", LoadFile{Path: "prompts/support.md", Role: "narrator", Files: files}, inv, nil,
-			`unknown role "narrator": use system, user, assistant or tool`, nil},
+			`unknown role "narrator": use system, user or assistant`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -243,7 +255,7 @@ func TestLoadText(t *testing.T) {
 		{"computed blank", LoadText{TextFunc: func(*Invocation) (string, error) { return "  ", nil }}, inv, nil, ""},
 		{"func error wrapped", LoadText{TextFunc: describe}, &Invocation{}, nil, "compute text: .Persona is nil"},
 		{"both set", LoadText{Text: "x", TextFunc: describe}, inv, nil, "load_text: set at most one of Text and TextFunc"},
-		{"unknown role", LoadText{Text: "x", Role: "System"}, inv, nil, `unknown role "System": use system, user, assistant or tool`},
+		{"unknown role", LoadText{Text: "x", Role: "System"}, inv, nil, `unknown role "System": use system, user or assistant`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -297,7 +309,7 @@ func TestLoadRecord(t *testing.T) {
 			return a.Plan, nil
 		}), nil, "serialize record [1] of 2: db down", errDB},
 		{"no loader", &LoadRecord[account]{}, nil, "load_record: no Loader", nil},
-		{"unknown role", NewLoadRecord("bot", two, nil), nil, `unknown role "bot": use system, user, assistant or tool`, nil},
+		{"unknown role", NewLoadRecord("bot", two, nil), nil, `unknown role "bot": use system, user or assistant`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
