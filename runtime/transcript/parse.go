@@ -23,7 +23,8 @@ func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, 
 // surrounding blanks) start system, user and assistant messages; blank lines at either edge of
 // a message's text (or of each text run between part lines) are dropped; "\"-escaped lines lose
 // one backslash; fenced code blocks are kept verbatim. A file whose line breaks are all "\r\n"
-// is read as if they were "\n"; otherwise a '\r' is content.
+// is read as if they were "\n"; otherwise a '\r' is content. A UTF-8 byte order mark at the
+// very start of text is dropped (one anywhere else is content).
 //
 // Parse returns a *ParseError naming the line for: text before the first header or after a
 // function_call_output line, a "tool:" header, a function_call outside an assistant message, a
@@ -32,6 +33,7 @@ func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, 
 // or lacks a required key, and a code fence that is never closed. An empty or blank text yields
 // no messages and no error. It re-creates scout-ai's Chat.parse (seed 002) for the four roles.
 func Parse(text string) ([]runtime.Message, error) {
+	text = strings.TrimPrefix(text, "\ufeff") // a byte order mark some editors write; Print never does
 	if strings.Contains(text, "\r\n") && strings.Count(text, "\n") == strings.Count(text, "\r\n") {
 		text = strings.ReplaceAll(text, "\r\n", "\n")
 	}

@@ -189,6 +189,9 @@ func TestParseReadsHandWrittenForms(t *testing.T) {
 			runtime.UserMessage("hi\n\nthere"), runtime.AssistantMessage("ok")}},
 		{"CRLF file", "user:\r\nhi\r\nthere\r\n\r\nassistant: ok\r\n", []runtime.Message{
 			runtime.UserMessage("hi\nthere"), runtime.AssistantMessage("ok")}},
+		{"leading byte order mark dropped", "\ufeffuser: hi\n", []runtime.Message{runtime.UserMessage("hi")}},
+		{"byte order mark and CRLF", "\ufeffsystem:\r\nBe brief.\r\n", []runtime.Message{runtime.SystemMessage("Be brief.")}},
+		{"byte order mark inside text kept", "user:\n\ufeffhi\n", []runtime.Message{runtime.UserMessage("\ufeffhi")}},
 		{"mixed line breaks keep carriage returns", "user:\r\nhi\r\nthere\n", []runtime.Message{runtime.UserMessage("hi\r\nthere")}},
 		{"header without content", "user:\nassistant:", []runtime.Message{runtime.UserMessage(""), runtime.AssistantMessage("")}},
 		{"escaped lines", "user:\n\\user: x\n\\\\\n\\foo\n\\", []runtime.Message{runtime.UserMessage("user: x\n\\\n\\foo\n")}},
