@@ -24,6 +24,10 @@ const StoredPayloadLimit = 16000
 // 64,000-byte payloads is 12.8 MB) and SQLite's host-parameter limit.
 const MaxRoundCalls = 100
 
+// MaxTurnIndex is the largest Round.TurnIndex the store accepts: the turn_index column is a
+// 32-bit INT on MySQL, and SQLite is held to the same bound so both dialects refuse alike.
+const MaxTurnIndex = 1<<31 - 1
+
 // SourceType says what started the run whose tool uses a round records.
 type SourceType string
 
@@ -89,14 +93,15 @@ func (o Outcome) String() string {
 
 // ErrInvalidRound is returned (wrapped) by RecordRound for a round it refuses before writing:
 // calls and results of different counts, no calls, more than MaxRoundCalls calls, an unknown
-// source type, a negative turn index, an empty, over-long or space-ended key.
+// source type, a negative turn index or one above MaxTurnIndex, an empty, over-long or
+// space-ended key.
 var ErrInvalidRound = errors.New("store: invalid tool round")
 
 // ErrConflict matches a *ConflictError with errors.Is.
 var ErrConflict = errors.New("store: tool round conflicts with the stored round")
 
-// ErrUnknownSource is returned (wrapped) by RecordRound when a SourceMessage round names a
-// message seq that is not stored.
+// ErrUnknownSource is returned (wrapped) by RecordRound when a round names a source that is not
+// stored: a SourceMessage seq with no message, or a SourceResponsibilityRun id with no run.
 var ErrUnknownSource = errors.New("store: tool round source not found")
 
 // ConflictError is returned by RecordRound when the round's key (Source, RunID, TurnIndex) is
@@ -170,7 +175,8 @@ type roundHooks struct {
 // must make none either).
 //
 // A SourceMessage round copies the message's thread id into each row (for replay and
-// DeleteThread); an unknown message seq fails the round with ErrUnknownSource.
+// DeleteThread). A round whose message seq or responsibility run id is not stored fails with
+// ErrUnknownSource and writes nothing.
 func (s *Store) RecordRound(ctx context.Context, r Round) (Outcome, error) {
 	rows, err := s.roundRows(r)
 	if err != nil {
@@ -230,6 +236,8 @@ func (s *Store) roundRows(r Round) ([]toolUseRow, error) {
 		return nil, where("source type %q (want message or responsibility_run)", r.Source.Type)
 	case r.TurnIndex < 0:
 		return nil, where("negative turn index")
+	case r.TurnIndex > MaxTurnIndex:
+		return nil, where("turn index above %d", MaxTurnIndex)
 	}
 	for _, k := range []struct {
 		field, v string
@@ -283,11 +291,17 @@ func toValidUTF8(s string) string {
 
 // roundInsert builds the round's single multi-row INSERT.
 func (s *Store) roundInsert(r Round, rows []toolUseRow) (string, []any) {
-	thread := "NULL"
-	perRow := 11
-	if r.Source.Type == SourceMessage {
-		thread = "(SELECT thread_id FROM messages WHERE seq = ?)"
-		perRow++
+	// A message source fills thread_id from the message (NULL, refused by a CHECK, when it does
+	// not exist); a responsibility run source reads its id back from responsibility_runs (NULL,
+	// refused by NOT NULL, when the run does not exist). Either way an unknown source fails the
+	// INSERT, and roundError names it.
+	source, thread := "?", "(SELECT thread_id FROM messages WHERE seq = ?)"
+	if r.Source.Type == SourceResponsibilityRun {
+		source, thread = "(SELECT id FROM responsibility_runs WHERE id = ?)", "NULL"
+	}
+	perRow := 12
+	if r.Source.Type == SourceResponsibilityRun {
+		perRow = 11
 	}
 	var b strings.Builder
 	b.WriteString(`INSERT INTO tool_uses (source_type, source_id, thread_id, persona, run_id, turn_index,
@@ -297,7 +311,7 @@ func (s *Store) roundInsert(r Round, rows []toolUseRow) (string, []any) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(?, ?, " + thread + ", " + placeholders(9) + ")")
+		b.WriteString("(?, " + source + ", " + thread + ", " + placeholders(9) + ")")
 		args = append(args, string(r.Source.Type), r.Source.ID)
 		if r.Source.Type == SourceMessage {
 			args = append(args, r.Source.ID)
@@ -349,16 +363,21 @@ func compareRound(r Round, stored, proposed []toolUseRow) *ConflictError {
 	return nil
 }
 
-// roundError wraps a failed round's error, naming ErrUnknownSource when a message source is
-// missing (the insert then failed the tool_uses thread check).
+// roundError wraps a failed round's error, naming ErrUnknownSource when the source message or
+// responsibility run is missing (the insert then failed the tool_uses thread check, or the
+// NOT NULL of source_id).
 func (s *Store) roundError(ctx context.Context, r Round, err error) error {
 	err = fmt.Errorf("store: record round %s run %q turn %d: %w", r.Source, r.RunID, r.TurnIndex, err)
-	if r.Source.Type != SourceMessage || ctx.Err() != nil {
+	if ctx.Err() != nil {
 		return err
 	}
+	query, what := "SELECT COUNT(*) FROM messages WHERE seq = ?", "message seq"
+	if r.Source.Type == SourceResponsibilityRun {
+		query, what = "SELECT COUNT(*) FROM responsibility_runs WHERE id = ?", "responsibility run"
+	}
 	var n int
-	if qerr := s.db.GetContext(ctx, &n, s.dialect.rebind("SELECT COUNT(*) FROM messages WHERE seq = ?"), r.Source.ID); qerr == nil && n == 0 {
-		return fmt.Errorf("%w: message seq %d: %w", ErrUnknownSource, r.Source.ID, err)
+	if qerr := s.db.GetContext(ctx, &n, s.dialect.rebind(query), r.Source.ID); qerr == nil && n == 0 {
+		return fmt.Errorf("%w: %s %d: %w", ErrUnknownSource, what, r.Source.ID, err)
 	}
 	return err
 }

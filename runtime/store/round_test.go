@@ -308,12 +308,14 @@ func TestRecordRoundRejectsInvalidRoundsBeforeWriting(t *testing.T) {
 		{"too many calls", func(r *Round) { *r = testRound(r.Source, r.RunID, 0, MaxRoundCalls+1) }, ErrInvalidRound},
 		{"unknown source type", func(r *Round) { r.Source.Type = "email" }, ErrInvalidRound},
 		{"negative turn", func(r *Round) { r.TurnIndex = -1 }, ErrInvalidRound},
+		{"turn beyond the column's 32 bits (MySQL INT would refuse it, SQLite would not)", func(r *Round) { r.TurnIndex = 1 << 31 }, ErrInvalidRound},
 		{"empty run id", func(r *Round) { r.RunID = "" }, ErrInvalidRound},
 		{"run id ending in a space", func(r *Round) { r.RunID = "run-1 " }, ErrInvalidRound},
 		{"empty persona", func(r *Round) { r.Persona = "" }, ErrInvalidRound},
 		{"empty tool name", func(r *Round) { r.Calls[0].Name = "" }, ErrInvalidRound},
 		{"tool call id over 255 characters", func(r *Round) { r.Calls[1].ID = strings.Repeat("i", 256) }, ErrInvalidRound},
 		{"unknown message", func(r *Round) { r.Source.ID += 1000 }, ErrUnknownSource},
+		{"unknown responsibility run", func(r *Round) { r.Source = Source{SourceResponsibilityRun, 424242} }, ErrUnknownSource},
 	}
 	eachDB(t, func(t *testing.T, s *Store) {
 		src := messageSource(t, s, "t")
