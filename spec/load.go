@@ -103,13 +103,13 @@ func parseYAML(name string, data []byte) (*yaml.Node, []Diagnostic) {
 		if errors.Is(err, io.EOF) {
 			return nil, []Diagnostic{{Pos: Pos{File: name, Line: 1, Col: 1}, Message: "spec is empty"}}
 		}
-		return nil, []Diagnostic{yamlError(name, err)}
+		return nil, []Diagnostic{yamlError(name, data, err)}
 	}
 	var second yaml.Node
 	switch err := dec.Decode(&second); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		return nil, []Diagnostic{yamlError(name, err)}
+		return nil, []Diagnostic{yamlError(name, data, err)}
 	default:
 		return nil, []Diagnostic{{Pos: Pos{File: name, Line: second.Line, Col: second.Column}, Message: "a spec file holds one YAML document; remove the second one (---)"}}
 	}
@@ -136,8 +136,10 @@ var yamlParserProblems = map[string]bool{
 
 // yamlError turns a yaml.v3 syntax error into a diagnostic. yaml.v3 gives
 // a line (sometimes that of the enclosing collection) and no column; the
-// column is reported as 1.
-func yamlError(name string, err error) Diagnostic {
+// column is reported as 1. A line that starts with a tab gets a hint, since
+// yaml.v3's own message ("found character that cannot start any token")
+// does not say what is wrong.
+func yamlError(name string, data []byte, err error) Diagnostic {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 1
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
@@ -146,6 +148,9 @@ func yamlError(name string, err error) Diagnostic {
 		if yamlParserProblems[msg] {
 			line++
 		}
+	}
+	if lines := bytes.Split(data, []byte("\n")); line <= len(lines) && bytes.HasPrefix(lines[line-1], []byte("\t")) {
+		msg += "; YAML indents with spaces, not tabs"
 	}
 	return Diagnostic{Pos: Pos{File: name, Line: line, Col: 1}, Message: "invalid YAML: " + msg}
 }
