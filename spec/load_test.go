@@ -330,3 +330,35 @@ func TestSpecFilesCountsEachFileOnceAndFollowsALinkedRoot(t *testing.T) {
 		})
 	}
 }
+
+// TestSpecFilesReportsAnUnreadableDirectoryAndGoesOn pins that one
+// unreadable directory is a diagnostic at its path while the rest of the
+// tree is still walked, so validate still reports every other error.
+// (Root reads everything, so the test needs an ordinary user.)
+func TestSpecFilesReportsAnUnreadableDirectoryAndGoesOn(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root: permissions do not stop reads")
+	}
+	dir := t.TempDir()
+	locked := filepath.Join(dir, "a-locked")
+	for _, d := range []string{locked, filepath.Join(dir, "b")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{filepath.Join(locked, "x.persona.yaml"), filepath.Join(dir, "b", "y.persona.yaml")} {
+		if err := os.WriteFile(f, []byte("version: 1\nname: y\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(locked, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(locked, 0o755) })
+	files, diags := SpecFiles([]string{dir})
+	want := []string{filepath.Join(dir, "b", "y.persona.yaml")}
+	if !slices.Equal(files, want) || len(diags) != 1 || diags[0].Pos.File != locked ||
+		!strings.Contains(diags[0].Message, "permission denied") {
+		t.Errorf("SpecFiles = %q, %v; want %q and one permission diagnostic at %s", files, diags, want, locked)
+	}
+}

@@ -30,7 +30,8 @@ func skipDir(name string) bool {
 // order, each directory's files in lexical order, duplicates dropped (one
 // file reached by relative, absolute or symlinked paths counts once, under
 // the first path that named it). A missing path or a directory without specs is a
-// diagnostic at Pos{File: path}.
+// diagnostic at Pos{File: path}, and so is a directory inside a tree that
+// cannot be read (the walk goes on past it).
 func SpecFiles(paths []string) ([]string, []Diagnostic) {
 	var files []string
 	var diags []Diagnostic
@@ -60,7 +61,19 @@ func SpecFiles(paths []string) ([]string, []Diagnostic) {
 		found := 0
 		err = filepath.WalkDir(walkRoot, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
-				return err
+				if p == walkRoot {
+					return err
+				}
+				// One unreadable directory is reported; the rest of the tree is still walked.
+				var pe *fs.PathError
+				if errors.As(err, &pe) {
+					err = pe.Err
+				}
+				diags = append(diags, Diagnostic{Pos: Pos{File: p}, Message: fmt.Sprintf("cannot read: %v", err)})
+				if d != nil && d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
 			}
 			if d.IsDir() {
 				if p != walkRoot && skipDir(d.Name()) {
