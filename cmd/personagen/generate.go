@@ -45,6 +45,9 @@ func genFlags(name string, args []string, stderr io.Writer) (*genArgs, int, bool
 		fs.Usage()
 		return nil, exitUsage, false
 	}
+	if code, ok := checkPaths(fs, stderr); !ok {
+		return nil, code, false
+	}
 	a.paths = fs.Args()
 	if a.pkg == "" {
 		a.pkg = defaultPackage(a.out)

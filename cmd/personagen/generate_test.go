@@ -132,6 +132,8 @@ func TestGenerateErrorsArePositioned(t *testing.T) {
 		{"no paths", []string{"generate"}, exitUsage, `no spec paths given`},
 		{"bad package name", []string{"generate", "-pkg", "func", "examples"}, exitUsage, `package name "func" is not a Go identifier`},
 		{"bad flag", []string{"verify", "-nope", "examples"}, exitUsage, `flag provided but not defined: -nope`},
+		{"flag after a path", []string{"generate", "examples", "-out", "x"}, exitUsage, `flag "-out" after a path; put flags before PATH...`},
+		{"flag after a path in verify", []string{"verify", "examples", "-pkg", "x"}, exitUsage, `flag "-pkg" after a path`},
 		{"missing spec path", []string{"generate", "-out", out, "nope"}, exitFail, `(?m)^nope: cannot read`},
 		{"unresolved loader and missing file", []string{"generate", "-out", out, "-pkg", "x", "-root", "examples", bad}, exitFail,
 			`(?s)^` + regexp.QuoteMeta(bad) + `:5:27: load_record loader: host.Env has no method AcountForSender; did you mean AccountForSender\?\n` +
