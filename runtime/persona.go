@@ -151,12 +151,26 @@ func BuildRequestInto(ctx context.Context, inv *Invocation, dst []Message) (*Req
 // part with that body (omitted when empty), then per attachment an image part (content type
 // "image/...") or a document part, in order; an attachment whose Data is nil becomes a text
 // part noting its filename, content type, size in bytes and id, since its bytes are unknown.
+//
+// A body that is blank (empty or white space only) counts as absent. A message with neither a
+// body nor attachments would make an empty user turn, which model APIs reject, so its text is
+// then "Subject: <subject>" — an email whose whole message is its subject line is common — or
+// EmptyInboundText when the subject is blank too.
 func InboundMessage(in *Inbound) Message {
 	body := in.Text
-	if body == "" && in.HTML != "" {
-		body = HTMLText(in.HTML)
+	if strings.TrimSpace(body) == "" {
+		body = ""
+		if in.HTML != "" {
+			body = HTMLText(in.HTML)
+		}
 	}
 	if len(in.Attachments) == 0 {
+		if body == "" {
+			body = EmptyInboundText
+			if subject := strings.TrimSpace(in.Subject); subject != "" {
+				body = "Subject: " + subject
+			}
+		}
 		return UserMessage(body)
 	}
 	parts := make([]Part, 0, len(in.Attachments)+1)
@@ -175,6 +189,10 @@ func InboundMessage(in *Inbound) Message {
 	}
 	return PartsMessage(RoleUser, parts...)
 }
+
+// EmptyInboundText is the text of the trailing user message for an inbound message that has no
+// body, no attachments and no subject.
+const EmptyInboundText = "[The message has no text.]"
 
 // AttachmentNote renders one attachment's metadata as one line:
 // `[attachment: report.pdf (application/pdf, 1234 bytes, id att-1)]`.

@@ -54,7 +54,7 @@ func TestBuildRequest(t *testing.T) {
 			UserMessage("Where is my order?")},
 		{"HTML-only body", &Inbound{Subject: "Order", HTML: "<html><body><p>Where is <b>my</b> order?</p><p>Thanks &amp; bye</p><script>x()</script></body></html>"},
 			UserMessage("Where is my order?\n\nThanks & bye")},
-		{"empty body", &Inbound{Subject: "Order"}, UserMessage("")},
+		{"empty body says the subject", &Inbound{Subject: "Order"}, UserMessage("Subject: Order")},
 		{"attachments become parts", &Inbound{Subject: "Order", Text: "See attached.", Attachments: []Attachment{pdf, png, meta}},
 			PartsMessage(RoleUser,
 				TextPart("See attached."),
@@ -237,5 +237,27 @@ func BenchmarkBuildRequest60(b *testing.B) {
 		if err != nil || len(req.Messages) != 60 {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestInboundMessageNeverEmpty(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   Inbound
+		want Message
+	}{
+		{"text body", Inbound{Text: "Hello", Subject: "Hi"}, UserMessage("Hello")},
+		{"html only", Inbound{HTML: "<p>Hello <b>there</b></p>"}, UserMessage("Hello there")},
+		{"blank text falls back to html", Inbound{Text: " \n", HTML: "<p>From HTML</p>"}, UserMessage("From HTML")},
+		{"subject only", Inbound{Text: "  ", Subject: " Call me back "}, UserMessage("Subject: Call me back")},
+		{"nothing at all", Inbound{}, UserMessage(EmptyInboundText)},
+		{"attachment only keeps no text part", Inbound{Subject: "scan", Attachments: []Attachment{{ID: "a1", Filename: "x.pdf", ContentType: "application/pdf", Size: 3}}},
+			PartsMessage(RoleUser, TextPart("[attachment: x.pdf (application/pdf, 3 bytes, id a1)]"))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := InboundMessage(&tc.in); !got.Equal(tc.want) {
+				t.Errorf("InboundMessage = %#v, want %#v", got, tc.want)
+			}
+		})
 	}
 }
