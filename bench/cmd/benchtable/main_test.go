@@ -1,0 +1,74 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestMedianOfOddAndEvenCounts(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+		ok   bool
+	}{
+		{nil, 0, false},
+		{[]float64{3}, 3, true},
+		{[]float64{5, 1, 3}, 3, true},
+		{[]float64{4, 1, 3, 2}, 2.5, true},
+	} {
+		got, ok := median(c.in)
+		if got != c.want || ok != c.ok {
+			t.Errorf("median(%v) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestTrimProcsRemovesOnlyTheGomaxprocsSuffix(t *testing.T) {
+	for in, want := range map[string]string{
+		"Assembly/eino-2":            "Assembly/eino",
+		"Assembly/eino-16":           "Assembly/eino",
+		"Assembly/eino":              "Assembly/eino",
+		"RecordRound/find_or_create": "RecordRound/find_or_create",
+		"Replay/mysql/x-":            "Replay/mysql/x-",
+	} {
+		if got := trimProcs(in); got != want {
+			t.Errorf("trimProcs(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+const sample = `goos: linux
+cpu: Test CPU
+BenchmarkAssembly/personagen-2   100  100000 ns/op  1000 B/op  100 allocs/op
+BenchmarkAssembly/personagen-2   100  300000 ns/op  1000 B/op  100 allocs/op
+BenchmarkAssembly/personagen-2   100  200000 ns/op  1000 B/op  100 allocs/op
+BenchmarkAssembly/langchaingo-2  100  900000 ns/op  1000 B/op  700 allocs/op
+BenchmarkAssembly/eino-2         100  590000 ns/op  1000 B/op  500 allocs/op
+BenchmarkRecordRound/multi_row_insert-2  10  400000 ns/op  3.000 roundtrips/op  100 B/op  10 allocs/op
+BenchmarkRecordRound/find_or_create-2    10  800000 ns/op  18.00 roundtrips/op  100 B/op  20 allocs/op
+`
+
+// TestTableUsesMediansAndChecksTargets: the assembly row against the faster peer (eino) uses
+// the median 200 µs (not the mean), meets the alloc target (100/500) but not the time target
+// (200/590 > 1/3); RecordRound is 2× faster, below the 2.5× target; missing rows say so.
+func TestTableUsesMediansAndChecksTargets(t *testing.T) {
+	s := newResults()
+	if err := s.read(strings.NewReader(sample), "sample"); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	printTable(&b, s)
+	out := b.String()
+	for _, want := range []string{
+		"| request assembly vs eino | 200 µs, 100 allocs, 1000 B | 590 µs, 500 allocs, 1000 B | 0.34 (2.9× faster) | 0.20 |  | fastest peer: ≥3× faster, ≤1/3 allocs | **no** |",
+		"| request assembly vs langchaingo | 200 µs, 100 allocs, 1000 B | 900 µs, 700 allocs, 1000 B | 0.22 (4.5× faster) | 0.14 |  | (slower peer: informational) | — |",
+		"| 0.50 (2.0× faster) | 0.50 | 3 round trips (baseline 18) | 3 round trips, ≥2.5× faster | **no** |",
+		"missing: Replay/mysql/replay, Replay/mysql/baseline",
+		"Medians of 3 runs each",
+		"cpu: Test CPU",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
