@@ -60,9 +60,9 @@ func TestTableUsesMediansAndChecksTargets(t *testing.T) {
 	printTable(&b, s)
 	out := b.String()
 	for _, want := range []string{
-		"| request assembly vs eino | 200 µs, 100 allocs, 1000 B | 590 µs, 500 allocs, 1000 B | 0.34 (2.9× faster) | 0.20 |  | fastest peer: ≥3× faster, ≤1/3 allocs | **no** |",
-		"| request assembly vs langchaingo | 200 µs, 100 allocs, 1000 B | 900 µs, 700 allocs, 1000 B | 0.22 (4.5× faster) | 0.14 |  | (slower peer: informational) | — |",
-		"| 0.50 (2.0× faster) | 0.50 | 3 round trips (baseline 18) | 3 round trips, ≥2.5× faster | **no** |",
+		"| request assembly vs eino | 200 µs, 100 allocs, 1000 B | 590 µs, 500 allocs, 1000 B | 0.34 (2.95× faster) | 0.20 |  | fastest peer: ≥3× faster, ≤1/3 allocs | **no** |",
+		"| request assembly vs langchaingo | 200 µs, 100 allocs, 1000 B | 900 µs, 700 allocs, 1000 B | 0.22 (4.50× faster) | 0.14 |  | (slower peer: informational) | — |",
+		"| 0.50 (2.00× faster) | 0.50 | 3 round trips (baseline 18) | 3 round trips, ≥2.5× faster | **no** |",
 		"missing: Replay/mysql/replay, Replay/mysql/baseline",
 		"Medians of 3 runs each",
 		"cpu: Test CPU",

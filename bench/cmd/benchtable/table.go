@@ -179,9 +179,9 @@ func cell(s *results, name string) string {
 // speed says "2.4× faster" or "1.3× slower" for a ratio ours/peer.
 func speed(r float64) string {
 	if r <= 1 {
-		return fmt.Sprintf("%.1f× faster", 1/r)
+		return fmt.Sprintf("%.2f× faster", 1/r)
 	}
-	return fmt.Sprintf("%.1f× slower", r)
+	return fmt.Sprintf("%.2f× slower", r)
 }
 
 // dur renders nanoseconds with three significant digits in a fitting unit.
