@@ -1,5 +1,11 @@
 package runtime
 
+import (
+	"encoding/binary"
+	"unicode/utf8"
+	"unsafe"
+)
+
 // TruncationMarker is appended to text that Clip cut short (protege's TRUNCATION_MARKER, seed
 // 003). It is 12 characters long ("…" counts as one).
 const TruncationMarker = "…[truncated]"
@@ -17,25 +23,57 @@ func Clip(s string, limit int) string {
 	if limit <= 0 {
 		return ""
 	}
-	if len(s) <= limit { // a string never has more characters than bytes
-		return s
-	}
 	keep := limit - markerLen
 	if keep < 0 {
 		keep = limit
 	}
-	n, cut := 0, 0
-	for i := range s { // ranges over characters; an invalid byte counts as one
+	cut, over := clipCut(s, keep, limit)
+	switch {
+	case !over:
+		return s
+	case keep == limit:
+		return s[:cut]
+	}
+	return s[:cut] + TruncationMarker
+}
+
+// clipCut reports whether s has more than limit characters and, when it has, the byte offset
+// at which its character number keep (counted from 0, keep <= limit) starts. It scans at most
+// limit+1 characters and steps over ASCII eight bytes at a time: tool results are mostly ASCII
+// JSON, and clipping them is the largest cost of replaying a history. Characters are counted as
+// a range loop counts them (an invalid byte is one character).
+func clipCut(s string, keep, limit int) (cut int, over bool) {
+	if len(s) <= limit { // a string never has more characters than bytes
+		return 0, false
+	}
+	const hi = 0x8080808080808080
+	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	n, i := 0, 0                                    // n characters lie before byte i
+	for i < len(b) {
+		if i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:])&hi == 0 {
+			// Eight ASCII characters: n … n+7.
+			if keep >= n && keep < n+8 {
+				cut = i + keep - n
+			}
+			if limit < n+8 {
+				return cut, true
+			}
+			n, i = n+8, i+8
+			continue
+		}
 		if n == keep {
 			cut = i
 		}
-		if n == limit { // s has more than limit characters
-			if keep == limit {
-				return s[:cut]
-			}
-			return s[:cut] + TruncationMarker
+		if n == limit {
+			return cut, true
+		}
+		if b[i] < utf8.RuneSelf {
+			i++
+		} else {
+			_, w := utf8.DecodeRuneInString(s[i:])
+			i += w
 		}
 		n++
 	}
-	return s
+	return 0, false
 }

@@ -76,13 +76,17 @@ func TestTruncationMarkerLength(t *testing.T) {
 // never exceeds the limit, a clipped result has exactly limit characters when the marker fits,
 // clipping is idempotent, and what is kept is a prefix of the input.
 func FuzzClip(f *testing.F) {
-	for _, s := range []string{"", "hello", strings.Repeat("é", 40), "日本語のテキスト" + strings.Repeat("🎉", 9), "\xff\xfe\xe6\x97abc", "𠀋𠀋𠀋𠀋𠀋𠀋𠀋𠀋𠀋𠀋𠀋𠀋𠀋𠀋"} {
-		for _, n := range []int{-1, 0, 1, 5, 11, 12, 13, 20} {
+	for _, s := range []string{"", "hello", strings.Repeat("é", 40), "日本語のテキスト" + strings.Repeat("🎉", 9), "\xff\xfe\xe6\x97abc", "𠀋𠀋𠀋𠀋𠀋𠀋𠀋𠀋𠀋𠀋𠀋𠀋𠀋𠀋",
+		strings.Repeat("a", 29) + "é" + strings.Repeat("b", 20), strings.Repeat("x", 64) + "\xff" + strings.Repeat("🎉", 9)} {
+		for _, n := range []int{-1, 0, 1, 5, 11, 12, 13, 20, 29, 30, 31, 40, 64, 65} {
 			f.Add(s, n)
 		}
 	}
 	f.Fuzz(func(t *testing.T, s string, limit int) {
 		got := Clip(s, limit)
+		if want := referenceClip(s, limit); got != want {
+			t.Fatalf("Clip(%q, %d) = %q, the plain character loop gives %q", s, limit, got, want)
+		}
 		n := utf8.RuneCountInString(got)
 		if utf8.ValidString(s) && !utf8.ValidString(got) {
 			t.Fatalf("Clip(%q, %d) = %q: invalid UTF-8 from valid input", s, limit, got)
@@ -114,4 +118,29 @@ func FuzzClip(f *testing.F) {
 			t.Fatalf("not idempotent: Clip(%q, %d) = %q, then %q", s, limit, got, again)
 		}
 	})
+}
+
+// referenceClip is Clip written as the plain character loop, without the ASCII fast path.
+func referenceClip(s string, limit int) string {
+	if limit <= 0 {
+		return ""
+	}
+	keep := max(limit-markerLen, 0)
+	if limit < markerLen {
+		keep = limit
+	}
+	n, cut := 0, 0
+	for i := range s {
+		if n == keep {
+			cut = i
+		}
+		if n == limit {
+			if keep == limit {
+				return s[:cut]
+			}
+			return s[:cut] + TruncationMarker
+		}
+		n++
+	}
+	return s
 }

@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
+	"unsafe"
 )
 
 // DefaultHistoryLimit is the number of earlier messages ThreadHistory replays when its Limit is
@@ -180,22 +183,125 @@ func (h *ThreadHistory) AppendReplay(dst []Message, msgs []StoredMessage) []Mess
 
 func appendRound(dst []Message, round []ToolUse, limit int) []Message {
 	calls := make([]ToolCall, len(round))
+	// Where each result is cut (-1: replayed whole), found once: counting characters is the
+	// largest cost of a replay.
+	var cutsBuf [8]int
+	cuts := cutsBuf[:0]
+	// The round's inputs and clipped results share one buffer; each is a full slice expression
+	// (or a string) over its own part, so no append can reach a neighbour.
+	n := 0
+	for _, u := range round {
+		n += len(u.Arguments) + len(ClippedArgumentsKey) + 8 // room to wrap a payload
+		cut := -1
+		if u.HasResult && limit >= markerLen {
+			if c, ok := clipCut(u.Result, limit-markerLen, limit); ok {
+				cut = c
+				n += c + len(TruncationMarker)
+			}
+		}
+		cuts = append(cuts, cut)
+	}
+	arena := make([]byte, 0, n)
 	for i, u := range round {
-		calls[i] = ToolCall{ID: u.ToolCallID, Name: u.ToolName, Input: ReplayInput(u.Arguments)}
+		var in json.RawMessage
+		in, arena = appendReplayInput(arena, u.Arguments)
+		calls[i] = ToolCall{ID: u.ToolCallID, Name: u.ToolName, Input: in}
 	}
 	uniqueCallIDs(calls)
 	dst = append(dst, Message{Role: RoleAssistant, ToolCalls: calls})
 	for i, u := range round {
 		text := NoResultText
-		if u.HasResult {
+		switch {
+		case !u.HasResult:
+		case cuts[i] >= 0:
+			start := len(arena)
+			arena = append(arena, u.Result[:cuts[i]]...)
+			arena = append(arena, TruncationMarker...)
+			b := arena[start:]
+			text = unsafe.String(unsafe.SliceData(b), len(b))
+		case limit != NoLimit && limit < markerLen:
+			text = Clip(u.Result, limit)
+		default:
 			text = u.Result
-			if limit != NoLimit {
-				text = Clip(text, limit)
-			}
 		}
 		dst = append(dst, ToolMessage(calls[i].ID, text))
 	}
 	return dst
+}
+
+// appendReplayInput is ReplayInput writing into arena: it returns the input, a slice of arena
+// capped at its own end, and the grown arena.
+func appendReplayInput(arena []byte, args string) (json.RawMessage, []byte) {
+	trimmed := strings.TrimSpace(args)
+	if trimmed == "" {
+		return json.RawMessage("{}"), arena
+	}
+	start := len(arena)
+	// A JSON object ends with '}': a clipped payload (ending in the truncation marker) is
+	// wrapped without paying for json.Valid's error.
+	if trimmed[0] == '{' && trimmed[len(trimmed)-1] == '}' && json.Valid(unsafe.Slice(unsafe.StringData(trimmed), len(trimmed))) {
+		arena = append(arena, args...)
+	} else {
+		arena = append(arena, `{"`+ClippedArgumentsKey+`":`...)
+		arena = appendJSONString(arena, args)
+		arena = append(arena, '}')
+	}
+	return arena[start:len(arena):len(arena)], arena
+}
+
+// appendJSONString appends s as encoding/json encodes a string with SetEscapeHTML(false):
+// quotes, backslashes and control characters escaped, invalid UTF-8 as U+FFFD, U+2028 and
+// U+2029 as \u2028 and \u2029.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // uniqueCallIDs gives every call of a round an id that is non-empty and unique within the round,
@@ -330,29 +436,66 @@ func HistoryText(m *StoredMessage) (string, bool) {
 	if body == "" && len(m.Attachments) == 0 {
 		return "", false
 	}
-	var b strings.Builder
-	header(&b, "From", m.From)
-	header(&b, "To", strings.Join(m.To, ", "))
-	header(&b, "Cc", strings.Join(m.Cc, ", "))
-	header(&b, "Date", FormatDate(m.SentAt))
-	header(&b, "Subject", m.Subject)
+	from, subject := oneLine(m.From), oneLine(m.Subject)
+	var date [64]byte
+	d := m.SentAt.UTC().AppendFormat(date[:0], DateLayout)
+	n := len("From: \nTo: \nCc: \nDate: \nSubject: \n\n\n") + len(from) + len(subject) + len(d) + len(body)
+	for _, a := range m.To {
+		n += len(a) + 2
+	}
+	for _, a := range m.Cc {
+		n += len(a) + 2
+	}
+	for _, a := range m.Attachments {
+		n += len(a.Filename) + len(a.ContentType) + len(a.ID) + 64
+	}
+	b := make([]byte, 0, n)
+	b = appendHeader(b, "From", from)
+	b = appendListHeader(b, "To", m.To)
+	b = appendListHeader(b, "Cc", m.Cc)
+	b = appendHeader(b, "Date", unsafe.String(unsafe.SliceData(d), len(d)))
+	b = appendHeader(b, "Subject", subject)
 	if body != "" {
-		b.WriteString("\n")
-		b.WriteString(body)
-		b.WriteString("\n")
+		b = append(b, '\n')
+		b = append(b, body...)
+		b = append(b, '\n')
 	}
 	if len(m.Attachments) > 0 {
-		b.WriteString("\n")
-		for i, a := range m.Attachments {
-			if i > 0 {
-				b.WriteString("\n")
-			}
-			a.ID, a.Filename, a.ContentType = oneLine(a.ID), oneLine(a.Filename), oneLine(a.ContentType)
-			b.WriteString(AttachmentNote(a))
+		b = append(b, '\n')
+		for _, a := range m.Attachments {
+			b = append(b, "[attachment: "...)
+			b = append(b, oneLine(a.Filename)...)
+			b = append(b, " ("...)
+			b = append(b, oneLine(a.ContentType)...)
+			b = append(b, ", "...)
+			b = strconv.AppendInt(b, a.Size, 10)
+			b = append(b, " bytes, id "...)
+			b = append(b, oneLine(a.ID)...)
+			b = append(b, ")]\n"...)
 		}
-		b.WriteString("\n")
 	}
-	return strings.TrimSuffix(b.String(), "\n"), true
+	b = b[:len(b)-1] // the last block's line break
+	return unsafe.String(unsafe.SliceData(b), len(b)), true
+}
+
+// appendHeader appends "Name: value\n", or "Name:\n" for an empty value; value is one line.
+func appendHeader(b []byte, name, value string) []byte {
+	b = append(b, name...)
+	b = append(b, ':')
+	if value != "" {
+		b = append(b, ' ')
+		b = append(b, value...)
+	}
+	return append(b, '\n')
+}
+
+// appendListHeader appends the header of the values joined with ", ", made one line and
+// trimmed as header() does with strings.Join's result.
+func appendListHeader(b []byte, name string, values []string) []byte {
+	if len(values) == 1 {
+		return appendHeader(b, name, oneLine(values[0]))
+	}
+	return appendHeader(b, name, oneLine(strings.Join(values, ", ")))
 }
 
 func header(b *strings.Builder, name, value string) {
@@ -369,8 +512,24 @@ var lineBreaks = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ", "\u2028"
 
 // oneLine replaces line breaks by spaces and trims the result.
 func oneLine(s string) string {
-	if strings.ContainsAny(s, "\r\n\u2028\u2029") {
+	if hasLineBreak(s) {
 		s = lineBreaks.Replace(s)
 	}
 	return strings.TrimSpace(s)
+}
+
+// hasLineBreak reports whether s holds "\r", "\n", U+2028 or U+2029 (both encoded as
+// E2 80 A8/A9). A byte loop: strings.ContainsAny with non-ASCII runes decodes every rune.
+func hasLineBreak(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\r', '\n':
+			return true
+		case 0xE2:
+			if i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -165,12 +165,47 @@ func (s *Source) History(_ context.Context, q runtime.HistoryQuery) (*runtime.Hi
 		h.Omitted = len(sel) - q.Limit
 		sel = sel[h.Omitted:]
 	}
+	// One backing array per kind of slice for the whole answer, instead of one per message.
+	var nAddr, nAtt, nUse int
+	for _, m := range sel {
+		nAddr += len(m.To) + len(m.Cc)
+		nAtt += len(m.Attachments)
+		if q.ToolUses {
+			nUse += len(m.ToolUses)
+		}
+	}
+	addrs := make([]string, 0, nAddr)
+	atts := make([]runtime.Attachment, 0, nAtt)
+	uses := make([]runtime.ToolUse, 0, nUse)
 	h.Messages = make([]runtime.StoredMessage, len(sel))
-	for i, m := range sel {
-		h.Messages[i] = copyMessage(*m, q.ToolUses)
-		runtime.SortToolUses(h.Messages[i].ToolUses)
+	for i, src := range sel {
+		m := *src
+		m.To, addrs = carve(addrs, m.To)
+		m.Cc, addrs = carve(addrs, m.Cc)
+		m.Attachments, atts = carve(atts, m.Attachments)
+		for k := range m.Attachments {
+			m.Attachments[k].Data = nil
+		}
+		if q.ToolUses {
+			m.ToolUses, uses = carve(uses, m.ToolUses)
+			runtime.SortToolUses(m.ToolUses)
+		} else {
+			m.ToolUses = nil
+		}
+		h.Messages[i] = m
 	}
 	return h, nil
+}
+
+// carve appends src to arena and returns the copy, capped at its own length, and the arena;
+// a nil src stays nil.
+func carve[T any](arena, src []T) ([]T, []T) {
+	if src == nil {
+		return nil, arena
+	}
+	start := len(arena)
+	arena = append(arena, src...)
+	return arena[start:len(arena):len(arena)], arena
 }
 
 // copyMessage returns m with its slices copied (tool uses only when withUses) and attachment
