@@ -48,6 +48,9 @@ func (r historyRow) message() (runtime.StoredMessage, error) {
 
 // addressList reads a stored JSON array of address strings; an empty array gives nil.
 func addressList(text string) ([]string, error) {
+	if text == "[]" { // what AppendMessage stores for no addresses: skip the decoder
+		return nil, nil
+	}
 	var v []string
 	if err := json.Unmarshal([]byte(text), &v); err != nil {
 		return nil, err
