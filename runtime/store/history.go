@@ -3,7 +3,6 @@ package store
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,58 +16,8 @@ var _ runtime.HistorySource = (*Store)(nil)
 // historyRow is a messages row as History reads it, with the number of rows the query selected
 // before its LIMIT (a window function, so the count costs no extra round trip).
 type historyRow struct {
-	Seq        int64  `db:"seq"`
-	MessageID  string `db:"message_id"`
-	Direction  string `db:"direction"`
-	Sender     string `db:"sender"`
-	Recipients string `db:"recipients"`
-	Cc         string `db:"cc"`
-	Subject    string `db:"subject"`
-	SentAt     dbTime `db:"sent_at"`
-	TextBody   string `db:"text_body"`
-	HTMLBody   string `db:"html_body"`
-	Total      int64  `db:"total"`
-}
-
-// message converts the row to the runtime's form.
-func (r historyRow) message() (runtime.StoredMessage, error) {
-	m := runtime.StoredMessage{
-		Seq: r.Seq, MessageID: r.MessageID, Direction: runtime.Direction(r.Direction), From: r.Sender,
-		SentAt: r.SentAt.Time, Subject: r.Subject, Text: r.TextBody, HTML: r.HTMLBody,
-	}
-	var err error
-	if m.To, err = addressList(r.Recipients); err != nil {
-		return m, fmt.Errorf("message %q recipients: %w", r.MessageID, err)
-	}
-	if m.Cc, err = addressList(r.Cc); err != nil {
-		return m, fmt.Errorf("message %q cc: %w", r.MessageID, err)
-	}
-	return m, nil
-}
-
-// addressList reads a stored JSON array of address strings; an empty array gives nil.
-func addressList(text string) ([]string, error) {
-	if text == "[]" { // what AppendMessage stores for no addresses: skip the decoder
-		return nil, nil
-	}
-	var v []string
-	if err := json.Unmarshal([]byte(text), &v); err != nil {
-		return nil, err
-	}
-	if len(v) == 0 {
-		return nil, nil
-	}
-	return v, nil
-}
-
-// historyAttachmentRow is an attachments row as History reads it.
-type historyAttachmentRow struct {
-	MessageSeq   int64  `db:"message_seq"`
-	Position     int    `db:"position"`
-	AttachmentID string `db:"attachment_id"`
-	Filename     string `db:"filename"`
-	ContentType  string `db:"content_type"`
-	SizeBytes    int64  `db:"size_bytes"`
+	messageRow
+	Total int64 `db:"total"`
 }
 
 // historyToolUseRow is a tool_uses row as History reads it.
@@ -121,7 +70,7 @@ func (s *Store) History(ctx context.Context, q runtime.HistoryQuery) (*runtime.H
 	h.Messages = make([]runtime.StoredMessage, len(rows))
 	index := make(map[int64]int, len(rows))
 	for i, r := range rows {
-		m, err := r.message()
+		m, err := r.stored()
 		if err != nil {
 			return nil, fmt.Errorf("store: history of thread %q: %w", q.ThreadID, err)
 		}
@@ -136,14 +85,14 @@ func (s *Store) History(ctx context.Context, q runtime.HistoryQuery) (*runtime.H
 	at := d.timeArg(first.SentAt.Time)
 	args = append(args, at, at, first.Seq)
 
-	var atts []historyAttachmentRow
+	var atts []attachmentRow
 	if err := s.db.SelectContext(ctx, &atts, d.rebind(`SELECT a.message_seq, a.position, a.attachment_id, a.filename,
 		a.content_type, a.size_bytes FROM attachments a JOIN messages m ON m.seq = a.message_seq
 		WHERE `+where), args...); err != nil {
 		return nil, fmt.Errorf("store: history attachments of thread %q: %w", q.ThreadID, err)
 	}
 	// Sorting in Go rather than in SQL spares the server a temporary table.
-	slices.SortFunc(atts, func(a, b historyAttachmentRow) int {
+	slices.SortFunc(atts, func(a, b attachmentRow) int {
 		if c := cmp.Compare(a.MessageSeq, b.MessageSeq); c != 0 {
 			return c
 		}

@@ -103,7 +103,7 @@ func BenchmarkReplay(b *testing.B) {
 					ORDER BY sent_at, seq`), benchThread); err != nil {
 					b.Fatal(err)
 				}
-				var atts []historyAttachmentRow
+				var atts []attachmentRow
 				if err := cs.DB().SelectContext(ctx, &atts, cs.dialect.rebind(`SELECT a.message_seq, a.position, a.attachment_id,
 					a.filename, a.content_type, a.size_bytes FROM attachments a JOIN messages m ON m.seq = a.message_seq
 					WHERE m.thread_id = ? ORDER BY a.message_seq, a.position`), benchThread); err != nil {

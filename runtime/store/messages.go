@@ -183,7 +183,7 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// messageRow is a messages row as Thread reads it.
+// messageRow is a messages row as Thread and History read it.
 type messageRow struct {
 	Seq        int64  `db:"seq"`
 	MessageID  string `db:"message_id"`
@@ -197,9 +197,10 @@ type messageRow struct {
 	HTMLBody   string `db:"html_body"`
 }
 
-// attachmentRow is an attachments row as Thread reads it.
+// attachmentRow is an attachments row as Thread and History read it.
 type attachmentRow struct {
 	MessageSeq   int64  `db:"message_seq"`
+	Position     int    `db:"position"`
 	AttachmentID string `db:"attachment_id"`
 	Filename     string `db:"filename"`
 	ContentType  string `db:"content_type"`
@@ -221,8 +222,8 @@ func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMe
 		return nil, nil
 	}
 	var atts []attachmentRow
-	if err := s.db.SelectContext(ctx, &atts, d.rebind(`SELECT a.message_seq, a.attachment_id, a.filename,
-		a.content_type, a.size_bytes FROM attachments a JOIN messages m ON m.seq = a.message_seq
+	if err := s.db.SelectContext(ctx, &atts, d.rebind(`SELECT a.message_seq, a.position, a.attachment_id,
+		a.filename, a.content_type, a.size_bytes FROM attachments a JOIN messages m ON m.seq = a.message_seq
 		WHERE m.thread_id = ? ORDER BY a.message_seq, a.position`), threadID); err != nil {
 		return nil, fmt.Errorf("store: read attachments of thread %q: %w", threadID, err)
 	}
@@ -271,6 +272,9 @@ func (r messageRow) stored() (runtime.StoredMessage, error) {
 
 // decodeAddresses reads a JSON array of strings; an empty array leaves *dst nil.
 func decodeAddresses(text string, dst *[]string) error {
+	if text == "[]" { // what AppendMessage stores for no addresses: skip the decoder
+		return nil
+	}
 	var v []string
 	if err := json.Unmarshal([]byte(text), &v); err != nil {
 		return err
