@@ -5,60 +5,21 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/personagen/personagen/internal/chatgolden"
+
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/memory"
-	"github.com/personagen/personagen/runtime/transcript"
 )
 
-// The -update flag rewrites golden files; the package's internal tests may register it first.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files in testdata/")
-	}
-}
-
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
-// historyGolden compares msgs with testdata/history/<name>.chat, a transcript (runtime/transcript)
-// of the expected messages: the printed text must match byte for byte, and parsing the file
-// must give back messages Equal to msgs.
+// historyGolden compares msgs with testdata/history/<name>.chat (see chatgolden.Check).
 func historyGolden(t *testing.T, name string, msgs []runtime.Message) {
 	t.Helper()
-	got := transcript.Print(msgs)
-	path := filepath.Join("testdata", "history", name+".chat")
-	if updateGolden() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run with -update to create it): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (run with -update to accept):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
-	parsed, err := transcript.Parse(string(want))
-	if err != nil {
-		t.Fatalf("parse %s: %v", path, err)
-	}
-	if !runtime.EqualMessages(parsed, msgs) {
-		t.Errorf("%s parses to messages that differ from the replay:\n%s", path, encodeMessages(t, parsed))
-	}
+	chatgolden.Check(t, filepath.Join("testdata", "history", name+".chat"), msgs)
 }
 
 func encodeMessages(t testing.TB, msgs []runtime.Message) []byte {

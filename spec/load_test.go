@@ -1,34 +1,20 @@
 package spec
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/personagen/personagen/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
-
-func golden(t *testing.T, path string, got []byte) {
+func checkGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	golden.Check(t, path, got)
 }
 
 // TestValidSpecsLoadToGoldenModel loads every spec in testdata/valid and
@@ -49,7 +35,7 @@ func TestValidSpecsLoadToGoldenModel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, strings.TrimSuffix(f, ".persona.yaml")+".golden.json", append(got, '\n'))
+			checkGolden(t, strings.TrimSuffix(f, ".persona.yaml")+".golden.json", append(got, '\n'))
 		})
 	}
 }

@@ -4,31 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/personagen/personagen/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
-
-// golden compares got with the file at path, or rewrites it under -update.
-func golden(t *testing.T, path string, got []byte) {
+// checkGolden compares got with the file at path, or rewrites it under -update.
+func checkGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it)\n--- got\n%s--- want\n%s", path, got, want)
-	}
+	golden.Check(t, path, got)
 }
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr []byte) {
@@ -61,20 +48,20 @@ func TestValidateInvalidCorpus(t *testing.T) {
 			if code != exitFail || len(stdout) != 0 || len(stderr) == 0 {
 				t.Errorf("text: exit %d, stdout %q, stderr %q; want exit 1, diagnostics on stderr only", code, stdout, stderr)
 			}
-			golden(t, filepath.Join(dir, "stderr.txt"), stderr)
+			checkGolden(t, filepath.Join(dir, "stderr.txt"), stderr)
 
 			code, stdout, stderr = runCLI(t, append([]string{"validate", "-format", "json"}, args...)...)
 			var diags []jsonDiagnostic
 			if err := json.Unmarshal(stdout, &diags); err != nil || code != exitFail || len(diags) == 0 || len(stderr) != 0 {
 				t.Errorf("json: exit %d, %d diagnostics, decode error %v, stderr %q", code, len(diags), err, stderr)
 			}
-			golden(t, filepath.Join(dir, "stdout.json"), stdout)
+			checkGolden(t, filepath.Join(dir, "stdout.json"), stdout)
 
 			code, stdout, _ = runCLI(t, append([]string{"validate", "-format", "github"}, args...)...)
 			if code != exitFail || !bytes.HasPrefix(stdout, []byte("::error file=")) {
 				t.Errorf("github: exit %d, output %q", code, stdout)
 			}
-			golden(t, filepath.Join(dir, "stdout.github"), stdout)
+			checkGolden(t, filepath.Join(dir, "stdout.github"), stdout)
 		})
 	}
 }

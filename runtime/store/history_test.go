@@ -7,14 +7,14 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/personagen/personagen/internal/chatgolden"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
@@ -24,18 +24,6 @@ import (
 	"github.com/personagen/personagen/runtime/memory"
 	"github.com/personagen/personagen/runtime/transcript"
 )
-
-// The -update flag rewrites golden files; another test file of the package may register it.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files in testdata/")
-	}
-}
-
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 var h0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 
@@ -204,31 +192,7 @@ func jsonBytes(t testing.TB, msgs []runtime.Message) []byte {
 
 func checkHistoryGolden(t *testing.T, name string, msgs []runtime.Message) {
 	t.Helper()
-	got := transcript.Print(msgs)
-	path := filepath.Join("testdata", "history", name+".chat")
-	if updateGolden() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run with -update to create it): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (run with -update to accept):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
-	parsed, err := transcript.Parse(string(want))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !runtime.EqualMessages(parsed, msgs) {
-		t.Errorf("%s does not parse back to the replay", path)
-	}
+	chatgolden.Check(t, filepath.Join("testdata", "history", name+".chat"), msgs)
 }
 
 func historyScenarios() []struct {

@@ -2,16 +2,15 @@ package transcript
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/personagen/personagen/internal/golden"
+
 	"github.com/personagen/personagen/runtime"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func call(id, name, input string) runtime.ToolCall {
 	return runtime.ToolCall{ID: id, Name: name, Input: json.RawMessage(input)}
@@ -62,7 +61,7 @@ func TestPrintGolden(t *testing.T) {
 	for name, msgs := range printCases {
 		t.Run(name, func(t *testing.T) {
 			got := Print(msgs)
-			golden(t, filepath.Join("testdata", "print", name+".golden"), got)
+			checkGolden(t, filepath.Join("testdata", "print", name+".golden"), got)
 			back, err := Parse(got)
 			if err != nil {
 				t.Fatalf("Parse(Print): %v", err)
@@ -95,30 +94,15 @@ func TestParseGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, strings.TrimSuffix(f, ".chat")+".json", string(out)+"\n")
+			checkGolden(t, strings.TrimSuffix(f, ".chat")+".json", string(out)+"\n")
 			checkRoundTrip(t, msgs)
 		})
 	}
 }
 
-func golden(t *testing.T, path, got string) {
+func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the output (run go test -update to accept):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, path, []byte(got))
 }
 
 // TestPrintEscapesExactlyTheLinesParseWouldMisread pins, for one text line (or a few), the

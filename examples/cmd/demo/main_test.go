@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/personagen/personagen/internal/golden"
+
 	_ "github.com/go-sql-driver/mysql"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // TestDemoPrintsBothRequests runs the demo on the in-memory SQLite store and
 // compares both printed requests, transcript and JSON, with the golden
@@ -82,17 +81,5 @@ func TestDemoOnMySQLMatchesSQLite(t *testing.T) {
 
 func checkGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (run with -update to accept):\n%s", path, got)
-	}
+	golden.Check(t, path, got)
 }
