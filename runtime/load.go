@@ -19,10 +19,11 @@ import (
 // and read as is; every other path is relative to the root and cannot leave it; a computed path
 // must be relative. Role is the message's role, RoleSystem when empty; RoleTool is refused.
 //
-// The content is contributed byte for byte as the file holds it (not trimmed: a prompt's own
-// layout, including a trailing newline, reaches the model unchanged, as in the seed), except
-// that a leading UTF-8 byte order mark (which some editors write) is dropped. A file that is
-// empty or holds only whitespace after that contributes nothing. A missing file is a
+// The content is contributed as the file holds it (not trimmed: a prompt's own layout reaches
+// the model unchanged, as in the seed), except for its ends: a leading UTF-8 byte order mark
+// (which some editors write) is dropped, and so is one final line terminator ("\n" or "\r\n"),
+// which ends the file's last line rather than adding an empty one (a departure from the seed,
+// which kept it). A file that is empty or holds only whitespace contributes nothing. A missing file is a
 // misconfiguration and fails with a *FileNotFoundError naming the given and the resolved path.
 type LoadFile struct {
 	Path     string
@@ -55,6 +56,7 @@ func (r *LoadFile) Resolve(ctx context.Context, inv *Invocation, dst []Message) 
 		return dst, err
 	}
 	b = bytes.TrimPrefix(b, utf8BOM)
+	b = TrimFinalNewline(b)
 	if len(bytes.TrimSpace(b)) == 0 {
 		return dst, nil
 	}
@@ -181,6 +183,19 @@ func (r *LoadRecord[T]) render(b *strings.Builder, rec T) error {
 	}
 	b.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	return nil
+}
+
+// TrimFinalNewline returns b without one final line terminator ("\n" or "\r\n"), the end of
+// a text file's last line. LoadFile applies it to prompt files; a host that renders the same file
+// itself can apply it too to get the same text.
+func TrimFinalNewline(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+		if n > 1 && b[n-2] == '\r' {
+			b = b[:n-2]
+		}
+	}
+	return b
 }
 
 // utf8BOM is the UTF-8 byte order mark that LoadFile drops from the start of a file.

@@ -25,6 +25,8 @@ func promptTree(t *testing.T) (root, secret string) {
 		"personas/ada.md":      "  Ada's prompt, indented.  ",
 		"prompts/bom.md":       "\ufeffSaved by an editor that writes a BOM.\n",
 		"prompts/bom-blank.md": "\ufeff \n",
+		"prompts/crlf.md":      "Line one.\r\nLine two.\r\n",
+		"prompts/two-ends.md":  "Keeps one blank line.\n\n",
 	}
 	for name, content := range files {
 		p := filepath.Join(root, name)
@@ -83,9 +85,9 @@ func TestLoadFile(t *testing.T) {
 		is      error
 	}{
 		{"static relative path, content as is", LoadFile{Path: "prompts/support.md", Files: files}, inv,
-			[]Message{SystemMessage("You are support.\n\nBe brief.\n")}, "", nil},
+			[]Message{SystemMessage("You are support.\n\nBe brief.")}, "", nil},
 		{"role user", LoadFile{Path: "prompts/support.md", Role: RoleUser, Files: files}, inv,
-			[]Message{UserMessage("You are support.\n\nBe brief.\n")}, "", nil},
+			[]Message{UserMessage("You are support.\n\nBe brief.")}, "", nil},
 		{"computed path, not trimmed", LoadFile{PathFunc: personaPath, Files: files}, inv,
 			[]Message{SystemMessage("  Ada's prompt, indented.  ")}, "", nil},
 		{"computed path with inner dot-dot stays inside", LoadFile{PathFunc: static("prompts/../personas/ada.md"), Files: files}, inv,
@@ -94,18 +96,22 @@ func TestLoadFile(t *testing.T) {
 			[]Message{SystemMessage("  Ada's prompt, indented.  ")}, "", nil},
 		{"blank file contributes nothing", LoadFile{Path: "prompts/blank.md", Files: files}, inv, nil, "", nil},
 		{"leading byte order mark dropped", LoadFile{Path: "prompts/bom.md", Files: files}, inv,
-			[]Message{SystemMessage("Saved by an editor that writes a BOM.\n")}, "", nil},
+			[]Message{SystemMessage("Saved by an editor that writes a BOM.")}, "", nil},
 		{"byte order mark and blanks contribute nothing", LoadFile{Path: "prompts/bom-blank.md", Files: files}, inv, nil, "", nil},
+		{"one final CRLF dropped, inner ones kept", LoadFile{Path: "prompts/crlf.md", Files: files}, inv,
+			[]Message{SystemMessage("Line one.\r\nLine two.")}, "", nil},
+		{"only one final newline dropped", LoadFile{Path: "prompts/two-ends.md", Files: files}, inv,
+			[]Message{SystemMessage("Keeps one blank line.\n")}, "", nil},
 		{"dot-dot through a missing directory reads the cleaned path, as an fs.FS does",
 			LoadFile{PathFunc: static("nowhere/../prompts/support.md"), Files: files}, inv,
-			[]Message{SystemMessage("You are support.\n\nBe brief.\n")}, "", nil},
+			[]Message{SystemMessage("You are support.\n\nBe brief.")}, "", nil},
 		{"trailing slash reads the cleaned path, as an fs.FS does", LoadFile{Path: "prompts/support.md/", Files: files}, inv,
-			[]Message{SystemMessage("You are support.\n\nBe brief.\n")}, "", nil},
+			[]Message{SystemMessage("You are support.\n\nBe brief.")}, "", nil},
 		{"role tool refused: a tool message needs a call id", LoadFile{Path: "prompts/support.md", Role: RoleTool, Files: files}, inv, nil,
 			`role "tool" cannot be produced by load_file, load_text or load_record: a tool message answers a tool call by its id; use system, user or assistant`, nil},
 		{"empty file contributes nothing", LoadFile{Path: "prompts/empty.md", Files: files}, inv, nil, "", nil},
 		{"static absolute path read as is", LoadFile{Path: secret, Files: files}, inv,
-			[]Message{SystemMessage("secret\n")}, "", nil},
+			[]Message{SystemMessage("secret")}, "", nil},
 		{"missing file", LoadFile{Path: "prompts/none.md", Files: files}, inv, nil,
 			`file not found: "prompts/none.md" (resolved to ` + filepath.Join(root, "prompts/none.md") + `)`, fs.ErrNotExist},
 		{"missing computed file", LoadFile{PathFunc: personaPath, Files: files}, &Invocation{Persona: &Persona{Name: "bob"}}, nil,
@@ -191,8 +197,8 @@ func TestLoadFileFromFS(t *testing.T) {
 		wantErr string
 		is      error
 	}{
-		{"read", LoadFile{Path: "prompts/support.md", Files: files}, []Message{SystemMessage("From the FS.\n")}, "", nil},
-		{"cleaned path", LoadFile{PathFunc: static("prompts/./x/../support.md"), Files: files}, []Message{SystemMessage("From the FS.\n")}, "", nil},
+		{"read", LoadFile{Path: "prompts/support.md", Files: files}, []Message{SystemMessage("From the FS.")}, "", nil},
+		{"cleaned path", LoadFile{PathFunc: static("prompts/./x/../support.md"), Files: files}, []Message{SystemMessage("From the FS.")}, "", nil},
 		{"blank", LoadFile{Path: "prompts/blank.md", Files: files}, nil, "", nil},
 		{"missing", LoadFile{Path: "prompts/none.md", Files: files}, nil, `file not found: "prompts/none.md" (resolved to fs:prompts/none.md)`, fs.ErrNotExist},
 		{"dot-dot refused", LoadFile{PathFunc: static("../x.md"), Files: files}, nil, `path escapes the prompt root: "../x.md"`, ErrPathEscapes},
@@ -212,7 +218,7 @@ func TestLoadFileWithoutFilesReadsTheWorkingDirectory(t *testing.T) {
 	root, _ := promptTree(t)
 	t.Chdir(root)
 	got, err := (&LoadFile{Path: "prompts/support.md"}).Resolve(context.Background(), &Invocation{}, nil)
-	checkResolve(t, got, err, nil, []Message{SystemMessage("You are support.\n\nBe brief.\n")}, "", nil)
+	checkResolve(t, got, err, nil, []Message{SystemMessage("You are support.\n\nBe brief.")}, "", nil)
 
 	wd, _ := os.Getwd()
 	_, err = (&LoadFile{Path: "prompts/none.md"}).Resolve(context.Background(), &Invocation{}, nil)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/cloudwego/eino/components/prompt"
 	"github.com/cloudwego/eino/schema"
@@ -68,7 +67,7 @@ func NewLangChainGo(f *Fixture) *LangChainGo {
 // Build reads the prompt and the record, converts the rows into a fresh ChatMessageHistory and
 // formats the template.
 func (l *LangChainGo) Build(ctx context.Context) ([]llms.ChatMessage, error) {
-	prompt, err := fs.ReadFile(l.f.Files, PromptPath)
+	prompt, err := readPrompt(l.f.Files)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +132,7 @@ func NewEino(f *Fixture) *Eino {
 // Build reads the prompt and the record, converts the rows into []*schema.Message and formats
 // the template.
 func (e *Eino) Build(ctx context.Context) ([]*schema.Message, error) {
-	prompt, err := fs.ReadFile(e.f.Files, PromptPath)
+	prompt, err := readPrompt(e.f.Files)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package assembly
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"strconv"
 	"strings"
 	"time"
@@ -171,4 +172,14 @@ func peerResult(u *runtime.ToolUse) string {
 		return runtime.NoResultText
 	}
 	return peerClip(u.Result, ResultLimit)
+}
+
+// readPrompt reads the system prompt as runtime.LoadFile contributes it: without a leading byte
+// order mark and without the file's final line terminator.
+func readPrompt(fsys fs.FS) ([]byte, error) {
+	b, err := fs.ReadFile(fsys, PromptPath)
+	if err != nil {
+		return nil, err
+	}
+	return runtime.TrimFinalNewline(bytes.TrimPrefix(b, []byte("\ufeff"))), nil
 }
