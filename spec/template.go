@@ -17,6 +17,7 @@ type TemplateError struct {
 	Message string
 }
 
+// Error renders "file:line:col: message".
 func (e *TemplateError) Error() string { return e.Pos.String() + ": " + e.Message }
 
 var fieldRef = regexp.MustCompile(`^(\.[A-Za-z_][A-Za-z0-9_]*)+$`)
