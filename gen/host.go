@@ -1,10 +1,12 @@
 package gen
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"go/types"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,6 +28,7 @@ type Host struct {
 	resolver   *types.Interface // runtime.Resolver
 	tool       *types.Interface // runtime.Tool
 	runtimeErr string           // why the runtime could not be loaded, if it could not
+	goErr      string           // the go command's error when it listed nothing for some paths, on one line
 }
 
 // Len returns how many packages were requested (host packages plus the
@@ -75,8 +78,10 @@ func HostPackages(specs []*spec.Persona) []string {
 // directory), the packages the specs reference together with the runtime
 // and context, for their types only (export data, no syntax). A package
 // that does not exist or does not type-check is not an error here: Emit
-// reports it at every spec position that references it. LoadHost fails
-// only when the go command itself fails (no go.mod, ctx cancelled).
+// reports it at every spec position that references it, with the go
+// command's own error text when it listed nothing (go.mod needs updates,
+// a go.sum entry is missing). LoadHost fails only when the go command
+// cannot be run at all (ctx cancelled, no go binary).
 func LoadHost(ctx context.Context, dir string, specs []*spec.Persona) (*Host, error) {
 	return LoadPackages(ctx, dir, HostPackages(specs))
 }
@@ -99,8 +104,42 @@ func LoadPackages(ctx context.Context, dir string, paths []string) (*Host, error
 	for _, p := range pkgs {
 		h.pkgs[p.PkgPath] = p
 	}
+	var missing []string
+	for _, w := range want {
+		if _, ok := h.pkgs[w]; !ok {
+			missing = append(missing, w)
+		}
+	}
+	if len(missing) > 0 {
+		// In export-data mode go/packages drops the go command's stderr
+		// when it fails as a whole (go.mod needs updates, a go.sum entry
+		// is missing): ask it again to learn why.
+		h.goErr = goListError(ctx, cfg.Dir, missing)
+	}
 	h.initRuntime()
 	return h, nil
+}
+
+// goListError runs `go list -e` on paths in dir and returns what the go
+// command printed on stderr when it failed, folded onto one line without
+// its download progress; "" when it succeeded or said nothing.
+func goListError(ctx context.Context, dir string, paths []string) string {
+	cmd := exec.CommandContext(ctx, "go", append([]string{"list", "-e", "--"}, paths...)...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err == nil {
+		return ""
+	}
+	var lines []string
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "go: downloading ") {
+			continue
+		}
+		lines = append(lines, l)
+	}
+	return strings.Join(lines, " ")
 }
 
 func (h *Host) initRuntime() {
@@ -160,6 +199,9 @@ func (h *Host) pkg(path string) (*types.Package, string) {
 	}
 	p, ok := h.pkgs[path]
 	if !ok {
+		if h.goErr != "" {
+			return nil, "package " + path + " was not loaded: " + h.goErr
+		}
 		return nil, "package " + path + " was not loaded"
 	}
 	if len(p.Errors) > 0 || p.Types == nil {
