@@ -25,6 +25,7 @@ type fileGen struct {
 	host     *Host
 	opts     Options
 	diags    []spec.Diagnostic
+	outPath  string // the output package's import path ("" when unknown)
 	specPath string // the spec's path as directives and headers show it
 	genPath  string // the generated file's path as reset directives show it
 	lower    string // lower-camel Go name, the prefix of helper funcs
@@ -32,11 +33,12 @@ type fileGen struct {
 	helpers  []jen.Code
 }
 
-func emitFile(p *spec.Persona, host *Host, opts Options, name string) (*File, []spec.Diagnostic) {
+func emitFile(p *spec.Persona, host *Host, opts Options, outPath, name string) (*File, []spec.Diagnostic) {
 	g := &fileGen{
 		p:        p,
 		host:     host,
 		opts:     opts,
+		outPath:  outPath,
 		specPath: displayPath(opts.LineBase, p.File),
 		genPath:  displayPath(opts.LineBase, filepath.Join(opts.OutDir, name)),
 		imports:  make(map[string]bool),
@@ -77,6 +79,32 @@ func emitFile(p *spec.Persona, host *Host, opts Options, name string) (*File, []
 		return nil, []spec.Diagnostic{{Pos: p.Pos, Message: err.Error()}}
 	}
 	return &File{Name: name, Source: g.specPath, Content: src}, nil
+}
+
+// lookup is Host.lookup, except that a reference into the output package
+// itself is refused first: generated code cannot import the package it is
+// in, and only go build would say so, as an import cycle.
+func (g *fileGen) lookup(ref spec.GoRef) (types.Object, string) {
+	if msg := g.cycle(ref); msg != "" {
+		return nil, msg
+	}
+	return g.host.lookup(ref)
+}
+
+// lookupType is Host.lookupType with lookup's import cycle check.
+func (g *fileGen) lookupType(ref spec.GoRef) (*types.TypeName, string) {
+	if msg := g.cycle(ref); msg != "" {
+		return nil, msg
+	}
+	return g.host.lookupType(ref)
+}
+
+// cycle says why ref cannot be imported when it names the output package.
+func (g *fileGen) cycle(ref spec.GoRef) string {
+	if g.outPath == "" || ref.Path != g.outPath {
+		return ""
+	}
+	return fmt.Sprintf("package %s is the output package, and generated code cannot import its own package (import cycle); generate into a separate package, e.g. %s/personas", ref.Path, ref.Path)
 }
 
 func (g *fileGen) errf(pos spec.Pos, format string, args ...any) {
@@ -411,7 +439,7 @@ func (g *fileGen) checkFile(pos spec.Pos, kind, path string, transcript bool) {
 
 func (g *fileGen) checkEnv() {
 	env := g.p.Env
-	tn, msg := g.host.lookupType(*env)
+	tn, msg := g.lookupType(*env)
 	if tn == nil {
 		g.errf(env.Pos, "env: %s", msg)
 	}
@@ -421,7 +449,7 @@ func (g *fileGen) envType() types.Type {
 	if g.p.Env == nil {
 		return nil
 	}
-	tn, _ := g.host.lookupType(*g.p.Env)
+	tn, _ := g.lookupType(*g.p.Env)
 	if tn == nil {
 		return nil
 	}
@@ -429,7 +457,7 @@ func (g *fileGen) envType() types.Type {
 }
 
 func (g *fileGen) checkTool(t spec.GoRef) {
-	obj, msg := g.host.lookup(t)
+	obj, msg := g.lookup(t)
 	if obj == nil {
 		g.errf(t.Pos, "tool: %s", msg)
 		return
@@ -450,7 +478,7 @@ func (g *fileGen) loadRecord(lr *spec.LoadRecord) jen.Code {
 	ref := lr.Loader
 	if ref.IsQualified() {
 		loader = g.at(ref.Pos, g.qual(ref.Path, ref.Name))
-		obj, msg := g.host.lookup(ref)
+		obj, msg := g.lookup(ref)
 		switch fn, ok := obj.(*types.Func); {
 		case obj == nil:
 			g.errf(ref.Pos, "load_record loader: %s", msg)
@@ -492,7 +520,7 @@ func sigNoRecv(s *types.Signature) *types.Signature {
 func (g *fileGen) serializer(s *spec.Serializer, record types.Type) jen.Code {
 	if s.Func != nil {
 		ref := *s.Func
-		obj, msg := g.host.lookup(ref)
+		obj, msg := g.lookup(ref)
 		fn, ok := obj.(*types.Func)
 		switch {
 		case obj == nil:
@@ -564,7 +592,7 @@ func exported(name string) bool { r, _ := utf8.DecodeRuneInString(name); return 
 func (g *fileGen) use(u *spec.Use) jen.Code {
 	ref := u.Resolver
 	typ := g.at(ref.Pos, g.qual(ref.Path, ref.Name))
-	tn, msg := g.host.lookupType(ref)
+	tn, msg := g.lookupType(ref)
 	if tn == nil {
 		g.errf(ref.Pos, "use: %s", msg)
 		return jen.Nil()

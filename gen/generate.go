@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"go/token"
+	"os"
+	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -125,6 +128,7 @@ func Emit(specs []*spec.Persona, host *Host, opts Options) ([]File, error) {
 		return nil, fmt.Errorf("%w: package name %q is not a Go identifier", ErrBadOptions, opts.Package)
 	}
 	diags := spec.CheckCollisions(specs)
+	outPath, _, _ := ImportPath(opts.OutDir)
 	names := make(map[string]*spec.Persona)
 	var files []File
 	for _, p := range specs {
@@ -134,7 +138,7 @@ func Emit(specs []*spec.Persona, host *Host, opts Options) ([]File, error) {
 			continue
 		}
 		names[name] = p
-		f, ds := emitFile(p, host, opts, name)
+		f, ds := emitFile(p, host, opts, outPath, name)
 		diags = append(diags, ds...)
 		if f != nil && len(ds) == 0 {
 			files = append(files, *f)
@@ -144,6 +148,58 @@ func Emit(specs []*spec.Persona, host *Host, opts Options) ([]File, error) {
 		return nil, &Error{Diagnostics: spec.SortDiagnostics(diags)}
 	}
 	return files, nil
+}
+
+// ImportPath returns the import path a package in dir has (dir need not
+// exist): the module path from the nearest go.mod at or above dir joined
+// with dir's slash path below it, and that go.mod's directory. ok is false
+// when no go.mod governs dir or its module line cannot be read. GOPATH
+// mode and go.work are not consulted. Emit uses it to refuse references
+// into the output package (an import cycle).
+func ImportPath(dir string) (importPath, modRoot string, ok bool) {
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", false
+	}
+	for d := abs; ; {
+		data, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		if err == nil {
+			mod := modulePath(data)
+			if mod == "" {
+				return "", d, false
+			}
+			rel, err := filepath.Rel(d, abs)
+			if err != nil {
+				return "", d, false
+			}
+			return path.Join(mod, filepath.ToSlash(rel)), d, true
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", "", false
+		}
+		d = parent
+	}
+}
+
+// modulePath returns the path of the module directive in a go.mod file's
+// content, "" if there is none (a minimal reader: the directive on one
+// line, optionally quoted, as go mod writes it).
+func modulePath(gomod []byte) string {
+	for _, line := range strings.Split(string(gomod), "\n") {
+		line, _, _ = strings.Cut(line, "//")
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "module" {
+			if p, err := strconv.Unquote(f[1]); err == nil {
+				return p
+			}
+			return f[1]
+		}
+	}
+	return ""
 }
 
 // FileName is the base name of the file generated for p: the persona name

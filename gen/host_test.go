@@ -3,6 +3,7 @@ package gen
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -52,5 +53,32 @@ func TestLoadFailurePassesOnTheGoCommandsError(t *testing.T) {
 	}
 	if strings.Contains(msgs[0], "\n") {
 		t.Errorf("message %q spans lines", msgs[0])
+	}
+}
+
+// TestImportPath pins how the output directory's import path is derived:
+// the nearest go.mod's module path (quoted or not, comments ignored) plus
+// the slash path below it, for directories that do not exist yet too.
+func TestImportPath(t *testing.T) {
+	for _, tc := range []struct {
+		name, gomod, dir, want string
+		ok                     bool
+	}{
+		{"module root", "module example.com/m\n", ".", "example.com/m", true},
+		{"nested, not yet created", "module example.com/m\n\ngo 1.26\n", "agents/personas", "example.com/m/agents/personas", true},
+		{"quoted with comment", "// the module\nmodule \"example.com/q\" // q\n", "x", "example.com/q/x", true},
+		{"no module line", "go 1.26\n", "x", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeFile(t, filepath.Join(root, "go.mod"), []byte(tc.gomod))
+			got, modRoot, ok := ImportPath(filepath.Join(root, tc.dir))
+			if got != tc.want || ok != tc.ok || modRoot != root {
+				t.Errorf("ImportPath = %q, %q, %v; want %q, %q, %v", got, modRoot, ok, tc.want, root, tc.ok)
+			}
+		})
+	}
+	if got, modRoot, ok := ImportPath(t.TempDir()); ok || got != "" || modRoot != "" {
+		t.Errorf("outside any module: ImportPath = %q, %q, %v; want \"\", \"\", false", got, modRoot, ok)
 	}
 }

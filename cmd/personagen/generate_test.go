@@ -138,6 +138,8 @@ func TestGenerateErrorsArePositioned(t *testing.T) {
 		{"unresolved loader and missing file", []string{"generate", "-out", out, "-pkg", "x", "-root", "examples", bad}, exitFail,
 			`(?s)^` + regexp.QuoteMeta(bad) + `:5:27: load_record loader: host.Env has no method AcountForSender; did you mean AccountForSender\?\n` +
 				regexp.QuoteMeta(bad) + `:6:23: load_file: file "prompts/missing.md" does not exist \(looked for examples/prompts/missing.md\)\n$`},
+		{"output package is the env's package", []string{"generate", "-out", "examples/host", "-pkg", "host", "-root", "examples", "examples/support-agent.persona.yaml"}, exitFail,
+			`(?m)^examples/support-agent.persona.yaml:11:6: env: package github.com/personagen/personagen/examples/host is the output package, and generated code cannot import its own package \(import cycle\); generate into a separate package, e.g. github.com/personagen/personagen/examples/host/personas$`},
 		{"verify fails the same way", []string{"verify", "-out", out, "-pkg", "x", "-root", "examples", bad}, exitFail,
 			`(?m)^` + regexp.QuoteMeta(bad) + `:5:27: `},
 	} {
