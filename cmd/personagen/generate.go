@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/parser"
 	"go/token"
 	"io"
 	"os"
@@ -52,11 +53,45 @@ func genFlags(name string, args []string, stderr io.Writer) (*genArgs, int, bool
 	if a.pkg == "" {
 		a.pkg = defaultPackage(a.out)
 	}
-	if !token.IsIdentifier(a.pkg) || token.IsKeyword(a.pkg) {
+	switch {
+	case token.IsKeyword(a.pkg):
+		fmt.Fprintf(stderr, "personagen %s: package name %q is a Go keyword; set -pkg to an identifier\n", name, a.pkg)
+		return nil, exitUsage, false
+	case a.pkg == "_":
+		fmt.Fprintf(stderr, "personagen %s: package name %q is the blank identifier; set -pkg to an identifier\n", name, a.pkg)
+		return nil, exitUsage, false
+	case !token.IsIdentifier(a.pkg):
 		fmt.Fprintf(stderr, "personagen %s: package name %q is not a Go identifier; set -pkg\n", name, a.pkg)
 		return nil, exitUsage, false
 	}
+	if other, file := existingPackage(a.out); other != "" && other != a.pkg {
+		fmt.Fprintf(stderr, "personagen %s: -out %s already holds package %s (%s); generated files must use the same package: set -pkg %s or choose another -out directory\n",
+			name, filepath.ToSlash(a.out), other, file, other)
+		return nil, exitUsage, false
+	}
 	return a, 0, true
+}
+
+// existingPackage returns the package name of the first (by name) non-test
+// Go file in dir that personagen did not generate, and that file's base
+// name; "" when there is none. Generated files are rewritten by generate,
+// so their package clause does not bind -pkg.
+func existingPackage(dir string) (pkg, file string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		path := filepath.Join(dir, n)
+		if _, generated := generatedSource(path); generated {
+			continue
+		}
+		if name := packageClause(path); name != "" {
+			return name, n
+		}
+	}
+	return "", ""
 }
 
 // defaultPackage is the package name of a non-test Go file already in dir,
@@ -86,21 +121,14 @@ func defaultPackage(dir string) string {
 	return b.String()
 }
 
-// packageClause returns the package name a Go file declares ("" if none
-// found in its first lines).
+// packageClause returns the package name a Go file declares ("" when it
+// cannot be read or has no package clause).
 func packageClause(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.PackageClauseOnly)
+	if err != nil || f.Name == nil {
 		return ""
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if name, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "package "); ok {
-			return strings.TrimSpace(name)
-		}
-	}
-	return ""
+	return f.Name.Name
 }
 
 // moduleRoot returns the directory holding the go.mod that governs dir (dir

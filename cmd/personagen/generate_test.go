@@ -130,7 +130,11 @@ func TestGenerateErrorsArePositioned(t *testing.T) {
 		stderr string // a regexp the whole stderr must match
 	}{
 		{"no paths", []string{"generate"}, exitUsage, `no spec paths given`},
-		{"bad package name", []string{"generate", "-pkg", "func", "examples"}, exitUsage, `package name "func" is not a Go identifier`},
+		{"keyword package name", []string{"generate", "-pkg", "func", "examples"}, exitUsage, `^personagen generate: package name "func" is a Go keyword; set -pkg to an identifier\n`},
+		{"blank package name", []string{"generate", "-pkg", "_", "examples"}, exitUsage, `^personagen generate: package name "_" is the blank identifier; set -pkg to an identifier\n`},
+		{"bad package name", []string{"verify", "-pkg", "my-agents", "examples"}, exitUsage, `^personagen verify: package name "my-agents" is not a Go identifier; set -pkg\n`},
+		{"-out holds another package", []string{"generate", "-out", "examples/host", "-pkg", "demo", "examples"}, exitUsage,
+			`^personagen generate: -out examples/host already holds package host \(doc.go\); generated files must use the same package: set -pkg host or choose another -out directory\n`},
 		{"bad flag", []string{"verify", "-nope", "examples"}, exitUsage, `flag provided but not defined: -nope`},
 		{"flag after a path", []string{"generate", "examples", "-out", "x"}, exitUsage, `flag "-out" after a path; put flags before PATH...`},
 		{"flag after a path in verify", []string{"verify", "examples", "-pkg", "x"}, exitUsage, `flag "-pkg" after a path`},
