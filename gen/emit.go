@@ -410,11 +410,18 @@ func staticText(t spec.Template) string {
 	return b.String()
 }
 
-// checkFile reports a static path that does not exist under the root (or,
-// absolute, at all), and for transcripts one that does not parse.
+// checkFile reports a static relative path that leaves the root (the
+// runtime refuses it: runtime.Files reads only filepath.IsLocal paths), a
+// static path that does not exist under the root (or, absolute, at all),
+// and for transcripts one that does not parse.
 func (g *fileGen) checkFile(pos spec.Pos, kind, path string, transcript bool) {
 	full := path
-	if !filepath.IsAbs(path) {
+	absolute := filepath.IsAbs(path) || strings.HasPrefix(path, "/")
+	if !absolute && !filepath.IsLocal(path) {
+		g.errf(pos, "%s: path %q leaves the prompt root; the runtime refuses it (keep the file under -root, or give an absolute path)", kind, path)
+		return
+	}
+	if !absolute {
 		root := g.opts.Root
 		if root == "" {
 			root = "."
