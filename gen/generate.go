@@ -95,15 +95,28 @@ func (e *Error) Error() string {
 // ErrBadOptions is returned (wrapped) for invalid Options.
 var ErrBadOptions = errors.New("invalid generator options")
 
+// ErrNoModule is returned (wrapped) by Generate when no go.mod governs
+// Options.OutDir: host packages and the runtime are resolved from the
+// output directory's module, so there is nothing to resolve them from.
+var ErrNoModule = errors.New("not inside a Go module")
+
 // Generate loads the host packages the specs reference (LoadHost), then
 // checks and emits every spec (Emit). It returns the files in spec order,
-// the phase timings, and an *Error listing positioned problems, or an
-// error from loading (the go command failing as a whole). specs must have
+// the phase timings, and an *Error listing positioned problems, an error
+// wrapping ErrNoModule when no go.mod governs opts.OutDir, or an error from
+// loading (the go command failing as a whole). specs must have
 // loaded without diagnostics (spec.LoadPaths); name collisions between
 // them are reported again here (spec.CheckCollisions) so Generate is safe
 // on any set.
 func Generate(ctx context.Context, specs []*spec.Persona, opts Options) ([]File, Stats, error) {
 	var st Stats
+	if _, modRoot, _ := ImportPath(opts.OutDir); modRoot == "" {
+		dir := opts.OutDir
+		if dir == "" {
+			dir = "."
+		}
+		return nil, st, fmt.Errorf("output directory %s is %w (no go.mod in it or any parent directory)", filepath.ToSlash(dir), ErrNoModule)
+	}
 	t0 := time.Now()
 	host, err := LoadHost(ctx, opts.OutDir, specs)
 	st.Load = time.Since(t0)

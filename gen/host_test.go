@@ -82,3 +82,18 @@ func TestImportPath(t *testing.T) {
 		t.Errorf("outside any module: ImportPath = %q, %q, %v; want \"\", \"\", false", got, modRoot, ok)
 	}
 }
+
+// TestGenerateOutsideAModule pins that an output directory no go.mod
+// governs is refused before the go command runs, as such, not as a
+// runtime package that cannot be found.
+func TestGenerateOutsideAModule(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "agents")
+	p := &spec.Persona{Name: spec.String{Value: "a"}, File: "a.persona.yaml"}
+	_, _, err := Generate(context.Background(), []*spec.Persona{p}, Options{Package: "agents", OutDir: out})
+	if !errors.Is(err, ErrNoModule) {
+		t.Fatalf("Generate error = %v, want ErrNoModule", err)
+	}
+	if want := "output directory " + filepath.ToSlash(out) + " is not inside a Go module"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q lacks %q", err, want)
+	}
+}

@@ -64,6 +64,11 @@ func genFlags(name string, args []string, stderr io.Writer) (*genArgs, int, bool
 		fmt.Fprintf(stderr, "personagen %s: package name %q is not a Go identifier; set -pkg\n", name, a.pkg)
 		return nil, exitUsage, false
 	}
+	if _, modRoot, _ := gen.ImportPath(a.out); modRoot == "" {
+		fmt.Fprintf(stderr, "personagen %s: -out %s is not inside a Go module (no go.mod in it or any parent directory); generate into a package directory of the module that imports the runtime and your host packages, or create one with go mod init\n",
+			name, filepath.ToSlash(a.out))
+		return nil, exitUsage, false
+	}
 	if other, file := existingPackage(a.out); other != "" && other != a.pkg {
 		fmt.Fprintf(stderr, "personagen %s: -out %s already holds package %s (%s); generated files must use the same package: set -pkg %s or choose another -out directory\n",
 			name, filepath.ToSlash(a.out), other, file, other)
@@ -131,25 +136,6 @@ func packageClause(path string) string {
 	return f.Name.Name
 }
 
-// moduleRoot returns the directory holding the go.mod that governs dir (dir
-// need not exist), or "" when there is none.
-func moduleRoot(dir string) string {
-	d, err := filepath.Abs(dir)
-	if err != nil {
-		return ""
-	}
-	for {
-		if st, err := os.Stat(filepath.Join(d, "go.mod")); err == nil && !st.IsDir() {
-			return d
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return ""
-		}
-		d = parent
-	}
-}
-
 // generateFiles loads the specs and generates their files, printing
 // diagnostics as file:line:col: message lines to stderr. ok is false when
 // anything failed (the caller exits with exitFail).
@@ -161,7 +147,8 @@ func generateFiles(ctx context.Context, name string, a *genArgs, stderr io.Write
 		}
 		return nil, false
 	}
-	opts := gen.Options{Package: a.pkg, OutDir: a.out, Root: a.root, LineBase: moduleRoot(a.out)}
+	_, modRoot, _ := gen.ImportPath(a.out)
+	opts := gen.Options{Package: a.pkg, OutDir: a.out, Root: a.root, LineBase: modRoot}
 	files, st, err := gen.Generate(ctx, specs, opts)
 	if a.verbose {
 		fmt.Fprintf(stderr, "personagen %s: %d specs; loaded %d packages in %v; emitted in %v\n", name, len(specs), st.Packages, st.Load.Round(1e6), st.Emit.Round(1e3))

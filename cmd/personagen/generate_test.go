@@ -123,6 +123,7 @@ func TestGenerateErrorsArePositioned(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	nomod := filepath.ToSlash(filepath.Join(t.TempDir(), "agents"))
 	for _, tc := range []struct {
 		name   string
 		args   []string
@@ -144,6 +145,8 @@ func TestGenerateErrorsArePositioned(t *testing.T) {
 				regexp.QuoteMeta(bad) + `:6:23: load_file: file "prompts/missing.md" does not exist \(looked for examples/prompts/missing.md\)\n$`},
 		{"output package is the env's package", []string{"generate", "-out", "examples/host", "-pkg", "host", "-root", "examples", "examples/support-agent.persona.yaml"}, exitFail,
 			`(?m)^examples/support-agent.persona.yaml:11:6: env: package github.com/personagen/personagen/examples/host is the output package, and generated code cannot import its own package \(import cycle\); generate into a separate package, e.g. github.com/personagen/personagen/examples/host/personas$`},
+		{"-out outside any module", []string{"generate", "-out", nomod, "examples"}, exitUsage,
+			`^personagen generate: -out ` + regexp.QuoteMeta(nomod) + ` is not inside a Go module \(no go.mod in it or any parent directory\); generate into a package directory of the module that imports the runtime and your host packages, or create one with go mod init\n$`},
 		{"verify fails the same way", []string{"verify", "-out", out, "-pkg", "x", "-root", "examples", bad}, exitFail,
 			`(?m)^` + regexp.QuoteMeta(bad) + `:5:27: `},
 	} {
