@@ -177,8 +177,16 @@ func (g *fileGen) literal(v spec.Value, t types.Type, what string) jen.Code {
 		}
 		return bad()
 	}
-	if n, ok := types.Unalias(t).(*types.Named); ok && v.Kind == spec.ValueString &&
-		n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "time" && n.Obj().Name() == "Duration" {
+	if n, ok := types.Unalias(t).(*types.Named); ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "time" && n.Obj().Name() == "Duration" {
+		switch v.Kind {
+		case spec.ValueInt, spec.ValueFloat:
+			// A bare number would compile as nanoseconds, silently.
+			g.errf(v.Pos, "%s: %s is not a duration; write a duration string such as \"90s\" or \"5m\" (a bare number would mean nanoseconds)", what, kindName(v))
+			return jen.Nil()
+		case spec.ValueString:
+		default:
+			return bad()
+		}
 		d, err := parseDuration(v.Str)
 		if err != nil {
 			g.errf(v.Pos, "%s: %v", what, err)
