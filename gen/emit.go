@@ -81,14 +81,14 @@ func emitFile(p *spec.Persona, host *Host, opts Options, outPath, name string) (
 	return &File{Name: name, Source: g.specPath, Content: src}, nil
 }
 
-// lookup is Host.lookup, except that a reference into the output package
+// lookup is Host.lookup (like filters suggestions), except that a reference into the output package
 // itself is refused first: generated code cannot import the package it is
 // in, and only go build would say so, as an import cycle.
-func (g *fileGen) lookup(ref spec.GoRef) (types.Object, string) {
+func (g *fileGen) lookup(ref spec.GoRef, like func(types.Object) bool) (types.Object, string) {
 	if msg := g.cycle(ref); msg != "" {
 		return nil, msg
 	}
-	return g.host.lookup(ref)
+	return g.host.lookup(ref, like)
 }
 
 // lookupType is Host.lookupType with lookup's import cycle check.
@@ -464,7 +464,7 @@ func (g *fileGen) envType() types.Type {
 }
 
 func (g *fileGen) checkTool(t spec.GoRef) {
-	obj, msg := g.lookup(t)
+	obj, msg := g.lookup(t, isVar)
 	if obj == nil {
 		g.errf(t.Pos, "tool: %s", msg)
 		return
@@ -485,7 +485,7 @@ func (g *fileGen) loadRecord(lr *spec.LoadRecord) jen.Code {
 	ref := lr.Loader
 	if ref.IsQualified() {
 		loader = g.at(ref.Pos, g.qual(ref.Path, ref.Name))
-		obj, msg := g.lookup(ref)
+		obj, msg := g.lookup(ref, isFunc)
 		switch fn, ok := obj.(*types.Func); {
 		case obj == nil:
 			g.errf(ref.Pos, "load_record loader: %s", msg)
@@ -527,7 +527,7 @@ func sigNoRecv(s *types.Signature) *types.Signature {
 func (g *fileGen) serializer(s *spec.Serializer, record types.Type) jen.Code {
 	if s.Func != nil {
 		ref := *s.Func
-		obj, msg := g.lookup(ref)
+		obj, msg := g.lookup(ref, isFunc)
 		fn, ok := obj.(*types.Func)
 		switch {
 		case obj == nil:

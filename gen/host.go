@@ -229,21 +229,35 @@ func firstLine(s string) string {
 }
 
 // lookup returns the package-level object ref names, or why it cannot.
-func (h *Host) lookup(ref spec.GoRef) (types.Object, string) {
+// When the package has no such exported name, the message suggests the
+// closest exported name among those for which like returns true (the kind
+// of object the reference wants; nil means any).
+func (h *Host) lookup(ref spec.GoRef, like func(types.Object) bool) (types.Object, string) {
 	p, msg := h.pkg(ref.Path)
 	if p == nil {
 		return nil, msg
 	}
 	obj := p.Scope().Lookup(ref.Name)
 	if obj == nil || !obj.Exported() {
-		return nil, fmt.Sprintf("package %s has no exported %s", ref.Path, ref.Name)
+		var names []string
+		for _, n := range p.Scope().Names() {
+			if o := p.Scope().Lookup(n); o.Exported() && (like == nil || like(o)) {
+				names = append(names, n)
+			}
+		}
+		return nil, fmt.Sprintf("package %s has no exported %s%s", ref.Path, ref.Name, suggest(ref.Name, names))
 	}
 	return obj, ""
 }
 
+// isFunc, isVar and isType are lookup's filters for suggestions.
+func isFunc(o types.Object) bool { _, ok := o.(*types.Func); return ok }
+func isVar(o types.Object) bool  { _, ok := o.(*types.Var); return ok }
+func isType(o types.Object) bool { _, ok := o.(*types.TypeName); return ok }
+
 // lookupType returns the named type ref names.
 func (h *Host) lookupType(ref spec.GoRef) (*types.TypeName, string) {
-	obj, msg := h.lookup(ref)
+	obj, msg := h.lookup(ref, isType)
 	if obj == nil {
 		return nil, msg
 	}
