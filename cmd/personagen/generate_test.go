@@ -90,7 +90,7 @@ func TestVerifyReportsStaleMissingAndOrphanedFiles(t *testing.T) {
 		out + "/support_agent.go: stale: it differs from what examples/support-agent.persona.yaml generates",
 		out + "/sales_coach.go: missing: generate it from examples/sales-coach.persona.yaml",
 		out + "/old.go: orphaned: generated from examples/old.persona.yaml",
-		"3 generated file(s) out of date",
+		"personagen verify: 1 stale, 1 missing, 1 orphaned generated files; run personagen generate\n",
 	} {
 		if !strings.Contains(string(stderr), want) {
 			t.Errorf("verify stderr lacks %q:\n%s", want, stderr)
@@ -111,6 +111,15 @@ func TestVerifyReportsStaleMissingAndOrphanedFiles(t *testing.T) {
 	}
 	if code, stdout, stderr := runCLI(t, append([]string{"verify"}, args...)...); code != exitOK {
 		t.Fatalf("verify after regenerate: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	// An orphan alone is not "out of date": the summary names its kind.
+	os.WriteFile(filepath.Join(out, "old.go"), []byte(orphan), 0o644)
+	code, stdout, stderr = runCLI(t, append([]string{"verify"}, args...)...)
+	wantErr := out + "/old.go: orphaned: generated from examples/old.persona.yaml, which no spec given generates any more; delete it or run personagen generate\n" +
+		"personagen verify: 1 orphaned generated file; run personagen generate\n"
+	if code != exitFail || len(stdout) > 0 || string(stderr) != wantErr {
+		t.Errorf("verify with only an orphan: exit %d, stdout %q, stderr:\n%s\nwant exit %d, no stdout, stderr:\n%s", code, stdout, stderr, exitFail, wantErr)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
 )
@@ -20,7 +21,8 @@ func init() {
 // stdout; a file in -out that personagen generated for a spec that no
 // longer exists is reported as orphaned on stderr. Exit 0 when everything
 // is fresh, 1 when anything is stale or orphaned or the specs have
-// problems, 2 on a usage error.
+// problems, 2 on a usage error. The last line of stderr counts the files
+// by kind (stale, missing, orphaned).
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a, code, ok := genFlags("verify", args, stderr)
 	if !ok {
@@ -30,13 +32,14 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !ok {
 		return exitFail
 	}
-	stale := 0
+	var stale, missing int
 	for _, f := range files {
 		path := filepath.Join(a.out, f.Name)
 		old, err := os.ReadFile(path)
 		switch {
 		case os.IsNotExist(err):
 			fmt.Fprintf(stderr, "%s: missing: generate it from %s\n", filepath.ToSlash(path), f.Source)
+			missing++
 		case err != nil:
 			fmt.Fprintf(stderr, "personagen verify: %v\n", err)
 			return exitFail
@@ -44,8 +47,8 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			continue
 		default:
 			fmt.Fprintf(stderr, "%s: stale: it differs from what %s generates\n", filepath.ToSlash(path), f.Source)
+			stale++
 		}
-		stale++
 		label := filepath.ToSlash(path)
 		fmt.Fprint(stdout, udiff.Unified(label, label, string(old), string(f.Content)))
 	}
@@ -56,11 +59,32 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			src = "its spec"
 		}
 		fmt.Fprintf(stderr, "%s: orphaned: generated from %s, which no spec given generates any more; delete it or run personagen generate\n", filepath.ToSlash(filepath.Join(a.out, n)), src)
-		stale++
 	}
-	if stale > 0 {
-		fmt.Fprintf(stderr, "personagen verify: %d generated file(s) out of date; run personagen generate\n", stale)
+	if summary := verifySummary(stale, missing, len(names)); summary != "" {
+		fmt.Fprintf(stderr, "personagen verify: %s; run personagen generate\n", summary)
 		return exitFail
 	}
 	return exitOK
+}
+
+// verifySummary counts the problems by kind, naming only the kinds that
+// occur ("1 stale, 2 orphaned generated files"); "" when there are none.
+func verifySummary(stale, missing, orphaned int) string {
+	var parts []string
+	for _, k := range []struct {
+		n    int
+		kind string
+	}{{stale, "stale"}, {missing, "missing"}, {orphaned, "orphaned"}} {
+		if k.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", k.n, k.kind))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	noun := "generated files"
+	if stale+missing+orphaned == 1 {
+		noun = "generated file"
+	}
+	return strings.Join(parts, ", ") + " " + noun
 }
