@@ -15,9 +15,10 @@ import (
 // TestBuildErrorsNameTheSpec generates the "full" case, then breaks the
 // host code the spec references and the generated code itself, and runs
 // `go build`: errors caused by the spec (a loader whose signature changed,
-// a tool that is gone, a `with` field whose type changed) must name the
-// spec file and line, and an error elsewhere must name the generated file
-// at its true line — the reset directives work.
+// a tool that is gone, a `with` field whose type changed, a use type that
+// no longer implements runtime.Resolver) must name the spec file, line and
+// column of what caused them, and an error elsewhere must name the
+// generated file at its true line — the reset directives work.
 func TestBuildErrorsNameTheSpec(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a scratch module")
@@ -44,6 +45,9 @@ func TestBuildErrorsNameTheSpec(t *testing.T) {
 	edit(t, hostFile, "func (e *Env) AccountForSender(ctx context.Context, inv *runtime.Invocation)", "func (e *Env) AccountForSender(ctx context.Context, inv *runtime.Invocation, limit int)")
 	edit(t, hostFile, "\tWebFetch  runtime.Tool = tool{\"web_fetch\", \"Fetch a web page.\"}\n", "")
 	edit(t, hostFile, "Greeting string            `yaml:\"greeting\"`", "Greeting int `yaml:\"greeting\"`")
+	edit(t, hostFile, "func Notes(", "func notes(")
+	edit(t, hostFile, "MaxAge   *int              `yaml:\"max_age\"`", "MaxAge *string `yaml:\"max_age\"`")
+	edit(t, hostFile, "func (v ValueResolver) Resolve(", "func (v ValueResolver) Resolved(")
 	edit(t, genFile, "\treturn p, nil\n", "\treturn p, errUndefined\n")
 	lines := strings.Split(string(mustRead(t, genFile)), "\n")
 	retLine := 0
@@ -53,7 +57,7 @@ func TestBuildErrorsNameTheSpec(t *testing.T) {
 		}
 	}
 
-	out, err := goCmd(t, mod, "build", "./full/...")
+	out, err := goCmd(t, mod, "build", "-gcflags=-e", "./full/...")
 	if err == nil {
 		t.Fatal("broken build succeeded")
 	}
@@ -63,8 +67,16 @@ func TestBuildErrorsNameTheSpec(t *testing.T) {
 		// loader signature changed: at the loader, to the column
 		fmt.Sprintf(`full/full.persona.yaml:%d:%d: .*AccountForSender`, at("loader: AccountForSender", 0), colOf(t, specText, "AccountForSender")),
 		fmt.Sprintf(`full/full.persona.yaml:%d:\d+: .*AccountForSender`, at("loader: AccountForSender", 1)),
-		fmt.Sprintf(`full/full.persona.yaml:%d:\d+: undefined: host.WebFetch`, at("host.WebFetch", 0)), // tool removed: at the tools entry
-		fmt.Sprintf(`full/full.persona.yaml:%d:\d+: cannot use "Hello there"`, at("Greeting:", 0)),     // with field type changed: at the key
+		// tool removed: at the start of the tools entry, not at the name inside it
+		fmt.Sprintf(`full/full.persona.yaml:%d:%d: undefined: host.WebFetch`, at("host.WebFetch", 0), colOf(t, specText, "example.com/fixture/host.WebFetch")),
+		// with field type changed: at the value
+		fmt.Sprintf(`full/full.persona.yaml:%d:%d: cannot use "Hello there"`, at("Greeting:", 0), colOf(t, specText, `"Hello there"`)),
+		// qualified loader removed (its directive sits before a comma): at the loader
+		fmt.Sprintf(`full/full.persona.yaml:%d:%d: undefined: host.Notes`, at("host.Notes", 0), colOf(t, specText, "example.com/fixture/host.Notes")),
+		// a tagged key (max_age for MaxAge) whose Go field is shorter: still at the value
+		fmt.Sprintf(`full/full.persona.yaml:%d:%d: cannot use new\(int\(30\)\)`, at("max_age: 30", 0), colOf(t, specText, "max_age: 30")+len("max_age: ")),
+		// use type no longer a runtime.Resolver: at the resolver reference, not in the generated file
+		fmt.Sprintf(`full/full.persona.yaml:%d:%d: cannot use &host.ValueResolver`, at("host.ValueResolver", 0), colOf(t, specText, "example.com/fixture/host.ValueResolver")),
 		fmt.Sprintf(`full/out/%s:%d:\d+: undefined: errUndefined`, regexp.QuoteMeta(files[0].Name), retLine),
 	}
 	for _, w := range want {

@@ -127,8 +127,25 @@ func (g *fileGen) at(pos spec.Pos, code jen.Code) *jen.Statement {
 	if g.opts.NoLineDirectives || !pos.IsValid() || strings.Contains(g.specPath, "*/") || strings.ContainsAny(g.specPath, "\n\r") {
 		return jen.Add(code)
 	}
-	col := max(pos.Col-1, 1)
-	return jen.Comment(fmt.Sprintf("/*line %s:%d:%d*/", g.specPath, pos.Line, col)).Add(code).Comment(resetMarker)
+	return jen.Comment(g.directive(pos)).Add(code).Comment(resetMarker)
+}
+
+// atKV renders `key: value` for an entry written at keyPos whose value is
+// at valPos: a directive before the key (unknown-field errors) and one
+// before the value (type errors), then one reset marker. The Go key may be
+// longer or shorter than the spec's (MaxAge for max_age), so the value
+// needs its own directive to keep its column.
+func (g *fileGen) atKV(keyPos, valPos spec.Pos, key, value jen.Code) *jen.Statement {
+	if g.opts.NoLineDirectives || !keyPos.IsValid() || !valPos.IsValid() || strings.Contains(g.specPath, "*/") || strings.ContainsAny(g.specPath, "\n\r") {
+		return jen.Add(key).Op(":").Add(value)
+	}
+	return jen.Comment(g.directive(keyPos)).Add(key).Op(":").Comment(g.directive(valPos)).Add(value).Comment(resetMarker)
+}
+
+// directive is the /*line*/ comment that makes the code after it (and the
+// space gofmt puts after the comment) start at pos.
+func (g *fileGen) directive(pos spec.Pos) string {
+	return fmt.Sprintf("/*line %s:%d:%d*/", g.specPath, pos.Line, max(pos.Col-1, 1))
 }
 
 func (g *fileGen) constructor(f *jen.File) {
@@ -598,7 +615,6 @@ func exported(name string) bool { r, _ := utf8.DecodeRuneInString(name); return 
 
 func (g *fileGen) use(u *spec.Use) jen.Code {
 	ref := u.Resolver
-	typ := g.at(ref.Pos, g.qual(ref.Path, ref.Name))
 	tn, msg := g.lookupType(ref)
 	if tn == nil {
 		g.errf(ref.Pos, "use: %s", msg)
@@ -617,5 +633,7 @@ func (g *fileGen) use(u *spec.Use) jen.Code {
 	if u.With != nil {
 		items = g.structFields(u.With.Map, tn.Type(), st, "with")
 	}
-	return jen.Op("&").Add(typ).Add(multi("{", "}", items))
+	// The directive precedes the &: a type that stops implementing
+	// runtime.Resolver is reported at the operand, which starts there.
+	return g.at(ref.Pos, jen.Op("&").Add(g.qual(ref.Path, ref.Name)).Add(multi("{", "}", items)))
 }

@@ -35,7 +35,7 @@ func render(f *jen.File, genPath string, directives bool) ([]byte, error) {
 	if !directives || !bytes.Contains(src, []byte(resetMarker)) {
 		return src, nil
 	}
-	out := resolveResets(shiftBeforeComma(src), genPath)
+	out := resolveResets(shiftBeforeComma(splitSelectors(src)), genPath)
 	again, err := format.Source(out)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v\n%s", ErrFormat, err, numbered(out))
@@ -124,4 +124,20 @@ func shiftBeforeComma(src []byte) []byte {
 		}
 		return []byte(fmt.Sprintf("/*line %s:%s:%d*/, ", sm[1], sm[2], col-1))
 	})
+}
+
+// selectorAfterDirective matches a spec directive followed by a qualified
+// name (host.WebFetch, &host.CustomerContext, *host.Env, env.Loader).
+// gofmt may have moved the directive before the comma ahead of the name
+// (see beforeComma).
+var selectorAfterDirective = regexp.MustCompile(`(/\*line [^*\n]+:[0-9]+:[0-9]+\*/)(,? )([&*]?[\p{L}_][\p{L}\p{N}_]*)\.([\p{L}_][\p{L}\p{N}_]*)`)
+
+// splitSelectors repeats such a directive before the selected name, in
+// the layout gofmt gives it (host. /*line f:L:C*/ WebFetch): the compiler
+// reports an undefined name at the name, not at the start of the
+// expression, and without this it would point into the middle of the
+// spec's reference (the column of "WebFetch" plus the package name's
+// length) instead of at its start.
+func splitSelectors(src []byte) []byte {
+	return selectorAfterDirective.ReplaceAll(src, []byte("$1$2$3. $1 $4"))
 }

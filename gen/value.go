@@ -67,8 +67,8 @@ func (g *fileGen) namedCode(obj *types.TypeName, args *types.TypeList, pos spec.
 
 // structFields renders the `with` entries as the keyed fields of a
 // composite literal of st (the underlying struct of named), in spec order,
-// each behind a line directive at its key. what is the path shown in
-// messages (with, with.limits).
+// each behind line directives at its key and at its value (atKV). what is
+// the path shown in messages (with, with.limits).
 func (g *fileGen) structFields(entries []spec.MapEntry, named types.Type, st *types.Struct, what string) []jen.Code {
 	var items []jen.Code
 	seen := make(map[string]spec.Pos)
@@ -84,7 +84,7 @@ func (g *fileGen) structFields(entries []spec.MapEntry, named types.Type, st *ty
 		}
 		seen[fv.Name()] = e.Key.Pos
 		val := g.literal(e.Value, fv.Type(), what+"."+e.Key.Value)
-		items = append(items, g.at(e.Key.Pos, field(fv.Name(), val)))
+		items = append(items, g.atKV(e.Key.Pos, e.Value.Pos, jen.Id(fv.Name()), val))
 	}
 	return items
 }
@@ -244,7 +244,7 @@ func (g *fileGen) literal(v spec.Value, t types.Type, what string) jen.Code {
 		var items []jen.Code
 		for _, e := range v.Map {
 			val := g.literal(e.Value, u.Elem(), what+"."+e.Key.Value)
-			items = append(items, g.at(e.Key.Pos, jen.Lit(e.Key.Value).Op(":").Add(val)))
+			items = append(items, g.atKV(e.Key.Pos, e.Value.Pos, jen.Lit(e.Key.Value), val))
 		}
 		return jen.Add(g.typeCode(t, v.Pos)).Add(multi("{", "}", items))
 	case *types.Struct:

@@ -15,7 +15,7 @@ const _ = runtime.RuntimeVersion1
 // NewResearchAssistant builds the research-assistant persona from examples/research-assistant.persona.yaml.
 // Research Assistant who follows topics for its owner and answers research questions.
 // It returns an error when env is nil, or when opts.History is nil (the spec uses thread_history or thread_summary; the error wraps runtime.ErrNoHistorySource).
-func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10:5*/ *host.Env /*line generated/research_assistant.go:18:143*/, opts runtime.Options) (*runtime.Persona, error) {
+func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10:5*/ *host. /*line examples/research-assistant.persona.yaml:10:5*/ Env /*line generated/research_assistant.go:18:199*/, opts runtime.Options) (*runtime.Persona, error) {
 	if env == nil {
 		return nil, errors.New("NewResearchAssistant: env is nil")
 	}
@@ -31,8 +31,8 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 			Temperature: new(0.4),
 		},
 		Tools: []runtime.Tool{
-			/*line examples/research-assistant.persona.yaml:16:4*/ host.WebSearch, /*line generated/research_assistant.go:34:122*/
-			/*line examples/research-assistant.persona.yaml:17:4*/ host.WebFetch, /*line generated/research_assistant.go:35:121*/
+			/*line examples/research-assistant.persona.yaml:16:4*/ host. /*line examples/research-assistant.persona.yaml:16:4*/ WebSearch, /*line generated/research_assistant.go:34:178*/
+			/*line examples/research-assistant.persona.yaml:17:4*/ host. /*line examples/research-assistant.persona.yaml:17:4*/ WebFetch, /*line generated/research_assistant.go:35:177*/
 		},
 		Responsibilities: []runtime.Responsibility{
 			{Name: "daily-digest", Schedule: "0 8 * * *", Timezone: "Europe/Berlin", Enabled: true},
@@ -54,8 +54,8 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/research-assistant.persona.yaml:21:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:21:25*/, env.WatchedTopics /*line generated/research_assistant.go:57:177*/, func(r host.Topic) (string, error) {
-				return /*line examples/research-assistant.persona.yaml:21:61*/ r.LLMText() /*line generated/research_assistant.go:58:127*/, nil
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:21:25*/, env. /*line examples/research-assistant.persona.yaml:21:26*/ WatchedTopics /*line generated/research_assistant.go:57:234*/, func(r host.Topic) (string, error) {
+				return /*line examples/research-assistant.persona.yaml:21:61*/ r. /*line examples/research-assistant.persona.yaml:21:61*/ LLMText() /*line generated/research_assistant.go:58:184*/, nil
 			}),
 		},
 		runtime.Step{
@@ -78,8 +78,8 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/research-assistant.persona.yaml:26:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:26:25*/, env.WatchedTopics /*line generated/research_assistant.go:81:177*/, func(r host.Topic) (string, error) {
-				return /*line examples/research-assistant.persona.yaml:26:61*/ r.LLMText() /*line generated/research_assistant.go:82:127*/, nil
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:26:25*/, env. /*line examples/research-assistant.persona.yaml:26:26*/ WatchedTopics /*line generated/research_assistant.go:81:234*/, func(r host.Topic) (string, error) {
+				return /*line examples/research-assistant.persona.yaml:26:61*/ r. /*line examples/research-assistant.persona.yaml:26:61*/ LLMText() /*line generated/research_assistant.go:82:184*/, nil
 			}),
 		},
 		runtime.Step{

@@ -17,7 +17,7 @@ const _ = runtime.RuntimeVersion1
 // NewSupportAgent builds the support-agent persona from examples/support-agent.persona.yaml.
 // Answers customer email for Acme Tracker, the project-tracking product.
 // It returns an error when env is nil, or when opts.History is nil (the spec uses thread_history or thread_summary; the error wraps runtime.ErrNoHistorySource).
-func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host.Env /*line generated/support_agent.go:20:128*/, opts runtime.Options) (*runtime.Persona, error) {
+func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host. /*line examples/support-agent.persona.yaml:11:5*/ Env /*line generated/support_agent.go:20:179*/, opts runtime.Options) (*runtime.Persona, error) {
 	if env == nil {
 		return nil, errors.New("NewSupportAgent: env is nil")
 	}
@@ -33,9 +33,9 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 			Temperature: new(0.2),
 		},
 		Tools: []runtime.Tool{
-			/*line examples/support-agent.persona.yaml:17:4*/ host.LookupOrder, /*line generated/support_agent.go:36:114*/
-			/*line examples/support-agent.persona.yaml:18:4*/ host.SearchHelpCenter, /*line generated/support_agent.go:37:119*/
-			/*line examples/support-agent.persona.yaml:19:4*/ host.EscalateTicket, /*line generated/support_agent.go:38:117*/
+			/*line examples/support-agent.persona.yaml:17:4*/ host. /*line examples/support-agent.persona.yaml:17:4*/ LookupOrder, /*line generated/support_agent.go:36:165*/
+			/*line examples/support-agent.persona.yaml:18:4*/ host. /*line examples/support-agent.persona.yaml:18:4*/ SearchHelpCenter, /*line generated/support_agent.go:37:170*/
+			/*line examples/support-agent.persona.yaml:19:4*/ host. /*line examples/support-agent.persona.yaml:19:4*/ EscalateTicket, /*line generated/support_agent.go:38:168*/
 		},
 	}
 	p.MessageChain = runtime.NewChain(
@@ -57,8 +57,8 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/support-agent.persona.yaml:24:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/support-agent.persona.yaml:25:13*/, env.AccountForSender /*line generated/support_agent.go:60:170*/, func(r host.Account) (string, error) {
-				return /*line examples/support-agent.persona.yaml:26:26*/ r.LLMText() /*line generated/support_agent.go:61:117*/, nil
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/support-agent.persona.yaml:25:13*/, env. /*line examples/support-agent.persona.yaml:25:14*/ AccountForSender /*line generated/support_agent.go:60:222*/, func(r host.Account) (string, error) {
+				return /*line examples/support-agent.persona.yaml:26:26*/ r. /*line examples/support-agent.persona.yaml:26:26*/ LLMText() /*line generated/support_agent.go:61:169*/, nil
 			}),
 		},
 		runtime.Step{
@@ -74,24 +74,24 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 		runtime.Step{
 			Kind: "use",
 			Pos:  "examples/support-agent.persona.yaml:29:5",
-			Resolver: & /*line examples/support-agent.persona.yaml:30:16*/ host.SupportPolicy /*line generated/support_agent.go:77:128*/ {
-				/*line examples/support-agent.persona.yaml:32:8*/ FirstResponse: 4 * time.Hour, /*line generated/support_agent.go:78:127*/
-				/*line examples/support-agent.persona.yaml:33:8*/ EscalateAfter: 24 * time.Hour, /*line generated/support_agent.go:79:128*/
-				/*line examples/support-agent.persona.yaml:34:8*/ Languages: []string{
+			Resolver: /*line examples/support-agent.persona.yaml:30:16*/ &host. /*line examples/support-agent.persona.yaml:30:16*/ SupportPolicy{
+				/*line examples/support-agent.persona.yaml:32:8*/ FirstResponse:/*line examples/support-agent.persona.yaml:32:24*/ 4 * time.Hour, /*line generated/support_agent.go:78:177*/
+				/*line examples/support-agent.persona.yaml:33:8*/ EscalateAfter:/*line examples/support-agent.persona.yaml:33:24*/ 24 * time.Hour, /*line generated/support_agent.go:79:178*/
+				/*line examples/support-agent.persona.yaml:34:8*/ Languages: /*line examples/support-agent.persona.yaml:34:19*/ []string{
 					/*line examples/support-agent.persona.yaml:34:20*/ "en", /*line generated/support_agent.go:81:105*/
 					/*line examples/support-agent.persona.yaml:34:24*/ "de", /*line generated/support_agent.go:82:105*/
 					/*line examples/support-agent.persona.yaml:34:28*/ "fr", /*line generated/support_agent.go:83:105*/
 				}, /*line generated/support_agent.go:84:49*/
-				/*line examples/support-agent.persona.yaml:35:8*/ Tiers: map[string]host.TierPolicy{
-					/*line examples/support-agent.persona.yaml:36:10*/ "business": host.TierPolicy{
-						/*line examples/support-agent.persona.yaml:36:21*/ RefundLimitEUR: 500, /*line generated/support_agent.go:87:121*/
-						/*line examples/support-agent.persona.yaml:36:44*/ PhoneSupport: true, /*line generated/support_agent.go:88:120*/
+				/*line examples/support-agent.persona.yaml:35:8*/ Tiers: /*line examples/support-agent.persona.yaml:36:10*/ map[string]host.TierPolicy{
+					/*line examples/support-agent.persona.yaml:36:10*/ "business": /*line examples/support-agent.persona.yaml:36:20*/ host. /*line examples/support-agent.persona.yaml:36:20*/ TierPolicy{
+						/*line examples/support-agent.persona.yaml:36:21*/ RefundLimitEUR:/*line examples/support-agent.persona.yaml:36:39*/ 500, /*line generated/support_agent.go:87:171*/
+						/*line examples/support-agent.persona.yaml:36:44*/ PhoneSupport:/*line examples/support-agent.persona.yaml:36:59*/ true, /*line generated/support_agent.go:88:170*/
 					}, /*line generated/support_agent.go:89:50*/
-					/*line examples/support-agent.persona.yaml:37:10*/ "team": host.TierPolicy{
-						/*line examples/support-agent.persona.yaml:37:17*/ RefundLimitEUR: 100, /*line generated/support_agent.go:91:121*/
+					/*line examples/support-agent.persona.yaml:37:10*/ "team": /*line examples/support-agent.persona.yaml:37:16*/ host. /*line examples/support-agent.persona.yaml:37:16*/ TierPolicy{
+						/*line examples/support-agent.persona.yaml:37:17*/ RefundLimitEUR: /*line examples/support-agent.persona.yaml:37:35*/ 100, /*line generated/support_agent.go:91:172*/
 					}, /*line generated/support_agent.go:92:50*/
 				}, /*line generated/support_agent.go:93:49*/
-			},
+			}, /*line generated/support_agent.go:94:48*/
 		},
 		runtime.Step{
 			Kind:     "load_text",

@@ -20,7 +20,7 @@ const _ = runtime.RuntimeVersion1
 // NewFullAgent builds the full-agent persona from full/full.persona.yaml.
 // Exercises every resolver kind against the fixture host.
 // It returns an error when env is nil, or when opts.History is nil (the spec uses thread_history or thread_summary; the error wraps runtime.ErrNoHistorySource).
-func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host.Env /*line full/out/full_agent.go:23:107*/, opts runtime.Options) (*runtime.Persona, error) {
+func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/full.persona.yaml:4:5*/ Env /*line full/out/full_agent.go:23:144*/, opts runtime.Options) (*runtime.Persona, error) {
 	if env == nil {
 		return nil, errors.New("NewFullAgent: env is nil")
 	}
@@ -50,8 +50,8 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host.Env /*line full/
 			},
 		},
 		Tools: []runtime.Tool{
-			/*line full/full.persona.yaml:13:4*/ host.WebFetch, /*line full/out/full_agent.go:53:93*/
-			/*line full/full.persona.yaml:14:4*/ host.SendEmail, /*line full/out/full_agent.go:54:94*/
+			/*line full/full.persona.yaml:13:4*/ host. /*line full/full.persona.yaml:13:4*/ WebFetch, /*line full/out/full_agent.go:53:132*/
+			/*line full/full.persona.yaml:14:4*/ host. /*line full/full.persona.yaml:14:4*/ SendEmail, /*line full/out/full_agent.go:54:133*/
 		},
 		Responsibilities: []runtime.Responsibility{
 			{Name: "daily-digest", Schedule: "0 8 * * *", Timezone: "Europe/Berlin", Enabled: true},
@@ -82,37 +82,37 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host.Env /*line full/
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:20:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:20:25*/, env.AccountForSender /*line full/out/full_agent.go:85:153*/, func(r host.Account) (string, error) {
-				return /*line full/full.persona.yaml:20:64*/ r.LLMText() /*line full/out/full_agent.go:86:99*/, nil
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:20:25*/, env. /*line full/full.persona.yaml:20:26*/ AccountForSender /*line full/out/full_agent.go:85:192*/, func(r host.Account) (string, error) {
+				return /*line full/full.persona.yaml:20:64*/ r. /*line full/full.persona.yaml:20:64*/ LLMText() /*line full/out/full_agent.go:86:139*/, nil
 			}),
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:21:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleUser /*line full/full.persona.yaml:21:25*/, env.RecentOrders /*line full/out/full_agent.go:92:147*/, func(r *host.Order) (string, error) {
-				return /*line full/full.persona.yaml:21:60*/ r.Summary() /*line full/out/full_agent.go:93:99*/, nil
+			Resolver: runtime.NewLoadRecord(runtime.RoleUser /*line full/full.persona.yaml:21:25*/, env. /*line full/full.persona.yaml:21:26*/ RecentOrders /*line full/out/full_agent.go:92:186*/, func(r *host.Order) (string, error) {
+				return /*line full/full.persona.yaml:21:60*/ r. /*line full/full.persona.yaml:21:60*/ Summary() /*line full/out/full_agent.go:93:139*/, nil
 			}),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:22:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:22:25*/, host.Orders /*line full/out/full_agent.go:99:144*/ /*line full/full.persona.yaml:22:76*/, host.OrderText /*line full/out/full_agent.go:99:237*/),
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:22:25*/, host. /*line full/full.persona.yaml:22:26*/ Orders /*line full/out/full_agent.go:99:183*/ /*line full/full.persona.yaml:22:76*/, host. /*line full/full.persona.yaml:22:77*/ OrderText /*line full/out/full_agent.go:99:315*/),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:23:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:23:25*/, host.Orders /*line full/out/full_agent.go:104:145*/, runtime.Method( /*line full/full.persona.yaml:23:77*/ host.OrderLine /*line full/out/full_agent.go:104:255*/)),
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:23:25*/, host. /*line full/full.persona.yaml:23:26*/ Orders /*line full/out/full_agent.go:104:184*/, runtime.Method( /*line full/full.persona.yaml:23:77*/ host. /*line full/full.persona.yaml:23:77*/ OrderLine /*line full/out/full_agent.go:104:333*/)),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:24:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:24:25*/, host.Notes /*line full/out/full_agent.go:109:144*/, nil),
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:24:25*/, host. /*line full/full.persona.yaml:24:26*/ Notes /*line full/out/full_agent.go:109:183*/, nil),
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:25:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:25:25*/, env.AccountForSender /*line full/out/full_agent.go:114:154*/, func(r host.Account) (string, error) {
-				return /*line full/full.persona.yaml:25:64*/ r.Render() /*line full/out/full_agent.go:115:99*/
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:25:25*/, env. /*line full/full.persona.yaml:25:26*/ AccountForSender /*line full/out/full_agent.go:114:193*/, func(r host.Account) (string, error) {
+				return /*line full/full.persona.yaml:25:64*/ r. /*line full/full.persona.yaml:25:64*/ Render() /*line full/out/full_agent.go:115:139*/
 			}),
 		},
 		runtime.Step{
@@ -138,51 +138,51 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host.Env /*line full/
 		runtime.Step{
 			Kind: "use",
 			Pos:  "full/full.persona.yaml:30:5",
-			Resolver: & /*line full/full.persona.yaml:31:16*/ host.CustomerContext /*line full/out/full_agent.go:141:114*/ {
-				/*line full/full.persona.yaml:33:8*/ Tier: "gold", /*line full/out/full_agent.go:142:94*/
-				/*line full/full.persona.yaml:34:8*/ Greeting: "Hello there", /*line full/out/full_agent.go:143:106*/
-				/*line full/full.persona.yaml:35:8*/ Priority: -3, /*line full/out/full_agent.go:144:94*/
-				/*line full/full.persona.yaml:36:8*/ Weight: 2, /*line full/out/full_agent.go:145:91*/
-				/*line full/full.persona.yaml:37:8*/ Verbose: true, /*line full/out/full_agent.go:146:95*/
-				/*line full/full.persona.yaml:38:8*/ Tags: []string{
+			Resolver: /*line full/full.persona.yaml:31:16*/ &host. /*line full/full.persona.yaml:31:16*/ CustomerContext{
+				/*line full/full.persona.yaml:33:8*/ Tier:/*line full/full.persona.yaml:33:14*/ "gold", /*line full/out/full_agent.go:142:132*/
+				/*line full/full.persona.yaml:34:8*/ Greeting:/*line full/full.persona.yaml:34:18*/ "Hello there", /*line full/out/full_agent.go:143:143*/
+				/*line full/full.persona.yaml:35:8*/ Priority:/*line full/full.persona.yaml:35:18*/ -3, /*line full/out/full_agent.go:144:132*/
+				/*line full/full.persona.yaml:36:8*/ Weight:/*line full/full.persona.yaml:36:16*/ 2, /*line full/out/full_agent.go:145:129*/
+				/*line full/full.persona.yaml:37:8*/ Verbose:/*line full/full.persona.yaml:37:17*/ true, /*line full/out/full_agent.go:146:133*/
+				/*line full/full.persona.yaml:38:8*/ Tags: /*line full/full.persona.yaml:38:14*/ []string{
 					/*line full/full.persona.yaml:38:15*/ "vip", /*line full/out/full_agent.go:148:89*/
 					/*line full/full.persona.yaml:38:20*/ "early adopter", /*line full/out/full_agent.go:149:99*/
 				}, /*line full/out/full_agent.go:150:46*/
-				/*line full/full.persona.yaml:39:8*/ Limits: host.Limits{
-					/*line full/full.persona.yaml:39:17*/ MaxItems: 5, /*line full/out/full_agent.go:152:95*/
-					/*line full/full.persona.yaml:39:31*/ Window: 90 * time.Second, /*line full/out/full_agent.go:153:109*/
-					/*line full/full.persona.yaml:39:44*/ Labels: []string{
+				/*line full/full.persona.yaml:39:8*/ Limits: /*line full/full.persona.yaml:39:16*/ host. /*line full/full.persona.yaml:39:16*/ Limits{
+					/*line full/full.persona.yaml:39:17*/ MaxItems:/*line full/full.persona.yaml:39:28*/ 5, /*line full/out/full_agent.go:152:133*/
+					/*line full/full.persona.yaml:39:31*/ Window:/*line full/full.persona.yaml:39:39*/ 90 * time.Second, /*line full/out/full_agent.go:153:146*/
+					/*line full/full.persona.yaml:39:44*/ Labels: /*line full/full.persona.yaml:39:52*/ []string{
 						/*line full/full.persona.yaml:39:53*/ "a", /*line full/out/full_agent.go:155:88*/
 						/*line full/full.persona.yaml:39:56*/ "b", /*line full/out/full_agent.go:156:88*/
 					}, /*line full/out/full_agent.go:157:47*/
 				}, /*line full/out/full_agent.go:158:46*/
-				/*line full/full.persona.yaml:40:8*/ Backup: &host.Limits{
-					/*line full/full.persona.yaml:40:17*/ MaxItems: 1, /*line full/out/full_agent.go:160:95*/
+				/*line full/full.persona.yaml:40:8*/ Backup: /*line full/full.persona.yaml:40:16*/ &host. /*line full/full.persona.yaml:40:16*/ Limits{
+					/*line full/full.persona.yaml:40:17*/ MaxItems: /*line full/full.persona.yaml:40:28*/ 1, /*line full/out/full_agent.go:160:134*/
 				}, /*line full/out/full_agent.go:161:46*/
-				/*line full/full.persona.yaml:41:8*/ Extra: map[string]string{
-					/*line full/full.persona.yaml:41:16*/ "region": "eu", /*line full/out/full_agent.go:163:98*/
+				/*line full/full.persona.yaml:41:8*/ Extra: /*line full/full.persona.yaml:41:15*/ map[string]string{
+					/*line full/full.persona.yaml:41:16*/ "region": /*line full/full.persona.yaml:41:24*/ "eu", /*line full/out/full_agent.go:163:137*/
 				}, /*line full/out/full_agent.go:164:46*/
-				/*line full/full.persona.yaml:42:8*/ MaxAge: new(int(30)), /*line full/out/full_agent.go:165:103*/
-				/*line full/full.persona.yaml:43:8*/ Meta: map[string]any{
+				/*line full/full.persona.yaml:42:8*/ MaxAge:/*line full/full.persona.yaml:42:17*/ new(int(30)), /*line full/out/full_agent.go:165:140*/
+				/*line full/full.persona.yaml:43:8*/ Meta: /*line full/full.persona.yaml:43:14*/ map[string]any{
 					"source": "crm",
 					"score":  0.5,
 				}, /*line full/out/full_agent.go:169:46*/
-				/*line full/full.persona.yaml:44:8*/ Steps: []host.Limits{
-					/*line full/full.persona.yaml:44:16*/ host.Limits{
-						/*line full/full.persona.yaml:44:17*/ MaxItems: 1, /*line full/out/full_agent.go:172:96*/
+				/*line full/full.persona.yaml:44:8*/ Steps: /*line full/full.persona.yaml:44:15*/ []host.Limits{
+					/*line full/full.persona.yaml:44:16*/ host. /*line full/full.persona.yaml:44:16*/ Limits{
+						/*line full/full.persona.yaml:44:17*/ MaxItems: /*line full/full.persona.yaml:44:28*/ 1, /*line full/out/full_agent.go:172:135*/
 					}, /*line full/out/full_agent.go:173:47*/
-					/*line full/full.persona.yaml:44:32*/ host.Limits{
-						/*line full/full.persona.yaml:44:33*/ MaxItems: 2, /*line full/out/full_agent.go:175:96*/
+					/*line full/full.persona.yaml:44:32*/ host. /*line full/full.persona.yaml:44:32*/ Limits{
+						/*line full/full.persona.yaml:44:33*/ MaxItems: /*line full/full.persona.yaml:44:44*/ 2, /*line full/out/full_agent.go:175:135*/
 					}, /*line full/out/full_agent.go:176:47*/
 				}, /*line full/out/full_agent.go:177:46*/
-			},
+			}, /*line full/out/full_agent.go:178:45*/
 		},
 		runtime.Step{
 			Kind: "use",
 			Pos:  "full/full.persona.yaml:45:5",
-			Resolver: & /*line full/full.persona.yaml:45:20*/ host.ValueResolver /*line full/out/full_agent.go:183:112*/ {
-				/*line full/full.persona.yaml:45:67*/ Text: "from a value receiver", /*line full/out/full_agent.go:184:113*/
-			},
+			Resolver: /*line full/full.persona.yaml:45:20*/ &host. /*line full/full.persona.yaml:45:20*/ ValueResolver{
+				/*line full/full.persona.yaml:45:67*/ Text: /*line full/full.persona.yaml:45:73*/ "from a value receiver", /*line full/out/full_agent.go:184:151*/
+			}, /*line full/out/full_agent.go:185:45*/
 		},
 	)
 	p.ResponsibilityChain = runtime.NewChain(
