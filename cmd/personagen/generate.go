@@ -167,28 +167,63 @@ func generateFiles(ctx context.Context, name string, a *genArgs, stderr io.Write
 	return files, true
 }
 
-// orphans returns the base names of files in dir that personagen generated
-// (their first line is gen.Header) but that files does not hold, sorted,
-// with the source each names.
-func orphans(dir string, files []gen.File) ([]string, map[string]string) {
-	keep := make(map[string]bool, len(files))
+// generatedElsewhere sorts the personagen files in dir that this run did not
+// produce (files holds what it did). orphans were generated from a spec that no
+// longer exists: generate deletes them and verify reports them. kept were
+// generated from a spec that still exists but was not among this run's paths
+// (another go:generate line, or a run over some specs only): they are left alone
+// and named on stderr. sources maps each file to the spec path its header names,
+// which is relative to the root of the module that holds dir.
+func generatedElsewhere(dir string, files []gen.File) (orphans, kept []string, sources map[string]string) {
+	produced := make(map[string]bool, len(files))
 	for _, f := range files {
-		keep[f.Name] = true
+		produced[f.Name] = true
 	}
+	_, modRoot, _ := gen.ImportPath(dir)
 	entries, _ := os.ReadDir(dir)
-	var names []string
-	sources := make(map[string]string)
+	sources = make(map[string]string)
 	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") || keep[e.Name()] {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") || produced[e.Name()] {
 			continue
 		}
-		if src, ok := generatedSource(filepath.Join(dir, e.Name())); ok {
-			names = append(names, e.Name())
-			sources[e.Name()] = src
+		src, ok := generatedSource(filepath.Join(dir, e.Name()))
+		if !ok {
+			continue
+		}
+		sources[e.Name()] = src
+		if specExists(modRoot, src) {
+			kept = append(kept, e.Name())
+		} else {
+			orphans = append(orphans, e.Name())
 		}
 	}
-	sort.Strings(names)
-	return names, sources
+	sort.Strings(orphans)
+	sort.Strings(kept)
+	return orphans, kept, sources
+}
+
+// specExists reports whether the spec a generated header names is still a
+// file: src is resolved against modRoot unless it is absolute. An empty src
+// (a header without a source line) counts as gone.
+func specExists(modRoot, src string) bool {
+	if src == "" {
+		return false
+	}
+	p := filepath.FromSlash(src)
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(modRoot, p)
+	}
+	info, err := os.Stat(p)
+	return err == nil && !info.IsDir()
+}
+
+// reportKept names the generated files a run left alone because their spec
+// still exists but was not given.
+func reportKept(stderr io.Writer, cmd, dir string, kept []string, sources map[string]string) {
+	for _, n := range kept {
+		fmt.Fprintf(stderr, "personagen %s: %s: kept: generated from %s, which this run was not given; include it, or delete the file if it should go\n",
+			cmd, filepath.ToSlash(filepath.Join(dir, n)), sources[n])
+	}
 }
 
 // generatedSource reports whether the file at path starts with gen.Header,
@@ -240,12 +275,15 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			return exitFail
 		}
 	}
-	stale, _ := orphans(a.out, files)
-	for _, n := range stale {
-		if err := os.Remove(filepath.Join(a.out, n)); err != nil {
+	gone, kept, sources := generatedElsewhere(a.out, files)
+	for _, n := range gone {
+		path := filepath.Join(a.out, n)
+		if err := os.Remove(path); err != nil {
 			fmt.Fprintf(stderr, "personagen generate: %v\n", err)
 			return exitFail
 		}
+		fmt.Fprintf(stderr, "personagen generate: removed %s: its spec %s is gone\n", filepath.ToSlash(path), sources[n])
 	}
+	reportKept(stderr, "generate", a.out, kept, sources)
 	return exitOK
 }

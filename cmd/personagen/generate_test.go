@@ -100,8 +100,9 @@ func TestVerifyReportsStaleMissingAndOrphanedFiles(t *testing.T) {
 		t.Errorf("verify reported the hand-written file:\n%s%s", stdout, stderr)
 	}
 
-	if code, _, stderr := runCLI(t, append([]string{"generate"}, args...)...); code != exitOK {
-		t.Fatalf("generate exit %d:\n%s", code, stderr)
+	if code, _, stderr := runCLI(t, append([]string{"generate"}, args...)...); code != exitOK ||
+		string(stderr) != "personagen generate: removed "+out+"/old.go: its spec examples/old.persona.yaml is gone\n" {
+		t.Fatalf("generate exit %d, stderr:\n%s", code, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(out, "old.go")); !os.IsNotExist(err) {
 		t.Errorf("generate kept the orphaned file (stat: %v)", err)
@@ -116,10 +117,36 @@ func TestVerifyReportsStaleMissingAndOrphanedFiles(t *testing.T) {
 	// An orphan alone is not "out of date": the summary names its kind.
 	os.WriteFile(filepath.Join(out, "old.go"), []byte(orphan), 0o644)
 	code, stdout, stderr = runCLI(t, append([]string{"verify"}, args...)...)
-	wantErr := out + "/old.go: orphaned: generated from examples/old.persona.yaml, which no spec given generates any more; delete it or run personagen generate\n" +
+	wantErr := out + "/old.go: orphaned: generated from examples/old.persona.yaml, which no longer exists; delete it or run personagen generate\n" +
 		"personagen verify: 1 orphaned generated file; run personagen generate\n"
 	if code != exitFail || len(stdout) > 0 || string(stderr) != wantErr {
 		t.Errorf("verify with only an orphan: exit %d, stdout %q, stderr:\n%s\nwant exit %d, no stdout, stderr:\n%s", code, stdout, stderr, exitFail, wantErr)
+	}
+}
+
+// TestGenerateKeepsFilesOfSpecsNotGiven pins that a run over some specs only
+// (another go:generate line, a quick one-spec run) leaves the files of the
+// other specs alone, because their specs still exist, and names them.
+func TestGenerateKeepsFilesOfSpecsNotGiven(t *testing.T) {
+	out := scratchOut(t)
+	all := []string{"-out", out, "-pkg", "demo", "-root", "examples", "examples"}
+	if code, _, stderr := runCLI(t, append([]string{"generate"}, all...)...); code != exitOK {
+		t.Fatalf("generate exit %d:\n%s", code, stderr)
+	}
+	one := []string{"-out", out, "-pkg", "demo", "-root", "examples", "examples/support-agent.persona.yaml"}
+	code, _, stderr := runCLI(t, append([]string{"generate"}, one...)...)
+	want := "personagen generate: " + out + "/research_assistant.go: kept: generated from examples/research-assistant.persona.yaml, which this run was not given; include it, or delete the file if it should go\n" +
+		"personagen generate: " + out + "/sales_coach.go: kept: generated from examples/sales-coach.persona.yaml, which this run was not given; include it, or delete the file if it should go\n"
+	if code != exitOK || string(stderr) != want {
+		t.Errorf("generate over one spec: exit %d, stderr:\n%s\nwant exit 0, stderr:\n%s", code, stderr, want)
+	}
+	for _, name := range []string{"research_assistant.go", "sales_coach.go", "support_agent.go"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if code, stdout, stderr := runCLI(t, append([]string{"verify"}, one...)...); code != exitOK || len(stdout) > 0 || !strings.Contains(string(stderr), "kept: generated from examples/sales-coach.persona.yaml") {
+		t.Errorf("verify over one spec: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
 }
 

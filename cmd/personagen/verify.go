@@ -52,14 +52,15 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		label := filepath.ToSlash(path)
 		fmt.Fprint(stdout, udiff.Unified(label, label, string(old), string(f.Content)))
 	}
-	names, sources := orphans(a.out, files)
+	names, kept, sources := generatedElsewhere(a.out, files)
 	for _, n := range names {
 		src := sources[n]
 		if src == "" {
 			src = "its spec"
 		}
-		fmt.Fprintf(stderr, "%s: orphaned: generated from %s, which no spec given generates any more; delete it or run personagen generate\n", filepath.ToSlash(filepath.Join(a.out, n)), src)
+		fmt.Fprintf(stderr, "%s: orphaned: generated from %s, which no longer exists; delete it or run personagen generate\n", filepath.ToSlash(filepath.Join(a.out, n)), src)
 	}
+	reportKept(stderr, "verify", a.out, kept, sources)
 	if summary := verifySummary(stale, missing, len(names)); summary != "" {
 		fmt.Fprintf(stderr, "personagen verify: %s; run personagen generate\n", summary)
 		return exitFail
