@@ -118,7 +118,7 @@ func (v *Validator) walk(s map[string]any, inst any, path []string, out *[]Viola
 			Path:     slices.Clone(path),
 			Expected: types,
 			Got:      jsonType(inst),
-			Message:  fmt.Sprintf("expected %s, got %s", joinTypes(types), article(jsonType(inst))),
+			Message:  wrongTypeMessage(types, inst),
 		})
 		return
 	}
@@ -373,4 +373,15 @@ func lookup(v any, ptr string) any {
 		}
 	}
 	return v
+}
+
+// wrongTypeMessage says what type was expected and what was found, and, for the common slip of
+// writing a key with nothing after it where a mapping belongs (`- thread_summary:`), how to
+// write an empty one.
+func wrongTypeMessage(types []string, inst any) string {
+	msg := fmt.Sprintf("expected %s, got %s", joinTypes(types), article(jsonType(inst)))
+	if inst == nil && slices.Equal(types, []string{"object"}) {
+		msg += "; write {} for a mapping with every field at its default"
+	}
+	return msg
 }

@@ -151,7 +151,7 @@ func generateFiles(ctx context.Context, name string, a *genArgs, stderr io.Write
 	opts := gen.Options{Package: a.pkg, OutDir: a.out, Root: a.root, LineBase: modRoot}
 	files, st, err := gen.Generate(ctx, specs, opts)
 	if a.verbose {
-		fmt.Fprintf(stderr, "personagen %s: %d specs; loaded %d packages in %v; emitted in %v\n", name, len(specs), st.Packages, st.Load.Round(1e6), st.Emit.Round(1e3))
+		fmt.Fprintf(stderr, "personagen %s: %d spec(s); loaded %d packages in %v; emitted in %v\n", name, len(specs), st.Packages, st.Load.Round(1e6), st.Emit.Round(1e3))
 	}
 	var ge *gen.Error
 	switch {
