@@ -283,59 +283,6 @@ func TestStoreHistoryUnknownThreadIsEmpty(t *testing.T) {
 	})
 }
 
-// countingConnector counts the statements sent over its connections.
-type countingConnector struct {
-	driver.Connector
-	n *atomic.Int64
-}
-
-func (c countingConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	conn, err := c.Connector.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &countingConn{Conn: conn, n: c.n}, nil
-}
-
-type countingConn struct {
-	driver.Conn
-	n *atomic.Int64
-}
-
-func (c *countingConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	c.n.Add(1)
-	rows, err := c.Conn.(driver.QueryerContext).QueryContext(ctx, q, args)
-	if errors.Is(err, driver.ErrSkip) {
-		c.n.Add(-1) // database/sql falls back to PrepareContext, counted there
-	}
-	return rows, err
-}
-
-func (c *countingConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	c.n.Add(1)
-	res, err := c.Conn.(driver.ExecerContext).ExecContext(ctx, q, args)
-	if errors.Is(err, driver.ErrSkip) {
-		c.n.Add(-1)
-	}
-	return res, err
-}
-
-func (c *countingConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
-	c.n.Add(1)
-	return c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, q)
-}
-
-func (c *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
-}
-
-func (c *countingConn) ResetSession(ctx context.Context) error {
-	if r, ok := c.Conn.(driver.SessionResetter); ok {
-		return r.ResetSession(ctx)
-	}
-	return nil
-}
-
 type dsnConnector struct {
 	dsn string
 	d   driver.Driver
@@ -344,7 +291,8 @@ type dsnConnector struct {
 func (c dsnConnector) Connect(context.Context) (driver.Conn, error) { return c.d.Open(c.dsn) }
 func (c dsnConnector) Driver() driver.Driver                        { return c.d }
 
-// countingStore opens a second Store on s's database whose statements are counted.
+// countingStore opens a second Store on s's database whose round trips are counted (see
+// tripConnector); History runs no transaction, so each is one query.
 func countingStore(t testing.TB, s *Store, dsn string) (*Store, *atomic.Int64) {
 	t.Helper()
 	p, err := parseDSN(dsn)
@@ -360,7 +308,7 @@ func countingStore(t testing.TB, s *Store, dsn string) (*Store, *atomic.Int64) {
 		conn = dsnConnector{dsn: p.sqlite, d: &sqlite.Driver{}}
 	}
 	n := new(atomic.Int64)
-	db := sqlx.NewDb(sql.OpenDB(countingConnector{Connector: conn, n: n}), p.dialect.driverName())
+	db := sqlx.NewDb(sql.OpenDB(tripConnector{Connector: conn, trips: n}), p.dialect.driverName())
 	cs, err := OpenDB(db)
 	if err != nil {
 		t.Fatal(err)
