@@ -274,23 +274,27 @@ type Resolver struct {
 	Use            *Use
 }
 
-// LoadFile reads a prompt file. Path is a template; when it has no field
-// references it is a static path (Path.IsStatic). A static absolute path is
-// used as is; any other path resolves against the host's root.
+// LoadFile reads a prompt file (the load_file entry; runtime.LoadFile runs
+// it, re-creating protege's LoadFile resolver, seed 000). Path is a template;
+// when it has no field references it is a static path (Path.IsStatic). A
+// static absolute path is used as is; any other path resolves against the
+// host's root.
 type LoadFile struct {
 	Pos  Pos
 	Path Template
 	Role RoleValue
 }
 
-// LoadText emits a text built from a template, trimmed; blank → nothing.
+// LoadText emits a text built from a template, trimmed; blank → nothing
+// (protege's LoadText resolver, seed 000; run by runtime.LoadText).
 type LoadText struct {
 	Pos  Pos
 	Text Template
 	Role RoleValue
 }
 
-// LoadRecord renders the records a loader returns.
+// LoadRecord renders the records a loader returns (protege's LoadRecord
+// resolver, seed 000; run by runtime.LoadRecord).
 // Loader is bare (a method of Env; requires env) or qualified (a package
 // function). Serialize is nil for the default (indented JSON).
 type LoadRecord struct {
@@ -309,7 +313,8 @@ type Serializer struct {
 	Func   *GoRef
 }
 
-// LoadTranscript emits the messages of a chat file in the transcript format.
+// LoadTranscript emits the messages of a chat file in the transcript format
+// (scout-ai's chat text format, seed 002; run by transcript.Load).
 // Path is a template like LoadFile.Path.
 type LoadTranscript struct {
 	Pos  Pos
@@ -344,7 +349,8 @@ type Limit struct {
 	Pos Pos
 }
 
-// ThreadHistory replays the thread's earlier messages.
+// ThreadHistory replays the thread's earlier messages (protege's
+// ThreadHistory resolver, seed 000; run by runtime.ThreadHistory).
 // IncludeToolCalls defaults to true; ReplayResultLimit (characters) to
 // DefaultReplayResultLimit; defaults carry a zero Pos.
 type ThreadHistory struct {
@@ -354,7 +360,8 @@ type ThreadHistory struct {
 	ReplayResultLimit Int
 }
 
-// ThreadSummary emits the completed compaction summary, if any. It must come
+// ThreadSummary emits the completed compaction summary, if any (silas's
+// compaction preamble, seed 004; run by runtime.ThreadSummary). It must come
 // before thread_history in its chain.
 type ThreadSummary struct {
 	Pos  Pos
