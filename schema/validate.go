@@ -47,7 +47,8 @@ type Violation struct {
 // Validate checks instance, a JSON value made of map[string]any, []any,
 // string, bool, nil and json.Number (integers and floats as written). It
 // returns every violation, sorted by path then message; nil means valid.
-// It panics if instance holds other Go types.
+// Passing other Go types is a programming error: Validate panics when it
+// meets one where the schema declares a type (always at the root).
 func (v *Validator) Validate(instance any) []Violation {
 	var out []Violation
 	v.walk(v.doc, instance, nil, &out)
