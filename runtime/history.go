@@ -145,7 +145,9 @@ func (h *ThreadHistory) Resolve(ctx context.Context, inv *Invocation, dst []Mess
 // gave. Each round is one assistant message (empty text) with one ToolCall per use — ID
 // ToolCallID, Name ToolName, Input ReplayInput(Arguments) — then one tool message per use, in
 // the same order: the result clipped to h.ReplayResultLimit characters, or NoResultText when
-// the source recorded no result. A negative or zero ReplayResultLimit other than NoLimit means
+// the source recorded no result. A ToolCallID that is empty or repeats an earlier one of the
+// same round is renamed "<id>~<k>" ("call~<k>" when empty; k the use's 0-based index in the
+// round), in the call and its tool message alike, so the output always satisfies Validate. A negative or zero ReplayResultLimit other than NoLimit means
 // DefaultReplayResultLimit here.
 //
 // The output depends on msgs alone: no clock, no map order, no state.

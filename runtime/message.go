@@ -126,7 +126,9 @@ func ToolMessage(callID, result string) Message {
 func PartsMessage(role Role, parts ...Part) Message { return Message{Role: role, Parts: parts} }
 
 // NewToolCall returns a ToolCall whose Input is the JSON object encoding of input (a map, a
-// struct, or a json.RawMessage). It returns an error when input does not encode to a JSON object.
+// struct, or a json.RawMessage); a nil input, or one that encodes to null, gives {}. It returns
+// an error wrapping encoding/json's when input cannot be encoded, and an error when it encodes
+// to a JSON value other than an object.
 func NewToolCall(id, name string, input any) (ToolCall, error) {
 	raw, err := json.Marshal(input)
 	if err != nil {

@@ -145,8 +145,8 @@ func BuildRequestInto(ctx context.Context, inv *Invocation, dst []Message) (*Req
 	return &Request{Model: p.Model, Messages: msgs, Tools: p.Tools}, nil
 }
 
-// InboundMessage returns the trailing user message of a reply run. Without attachment data it
-// is a text message holding the inbound plain-text body (or, when that is empty, the text
+// InboundMessage returns the trailing user message of a reply run. Without attachments it is
+// a text message holding the inbound plain-text body (or, when that is empty, the text
 // extracted from its HTML body by HTMLText). With attachments it is a parts message: one text
 // part with that body (omitted when empty), then per attachment an image part (content type
 // "image/...") or a document part, in order; an attachment whose Data is nil becomes a text

@@ -72,9 +72,9 @@ func (e *PairingError) Error() string {
 	return s
 }
 
-// Validate checks the pairing invariant of a message list (DESIGN.md, "Pairing invariant"; the
-// seed's "every :tool message must be preceded by an :assistant message whose tool_calls include
-// a matching id"): an assistant message with tool calls opens a round, and the tool messages
+// Validate checks the pairing invariant of a message list (DESIGN.md, "Pairing invariant"),
+// a stricter form of protege's rule that a tool result needs an earlier assistant call with its
+// id (seed 000): an assistant message with tool calls opens a round, and the tool messages
 // that directly follow it answer its calls, one result per call in any order, until every call
 // has its result. Nothing else may stand inside a round, no round may be left partial, and no
 // tool message may stand outside one. Call ids must be unique within a round; the same id in two
