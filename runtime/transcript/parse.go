@@ -29,8 +29,8 @@ func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, 
 // Parse returns a *ParseError naming the line for: text before the first header or after a
 // function_call_output line, a "tool:" header, a function_call outside an assistant message, a
 // part line outside a system/user/assistant message, text or a part after an assistant's
-// function_call lines, a function_call / function_call_output / part line whose JSON is invalid
-// or lacks a required key, and a code fence that is never closed. An empty or blank text yields
+// function_call lines, a function_call / function_call_output / part line whose JSON is invalid,
+// lacks a required key, has an unknown key or names an unknown part type, and a code fence that is never closed. An empty or blank text yields
 // no messages and no error. It re-creates scout-ai's Chat.parse (seed 002) for the four roles.
 func Parse(text string) ([]runtime.Message, error) {
 	text = strings.TrimPrefix(text, "\ufeff") // a byte order mark some editors write; Print never does
