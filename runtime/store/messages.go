@@ -55,8 +55,8 @@ type NewMessage struct {
 
 // AppendMessage stores m at the end of its thread, creating the thread when it is new, in one
 // transaction with its attachments' metadata, and returns the message's seq: the monotonic
-// insertion key that orders a thread (two messages with equal SentAt keep the order they were
-// appended in). Errors: ErrInvalid for a missing or malformed field, ErrDuplicateMessage when
+// insertion key (Thread orders by it; History orders by SentAt and breaks ties with it, so two
+// messages with equal SentAt keep the order they were appended in). Errors: ErrInvalid for a missing or malformed field, ErrDuplicateMessage when
 // m.MessageID is already stored (nothing is written), or the database's error.
 func (s *Store) AppendMessage(ctx context.Context, m NewMessage) (int64, error) {
 	if err := m.validate(); err != nil {
@@ -207,8 +207,8 @@ type attachmentRow struct {
 	SizeBytes    int64  `db:"size_bytes"`
 }
 
-// Thread returns every message of threadID, oldest first by seq (insertion order, never by
-// SentAt alone), each with its attachments' metadata in the order they were appended (Data nil).
+// Thread returns every message of threadID in insertion order (by seq alone; SentAt plays no
+// part, unlike History, which orders by SentAt then seq), each with its attachments' metadata in the order they were appended (Data nil).
 // ToolUses is left empty; the history source reads those. It runs two queries whatever the
 // thread's length. An unknown thread yields no messages and no error.
 func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMessage, error) {

@@ -19,7 +19,8 @@ import (
 var migrations embed.FS
 
 // MigrationsFS returns the embedded migration files of dialect d, the goose-annotated SQL files
-// named NNNNN_name.sql at the root of the returned file system.
+// named NNNNN_name.sql at the root of the returned file system. Any d other than DialectSQLite
+// gets the MySQL files. The error is fs.Sub's, which the fixed embedded paths never produce.
 func MigrationsFS(d Dialect) (fs.FS, error) {
 	return fs.Sub(migrations, path.Join("migrations", d.driverName()))
 }
@@ -35,8 +36,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 // goose_db_version). It returns the file names it applied, none when the schema was current, so
 // running it twice is harmless. On MySQL it holds a named server lock (GET_LOCK, scoped to the
 // database) while it runs, so two processes migrating the same database at once apply each
-// migration once. Errors: a failed migration's error (wrapped; earlier ones stay applied, and
-// MySQL cannot roll back DDL, so a failed file must be fixed and re-run).
+// migration once. Errors (wrapped): goose's when it cannot set up (reading the embedded files,
+// creating goose_db_version), the lock's when another migrator holds it for more than 60
+// seconds, and a failed migration's; with the last, the names applied before the failure are
+// returned too (they stay applied, and MySQL cannot roll back DDL, so a failed file must be
+// fixed and re-run).
 func Migrate(ctx context.Context, db *sql.DB, d Dialect) ([]string, error) {
 	fsys, err := MigrationsFS(d)
 	if err != nil {

@@ -93,8 +93,10 @@ func (o Outcome) String() string {
 
 // ErrInvalidRound is returned (wrapped) by RecordRound for a round it refuses before writing:
 // calls and results of different counts, no calls, more than MaxRoundCalls calls, an unknown
-// source type, a negative turn index or one above MaxTurnIndex, an empty, over-long or
-// space-ended key.
+// source type, a negative turn index or one above MaxTurnIndex, a persona, run id or tool name
+// that is empty, ends in a space, is longer than its column (191 characters for persona and run
+// id, 255 for the tool name) or is not valid UTF-8, and a tool call id longer than 255
+// characters or not valid UTF-8 (an empty call id is allowed).
 var ErrInvalidRound = errors.New("store: invalid tool round")
 
 // ErrConflict matches a *ConflictError with errors.Is.
@@ -177,6 +179,11 @@ type roundHooks struct {
 // A SourceMessage round copies the message's thread id into each row (for replay and
 // DeleteThread). A round whose message seq or responsibility run id is not stored fails with
 // ErrUnknownSource and writes nothing.
+//
+// Errors, all with nothing written by this call: ErrInvalidRound (wrapped), a *ConflictError,
+// ErrUnknownSource (wrapped, also wrapping the database's error), ctx's error, and any other
+// database error (a lock race still lost after 5 attempts included), wrapped with the round's
+// key.
 func (s *Store) RecordRound(ctx context.Context, r Round) (Outcome, error) {
 	rows, err := s.roundRows(r)
 	if err != nil {

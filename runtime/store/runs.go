@@ -12,7 +12,8 @@ import (
 
 // RunStatus is the state of a responsibility run. A run starts RunRunning and moves exactly
 // once to one of the final statuses; the rows of responsibility_runs are the status trail of a
-// persona's scheduled work (one row per run, with when it started and finished and why).
+// persona's scheduled work (one row per run, with when it started and finished and why), the
+// audit trail that protege keeps beside a scheduled run's tool uses (seed 003).
 type RunStatus string
 
 // The statuses of a responsibility run.
@@ -51,8 +52,9 @@ type Run struct {
 
 // StartRun records that persona started a scheduled run of its responsibility (status
 // RunRunning, started now by the store's clock) and returns the run's id, the source id that
-// RecordRound takes for the run's tool uses. Errors: ErrInvalid for an empty or over-long name
-// (at most 191 characters each), or the database's error.
+// RecordRound takes for the run's tool uses. Errors: ErrInvalid (wrapped) for a name that is
+// empty, ends in a space, is longer than 191 characters or is not valid UTF-8, or the
+// database's error (wrapped).
 func (s *Store) StartRun(ctx context.Context, persona, responsibility string) (int64, error) {
 	if err := checkKey("persona", persona, maxNameLen); err != nil {
 		return 0, err
@@ -75,8 +77,9 @@ func (s *Store) StartRun(ctx context.Context, persona, responsibility string) (i
 
 // FinishRun moves the running run id to status (RunSucceeded, RunFailed or RunSkipped), stamps
 // its finish time and stores detail (clipped to 16,000 characters; invalid UTF-8 replaced by
-// U+FFFD). The move happens once: errors are ErrInvalid for another status, ErrRunNotFound for
-// an unknown id, ErrRunFinished when the run already finished (its row is unchanged).
+// U+FFFD). The move happens once: errors (all wrapped) are ErrInvalid for another status,
+// ErrRunNotFound for an unknown id, ErrRunFinished when the run already finished (its row is
+// unchanged), or the database's error.
 func (s *Store) FinishRun(ctx context.Context, id int64, status RunStatus, detail string) error {
 	switch status {
 	case RunSucceeded, RunFailed, RunSkipped:

@@ -70,8 +70,10 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = no
 //     in-memory database exists per connection, so Open limits its pool to one connection: the
 //     store's operations then queue for it instead of each seeing a different empty database.
 //
-// Errors: ErrUnknownDSN (wrapped) for a DSN of neither form, a driver parse error for a malformed
-// MySQL DSN, and the ping's error (wrapped, with the password hidden) when the server cannot be
+// Errors: ErrUnknownDSN (wrapped) for an empty DSN, a DSN of neither form, or a SQLite DSN with
+// no path; a driver parse error (wrapped) for a malformed MySQL DSN, and an error for one that
+// names no database; the url.ParseQuery error (wrapped) for a SQLite DSN with a malformed query;
+// and the ping's error (wrapped, with the password hidden) when the server cannot be
 // reached. Close the Store when done.
 func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	p, err := parseDSN(dsn)
