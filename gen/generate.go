@@ -92,7 +92,8 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// ErrBadOptions is returned (wrapped) for invalid Options.
+// ErrBadOptions is returned (wrapped) by Emit and Generate when
+// Options.Package is not a valid package name, the one Options check made.
 var ErrBadOptions = errors.New("invalid generator options")
 
 // ErrNoModule is returned (wrapped) by Generate when no go.mod governs
@@ -103,8 +104,9 @@ var ErrNoModule = errors.New("not inside a Go module")
 // Generate loads the host packages the specs reference (LoadHost), then
 // checks and emits every spec (Emit). It returns the files in spec order,
 // the phase timings, and an *Error listing positioned problems, an error
-// wrapping ErrNoModule when no go.mod governs opts.OutDir, or an error from
-// loading (the go command failing as a whole). specs must have
+// wrapping ErrNoModule when no go.mod governs opts.OutDir, one wrapping
+// ErrBadOptions (see Emit), or an error from loading (the go command
+// failing as a whole). specs must have
 // loaded without diagnostics (spec.LoadPaths); name collisions between
 // them are reported again here (spec.CheckCollisions) so Generate is safe
 // on any set.
@@ -132,8 +134,10 @@ func Generate(ctx context.Context, specs []*spec.Persona, opts Options) ([]File,
 
 // Emit checks every spec against host and writes its Go file. It never
 // stops at the first problem: all positioned problems of all specs come
-// back in one *Error, and no files are returned then. It returns an error
-// wrapping ErrBadOptions for an invalid package name. Output is
+// back in one *Error, and no files are returned then (a generator bug that
+// makes unparsable code is one of them: the ErrFormat text, at the spec's
+// top-level position). It returns an error wrapping ErrBadOptions for an
+// invalid package name. Output is
 // deterministic: the same specs, host packages and options give
 // byte-identical files.
 func Emit(specs []*spec.Persona, host *Host, opts Options) ([]File, error) {

@@ -31,8 +31,9 @@ type Host struct {
 	goErr      string           // the go command's error when it listed nothing for some paths, on one line
 }
 
-// Len returns how many packages were requested (host packages plus the
-// runtime and context).
+// Len returns how many packages the go command returned for the request
+// (host packages plus the runtime and context; a path it listed nothing
+// for is not counted).
 func (h *Host) Len() int { return len(h.pkgs) }
 
 // HostPackages returns the import paths the specs reference (env, qualified

@@ -18,8 +18,10 @@ import (
 // (it has no colon).
 const resetMarker = "/*line RESET*/"
 
-// ErrFormat is returned (wrapped) when generated code does not parse; the
-// message shows the code with line numbers (a generator bug).
+// ErrFormat is the cause when generated code does not parse (a generator
+// bug); the message shows the code with line numbers. Emit reports it as
+// the text of a Diagnostic in its *Error, so errors.Is does not find it
+// there.
 var ErrFormat = errors.New("generated code does not parse")
 
 // render formats f and replaces every reset marker by a directive naming
