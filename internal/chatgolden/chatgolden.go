@@ -1,5 +1,3 @@
-// Package chatgolden keeps expected message lists as transcript files (runtime/transcript), the
-// readable form of the history replay goldens.
 package chatgolden
 
 import (

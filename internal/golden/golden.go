@@ -1,6 +1,3 @@
-// Package golden compares test output with golden files and rewrites them when the test binary
-// runs with -update. Every package of this module that keeps golden files under testdata/ uses
-// it, so `go test ./... -update` (or `go test ./pkg -update`) rewrites them all the same way.
 package golden
 
 import (
