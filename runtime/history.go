@@ -54,8 +54,8 @@ var ErrInvalidHistoryOption = errors.New("invalid history option")
 // as a user message, outbound as an assistant message — rendered by HistoryText; a message with
 // neither a body nor attachments contributes no turn. Unless SkipToolCalls is set, each
 // message's recorded tool rounds follow it (even when its own turn was skipped): per round one
-// assistant message with empty text carrying the round's calls, then one tool message per call
-// with its result clipped by Clip to ReplayResultLimit characters. See AppendReplay for the
+// assistant message with empty text that holds all the calls of the round, followed by a tool
+// message for each call with its result clipped by Clip to ReplayResultLimit characters. See AppendReplay for the
 // exact rules on arguments, missing results and order.
 //
 // With a ThreadSummary for the same Source earlier in the chain that emitted a summary, only
