@@ -315,6 +315,7 @@ func TestThreadHistoryRejectsBadOptions(t *testing.T) {
 		{"history without source", &runtime.ThreadHistory{}, runtime.ErrNoHistorySource},
 		{"summary without source", &runtime.ThreadSummary{}, runtime.ErrNoHistorySource},
 		{"summary with unknown role", &runtime.ThreadSummary{Source: src, Role: "narrator"}, runtime.ErrInvalidHistoryOption},
+		{"summary with tool role", &runtime.ThreadSummary{Source: src, Role: runtime.RoleTool}, runtime.ErrInvalidHistoryOption},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -29,7 +29,7 @@ var ErrSummaryAfterHistory = errors.New("thread summary must come before thread 
 type ThreadSummary struct {
 	// Source reads the thread's compaction; required in reply runs.
 	Source HistorySource
-	// Role of the emitted message; "" = RoleUser.
+	// Role of the emitted message; "" = RoleUser. RoleTool is refused (a tool message needs a call).
 	Role Role
 }
 
@@ -45,8 +45,8 @@ func (s *ThreadSummary) Resolve(ctx context.Context, inv *Invocation, dst []Mess
 	if role == "" {
 		role = RoleUser
 	}
-	if !role.Valid() {
-		return dst, fmt.Errorf("thread summary: %w: role %q", ErrInvalidHistoryOption, s.Role)
+	if !role.Valid() || role == RoleTool {
+		return dst, fmt.Errorf("thread summary: %w: role %q (use user, system or assistant; a tool message needs a call)", ErrInvalidHistoryOption, s.Role)
 	}
 	if s.Source == nil {
 		return dst, fmt.Errorf("thread summary: %w", ErrNoHistorySource)

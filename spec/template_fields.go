@@ -44,7 +44,7 @@ var TemplateFields = []TemplateField{
 	{Path: []string{"Inbound", "To"}, Scope: ScopeMessage, Doc: "the recipient addresses, joined with \", \""},
 	{Path: []string{"Inbound", "Cc"}, Scope: ScopeMessage, Doc: "the cc addresses, joined with \", \""},
 	{Path: []string{"Inbound", "Subject"}, Scope: ScopeMessage, Doc: "the subject line"},
-	{Path: []string{"Inbound", "Date"}, Scope: ScopeMessage, Doc: "the sent date, RFC 3339 in UTC"},
+	{Path: []string{"Inbound", "Date"}, Scope: ScopeMessage, Doc: "the sent date as an email Date header in UTC (runtime.FormatDate: Mon, 02 Jan 2006 15:04:05 +0000)"},
 	{Path: []string{"Responsibility", "Name"}, Scope: ScopeResponsibility, Doc: "the responsibility's name"},
 	{Path: []string{"Responsibility", "Schedule"}, Scope: ScopeResponsibility, Doc: "the responsibility's cron schedule"},
 	{Path: []string{"Responsibility", "Timezone"}, Scope: ScopeResponsibility, Doc: "the responsibility's IANA timezone"},
