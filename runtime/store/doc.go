@@ -26,7 +26,7 @@
 //
 //   - Order: a message's seq is its monotonic insertion key. History replays by (sent_at, seq),
 //     never by sent_at alone, so messages with equal sent_at keep the order they were appended
-//     in; Thread lists by seq alone. sent_at round-trips to the microsecond, in UTC.
+//     in; Thread lists in the same order. sent_at round-trips to the microsecond, in UTC.
 //   - AppendMessage writes the thread row (if new), the message and its attachments in one
 //     transaction; a duplicate message id writes nothing (ErrDuplicateMessage).
 //   - DeleteThread removes a thread and everything recorded for it (tool uses, attachments,

@@ -207,15 +207,16 @@ type attachmentRow struct {
 	SizeBytes    int64  `db:"size_bytes"`
 }
 
-// Thread returns every message of threadID in insertion order (by seq alone; SentAt plays no
-// part, unlike History, which orders by SentAt then seq), each with its attachments' metadata in the order they were appended (Data nil).
+// Thread returns every message of threadID in the order History replays them: by SentAt, then by
+// seq (insertion order) among equal SentAt values, each with its attachments' metadata in the
+// order they were appended (Data nil).
 // ToolUses is left empty; the history source reads those. It runs two queries whatever the
 // thread's length. An unknown thread yields no messages and no error.
 func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMessage, error) {
 	d := s.dialect
 	var rows []messageRow
 	if err := s.db.SelectContext(ctx, &rows, d.rebind(`SELECT seq, message_id, direction, sender, recipients, cc,
-		subject, sent_at, text_body, html_body FROM messages WHERE thread_id = ? ORDER BY seq`), threadID); err != nil {
+		subject, sent_at, text_body, html_body FROM messages WHERE thread_id = ? ORDER BY sent_at, seq`), threadID); err != nil {
 		return nil, fmt.Errorf("store: read thread %q: %w", threadID, err)
 	}
 	if len(rows) == 0 {

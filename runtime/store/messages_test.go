@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -301,6 +302,25 @@ func TestConcurrentAppendsToANewThreadAllLand(t *testing.T) {
 		}
 		if c := countRows(t, s, "threads", ""); c != 1 {
 			t.Errorf("%d thread rows, want 1", c)
+		}
+	})
+}
+
+func TestThreadOrdersBySentAtThenSeq(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		mustAppend(t, s, msg("t", "m-late", baseTime.Add(time.Hour)))
+		mustAppend(t, s, msg("t", "m-early", baseTime))
+		mustAppend(t, s, msg("t", "m-early-too", baseTime))
+		got, err := s.Thread(context.Background(), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, m := range got {
+			ids = append(ids, m.MessageID)
+		}
+		if want := []string{"m-early", "m-early-too", "m-late"}; !slices.Equal(ids, want) {
+			t.Errorf("Thread order = %v, want %v", ids, want)
 		}
 	})
 }

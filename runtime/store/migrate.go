@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -19,11 +20,18 @@ import (
 var migrations embed.FS
 
 // MigrationsFS returns the embedded migration files of dialect d, the goose-annotated SQL files
-// named NNNNN_name.sql at the root of the returned file system. Any d other than DialectSQLite
-// gets the MySQL files. The error is fs.Sub's, which the fixed embedded paths never produce.
+// named NNNNN_name.sql at the root of the returned file system. It returns an error wrapping
+// ErrUnknownDialect for a d other than DialectMySQL and DialectSQLite.
 func MigrationsFS(d Dialect) (fs.FS, error) {
+	if d != DialectMySQL && d != DialectSQLite {
+		return nil, fmt.Errorf("%w %q: use %q or %q", ErrUnknownDialect, string(d), DialectMySQL, DialectSQLite)
+	}
 	return fs.Sub(migrations, path.Join("migrations", d.driverName()))
 }
+
+// ErrUnknownDialect is returned (wrapped) by MigrationsFS and Migrate for a Dialect value that
+// is neither DialectMySQL nor DialectSQLite.
+var ErrUnknownDialect = errors.New("store: unknown dialect")
 
 // Migrate applies every pending migration of the store's dialect (see the package func Migrate).
 func (s *Store) Migrate(ctx context.Context) error {

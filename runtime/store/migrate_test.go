@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"slices"
 	"testing"
@@ -54,4 +55,13 @@ func fsReadDir(fsys fs.FS) ([]string, error) {
 		out = append(out, e.Name())
 	}
 	return out, err
+}
+
+func TestMigrateRefusesAnUnknownDialect(t *testing.T) {
+	if _, err := MigrationsFS("postgres"); !errors.Is(err, ErrUnknownDialect) {
+		t.Errorf("MigrationsFS(postgres) error = %v, want ErrUnknownDialect", err)
+	}
+	if _, err := Migrate(context.Background(), nil, "postgres"); !errors.Is(err, ErrUnknownDialect) {
+		t.Errorf("Migrate(postgres) error = %v, want ErrUnknownDialect", err)
+	}
 }
