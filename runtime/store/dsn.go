@@ -119,7 +119,9 @@ func parseSQLiteDSN(dsn string) (parsedDSN, error) {
 // of a URL ("scheme://user:secret@…" → "scheme://user:xxxxx@…") so errors can quote the DSN.
 func redactDSN(dsn string) string {
 	if strings.Contains(dsn, "://") {
-		if u, err := url.Parse(dsn); err == nil {
+		// Only a URL with user info is redacted as a URL: "u:secret@tcp(h)/d?x=a://b" also
+		// parses, as scheme "u" with the password inside the opaque part, which Redacted keeps.
+		if u, err := url.Parse(dsn); err == nil && u.User != nil {
 			return u.Redacted()
 		}
 	}

@@ -104,6 +104,7 @@ func TestOpenRejectsBadDSNsClearly(t *testing.T) {
 		{"mysql without a database", "root@tcp(127.0.0.1:3306)", "MySQL DSN", nil},
 		{"mysql without a database name", "root@tcp(127.0.0.1:3306)/", "names no database", nil},
 		{"mysql with a bad parameter", "root@tcp(127.0.0.1:3306)/d?parseTime=maybe", "MySQL DSN", nil},
+		{"mysql with :// in a bad parameter, password hidden", "app:hunter2@tcp(127.0.0.1:3306)/d?a=b://c&%zz", "MySQL DSN", nil},
 		{"unreachable server, password hidden", "app:hunter2@tcp(127.0.0.1:1)/d?timeout=1s", "connect to mysql database", nil},
 		{"sqlite in a missing directory", "sqlite:/nonexistent/dir/x.db", "connect to sqlite database", nil},
 	}
@@ -176,6 +177,12 @@ func FuzzParseDSN(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, dsn string) {
+		const secret = "Zq9sEcReT"
+		for _, withPassword := range []string{"mysql://u:" + secret + "@" + dsn, "u:" + secret + "@tcp(" + dsn} {
+			if _, err := parseDSN(withPassword); err != nil && strings.Contains(err.Error(), secret) {
+				t.Errorf("parseDSN(%q) error shows the password: %v", withPassword, err)
+			}
+		}
 		p, err := parseDSN(dsn)
 		if err != nil {
 			return
