@@ -200,3 +200,35 @@ func TestGenerateErrorsArePositioned(t *testing.T) {
 		t.Errorf("a failed generate wrote files: %v", entries)
 	}
 }
+
+// TestVerifyWithoutArgumentsChecksGoGenerateLines pins `personagen verify`
+// with no arguments: it verifies each //go:generate line that runs
+// personagen generate, with paths taken from that line's directory (and
+// -out/-root defaulting to it), and is a usage error when there is none.
+func TestVerifyWithoutArgumentsChecksGoGenerateLines(t *testing.T) {
+	out := scratchOut(t) // and the working directory is now the repository root
+	if code, stdout, stderr := runCLI(t, "verify"); code != exitOK || len(stdout)+len(stderr) > 0 {
+		t.Fatalf("verify at the repository root: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	directive := "package demo\n\n//go:generate go tool personagen generate -pkg demo -root ../examples \"../examples/support-agent.persona.yaml\"\n"
+	if err := os.WriteFile(filepath.Join(out, "generate.go"), []byte(directive), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(out)
+	code, _, stderr := runCLI(t, "verify")
+	if want := "support_agent.go: missing: generate it from examples/support-agent.persona.yaml\n"; code != exitFail || !strings.Contains(string(stderr), want) {
+		t.Fatalf("verify before generate: exit %d, stderr:\n%s\nwant exit 1 and %q", code, stderr, want)
+	}
+	if code, _, stderr := runCLI(t, "generate", "-pkg", "demo", "-root", "../examples", "../examples/support-agent.persona.yaml"); code != exitOK {
+		t.Fatalf("generate: exit %d\n%s", code, stderr)
+	}
+	if code, stdout, stderr := runCLI(t, "verify"); code != exitOK || len(stdout)+len(stderr) > 0 {
+		t.Fatalf("verify after generate: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	t.Chdir(t.TempDir())
+	if code, _, stderr := runCLI(t, "verify"); code != exitUsage || !strings.Contains(string(stderr), "no //go:generate line below this directory runs personagen generate") {
+		t.Errorf("verify with nothing to verify: exit %d, stderr:\n%s", code, stderr)
+	}
+}

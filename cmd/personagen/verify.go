@@ -23,11 +23,50 @@ func init() {
 // is fresh, 1 when anything is stale or orphaned or the specs have
 // problems, 2 on a usage error. The last line of stderr counts the files
 // by kind (stale, missing, orphaned).
+//
+// With no arguments at all it verifies what `go generate ./...` would
+// generate: every //go:generate line below the current directory that runs
+// `personagen generate` (see generateDirectives), with that line's arguments
+// taken relative to its file's directory.
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		return verifyDirectives(ctx, stdout, stderr)
+	}
 	a, code, ok := genFlags("verify", args, stderr)
 	if !ok {
 		return code
 	}
+	return verifyArgs(ctx, a, stdout, stderr)
+}
+
+// verifyDirectives runs verify for each personagen generate directive below
+// the current directory and returns the worst exit code; exitUsage when there
+// is none.
+func verifyDirectives(ctx context.Context, stdout, stderr io.Writer) int {
+	dirs, err := generateDirectives(".")
+	if err != nil {
+		fmt.Fprintf(stderr, "personagen verify: %v\n", err)
+		return exitFail
+	}
+	if len(dirs) == 0 {
+		fmt.Fprintln(stderr, "personagen verify: no spec paths given, and no //go:generate line below this directory runs personagen generate; give generate's arguments")
+		return exitUsage
+	}
+	worst := exitOK
+	for _, d := range dirs {
+		a, code, ok := genFlags("verify", d.args, stderr)
+		if !ok {
+			fmt.Fprintf(stderr, "personagen verify: in the //go:generate line at %s\n", d.pos)
+			worst = max(worst, code)
+			continue
+		}
+		worst = max(worst, verifyArgs(ctx, a, stdout, stderr))
+	}
+	return worst
+}
+
+// verifyArgs compares what generate would write for a with -out.
+func verifyArgs(ctx context.Context, a *genArgs, stdout, stderr io.Writer) int {
 	files, ok := generateFiles(ctx, "verify", a, stderr)
 	if !ok {
 		return exitFail
