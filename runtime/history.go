@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -391,23 +390,8 @@ func cmpInt(a, b int64) int {
 // {"_clipped_arguments": "<payload>"} (see ClippedArgumentsKey), encoded without HTML escaping;
 // invalid UTF-8 in such a payload becomes U+FFFD, as encoding/json writes it.
 func ReplayInput(args string) json.RawMessage {
-	trimmed := strings.TrimSpace(args)
-	if trimmed == "" {
-		return json.RawMessage("{}")
-	}
-	if trimmed[0] == '{' && json.Valid([]byte(trimmed)) {
-		return json.RawMessage(args)
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	// Encoding a string cannot fail.
-	_ = enc.Encode(args)
-	out := make([]byte, 0, buf.Len()+len(ClippedArgumentsKey)+5)
-	out = append(out, `{"`+ClippedArgumentsKey+`":`...)
-	out = append(out, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
-	out = append(out, '}')
-	return out
+	in, _ := appendReplayInput(nil, args)
+	return in
 }
 
 // HistoryText renders a stored message as the self-describing text of its replayed turn, and
