@@ -48,8 +48,8 @@ var ErrInvalidHistoryOption = errors.New("invalid history option")
 //
 // It needs inv.Inbound: in a scheduled run (no Inbound), or for an Inbound with an empty
 // ThreadID, it contributes nothing. The message being answered (inv.Inbound.MessageID) is left
-// out; it arrives as the request's trailing user message. The replay is, oldest first (by sent
-// time, then by the order of record), the most recent Limit messages, each as one turn — inbound
+// out; it arrives as the request's trailing user message. The replay is, in the order the source
+// received them (never by the senders' Date headers), the most recent Limit messages, each as one turn — inbound
 // as a user message, outbound as an assistant message — rendered by HistoryText; a message with
 // neither a body nor attachments contributes no turn. Unless SkipToolCalls is set, each
 // message's recorded tool rounds follow it (even when its own turn was skipped): per round one

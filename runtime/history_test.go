@@ -194,11 +194,17 @@ func TestThreadHistoryGolden(t *testing.T) {
 			f.out("m2", "Only A answered.")
 			return []runtime.Resolver{&runtime.ThreadHistory{Source: f.s}}
 		}},
-		{"equal_sent_at_ordered_by_record", func(f *fixture) []runtime.Resolver {
-			at := t0.Add(time.Hour)
-			f.add(runtime.StoredMessage{MessageID: "z-first", Direction: runtime.DirectionInbound, From: "ada@example.com", SentAt: at, Text: "recorded first"})
-			f.add(runtime.StoredMessage{MessageID: "a-second", Direction: runtime.DirectionOutbound, From: "support@acme.test", SentAt: at, Text: "recorded second"})
-			f.add(runtime.StoredMessage{MessageID: "early", Direction: runtime.DirectionInbound, From: "ada@example.com", SentAt: t0, Text: "recorded last, sent earliest"})
+		{"clock_skew_replays_in_order_of_record", func(f *fixture) []runtime.Resolver {
+			// The customer's clock runs three hours fast: the reply is dated before the question
+			// it answers. Replay follows the order of record; the Date lines show the headers.
+			day := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+			f.add(runtime.StoredMessage{MessageID: "q1", Direction: runtime.DirectionInbound, From: "ada@example.com",
+				SentAt: day.Add(12 * time.Hour), Text: "Where is order 7?"})
+			f.uses("q1", use("r1", 0, 0, "c1", "order_status", `{"order":7}`, `"shipped"`))
+			f.add(runtime.StoredMessage{MessageID: "reply", Direction: runtime.DirectionOutbound, From: "support@acme.test",
+				SentAt: day.Add(9*time.Hour + 5*time.Minute), Text: "It shipped this morning."})
+			f.add(runtime.StoredMessage{MessageID: "q2", Direction: runtime.DirectionInbound, From: "ada@example.com",
+				SentAt: day.Add(12*time.Hour + 30*time.Minute), Text: "Thanks, and the tracking number?"})
 			return []runtime.Resolver{&runtime.ThreadHistory{Source: f.s}}
 		}},
 		{"clipped_arguments_and_results", func(f *fixture) []runtime.Resolver {

@@ -13,8 +13,8 @@ type HistorySource interface {
 	// LatestCompaction returns the thread's newest completed compaction, or (nil, nil) when it
 	// has none.
 	LatestCompaction(ctx context.Context, threadID string) (*Compaction, error)
-	// History returns the messages of q.ThreadID selected by q, oldest first (by SentAt, then
-	// by Seq for equal SentAt values), with their tool uses when q.ToolUses is set. It runs a
+	// History returns the messages of q.ThreadID selected by q in the order the source stored
+	// them (by Seq; never by SentAt, which the sender controls), with their tool uses when q.ToolUses is set. It runs a
 	// bounded number of queries whatever the thread's length. An unknown thread yields an empty
 	// History, not an error.
 	History(ctx context.Context, q HistoryQuery) (*History, error)
@@ -56,7 +56,8 @@ const (
 )
 
 // StoredMessage is one message of a thread as a HistorySource holds it. Seq is its monotonic
-// insertion key (the order of record, the tie-break for equal SentAt values); SentAt is in UTC
+// insertion key (the order in which the source received the thread's messages, which is the
+// replay order); SentAt, the sender's Date header, is what the turn text shows; it is in UTC
 // with microsecond precision. Attachments carry metadata only (Data nil). ToolUses holds the
 // tool calls recorded for the run that answered this message, in recording order (see ToolUse).
 type StoredMessage struct {

@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -136,7 +135,7 @@ func (s *Source) LatestCompaction(_ context.Context, threadID string) (*runtime.
 	return &c, nil
 }
 
-// History returns the messages q selects, oldest first (by SentAt, then Seq), each a copy, with
+// History returns the messages q selects in the order they were added (by Seq), each a copy, with
 // their tool uses (sorted by runtime.SortToolUses) when q.ToolUses is set, and Omitted as
 // runtime.History defines it. It never fails; an unknown thread gives an empty History.
 func (s *Source) History(_ context.Context, q runtime.HistoryQuery) (*runtime.History, error) {
@@ -154,12 +153,7 @@ func (s *Source) History(_ context.Context, q runtime.HistoryQuery) (*runtime.Hi
 		}
 		sel = append(sel, &e.m)
 	}
-	slices.SortFunc(sel, func(a, b *runtime.StoredMessage) int {
-		if c := a.SentAt.Compare(b.SentAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Seq, b.Seq)
-	})
+	// s.messages is in Seq order already: the order of record is the replay order.
 	h := &runtime.History{}
 	if q.Limit > 0 && len(sel) > q.Limit {
 		h.Omitted = len(sel) - q.Limit

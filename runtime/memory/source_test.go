@@ -57,7 +57,8 @@ func TestAddMessageRejectsBadInput(t *testing.T) {
 
 func TestHistorySelectsOrdersAndCounts(t *testing.T) {
 	s := New()
-	// Added out of sent order; "c" and "d" share a sent time.
+	// Added out of sent order ("c" dated after "b" but stored before it); "c" and "d" share a
+	// sent time. The order of record is the order.
 	for _, m := range []runtime.StoredMessage{msg("a", 0), msg("c", 5), msg("b", 1), msg("d", 5), msg("e", 9)} {
 		if _, err := s.AddMessage("t", m); err != nil {
 			t.Fatal(err)
@@ -72,12 +73,12 @@ func TestHistorySelectsOrdersAndCounts(t *testing.T) {
 		want    []string
 		omitted int
 	}{
-		{"whole thread by sent time then record", runtime.HistoryQuery{}, []string{"a", "b", "c", "d", "e"}, 0},
+		{"whole thread in order of record", runtime.HistoryQuery{}, []string{"a", "c", "b", "d", "e"}, 0},
 		{"excluded message", runtime.HistoryQuery{ExcludeMessageID: "c"}, []string{"a", "b", "d", "e"}, 0},
 		{"limit keeps the most recent", runtime.HistoryQuery{Limit: 2}, []string{"d", "e"}, 3},
 		{"after a seq", runtime.HistoryQuery{AfterSeq: 2}, []string{"b", "d", "e"}, 0},
-		{"up to a seq", runtime.HistoryQuery{UpToSeq: 3}, []string{"a", "b", "c"}, 0},
-		{"after, exclude and limit", runtime.HistoryQuery{AfterSeq: 1, ExcludeMessageID: "e", Limit: 2}, []string{"c", "d"}, 1},
+		{"up to a seq", runtime.HistoryQuery{UpToSeq: 3}, []string{"a", "c", "b"}, 0},
+		{"after, exclude and limit", runtime.HistoryQuery{AfterSeq: 1, ExcludeMessageID: "e", Limit: 2}, []string{"b", "d"}, 1},
 	}
 	for _, c := range cases {
 		c.q.ThreadID = "t"

@@ -34,17 +34,17 @@ type historyToolUseRow struct {
 	Succeeded  bool   `db:"succeeded"`
 }
 
-// History implements runtime.HistorySource: the messages of q.ThreadID that q selects, oldest
-// first by (sent_at, seq) — seq, the insertion key, breaks ties between equal sent_at values —,
-// the most recent q.Limit of them, each with its attachments' metadata and, when q.ToolUses is
+// History implements runtime.HistorySource: the messages of q.ThreadID that q selects, in the
+// order the store received them (by seq, the insertion key; sent_at, which the sender sets,
+// plays no part), the most recent q.Limit of them, each with its attachments' metadata and, when q.ToolUses is
 // set, the tool uses recorded for it (source_type 'message'), sorted by runtime.SortToolUses.
 // Omitted counts the selected messages left before the window by the limit.
 //
 // It runs at most three queries whatever the thread's length: the window with the selection's
 // count (a window function), the window's attachments, and the window's tool uses; the last two
 // are skipped when the window is empty (the third also without q.ToolUses). The second and third
-// select the window by its first message's (sent_at, seq), so a message appended while History
-// runs is not mixed in. An unknown thread gives an empty History. Errors are the database's,
+// select the window by its first message's seq, and a message appended while History runs is
+// not mixed in. An unknown thread gives an empty History. Errors are the database's,
 // wrapped with the thread id, or a stored address list that is not a JSON array of strings.
 // Attachments and tool uses are ordered in Go (by position; by runtime.SortToolUses), not by
 // the server.
@@ -52,7 +52,7 @@ func (s *Store) History(ctx context.Context, q runtime.HistoryQuery) (*runtime.H
 	d := s.dialect
 	where, args := historyFilter("", q)
 	query := `SELECT seq, message_id, direction, sender, recipients, cc, subject, sent_at, text_body, html_body,
-		COUNT(*) OVER () AS total FROM messages WHERE ` + where + ` ORDER BY sent_at DESC, seq DESC`
+		COUNT(*) OVER () AS total FROM messages WHERE ` + where + ` ORDER BY seq DESC`
 	if q.Limit > 0 {
 		query += " LIMIT ?"
 		args = append(args, q.Limit)
@@ -78,12 +78,10 @@ func (s *Store) History(ctx context.Context, q runtime.HistoryQuery) (*runtime.H
 		index[r.Seq] = i
 	}
 
-	// The window is every selected message at or after its first one in (sent_at, seq) order.
+	// The window is every selected message from its first one on, in seq order.
 	where, args = historyFilter("m.", q)
-	where += " AND (m.sent_at > ? OR (m.sent_at = ? AND m.seq >= ?))"
-	first := rows[0]
-	at := d.timeArg(first.SentAt.Time)
-	args = append(args, at, at, first.Seq)
+	where += " AND m.seq >= ?"
+	args = append(args, rows[0].Seq)
 
 	var atts []attachmentRow
 	if err := s.db.SelectContext(ctx, &atts, d.rebind(`SELECT a.message_seq, a.position, a.attachment_id, a.filename,

@@ -230,9 +230,11 @@ func historyScenarios() []struct {
 		{"same_call_id_in_two_turns", new(scenario).in("m1", "Q").
 			uses("m1", tu("r", 0, 0, "same", `{}`, `"first"`), tu("r", 1, 0, "same", `{}`, `"second"`)),
 			runtime.ThreadHistory{}},
-		{"equal_sent_at", new(scenario).
-			msg(runtime.StoredMessage{MessageID: "zz", Direction: runtime.DirectionInbound, From: "a@x.test", SentAt: h0, Text: "first recorded"}).
-			msg(runtime.StoredMessage{MessageID: "aa", Direction: runtime.DirectionOutbound, From: "b@x.test", SentAt: h0, Text: "second recorded"}),
+		{"clock_skew", new(scenario).
+			msg(runtime.StoredMessage{MessageID: "q1", Direction: runtime.DirectionInbound, From: "a@x.test", SentAt: h0.Add(3 * time.Hour), Text: "q1"}).
+			uses("q1", tu("r1", 0, 0, "c1", `{}`, `"shipped"`)).
+			msg(runtime.StoredMessage{MessageID: "reply", Direction: runtime.DirectionOutbound, From: "b@x.test", SentAt: h0.Add(5 * time.Minute), Text: "reply"}).
+			msg(runtime.StoredMessage{MessageID: "q2", Direction: runtime.DirectionInbound, From: "a@x.test", SentAt: h0.Add(3*time.Hour + 30*time.Minute), Text: "q2"}),
 			runtime.ThreadHistory{}},
 		{"clipped_arguments", new(scenario).in("m1", "Q").
 			uses("m1", tu("r", 0, 0, "c", `{"q":"`+long+runtime.TruncationMarker, long)), runtime.ThreadHistory{ReplayResultLimit: 15}},

@@ -55,8 +55,8 @@ type NewMessage struct {
 
 // AppendMessage stores m at the end of its thread, creating the thread when it is new, in one
 // transaction with its attachments' metadata, and returns the message's seq: the monotonic
-// insertion key (Thread orders by it; History orders by SentAt and breaks ties with it, so two
-// messages with equal SentAt keep the order they were appended in). Errors: ErrInvalid for a missing or malformed field, ErrDuplicateMessage when
+// insertion key, which orders Thread and History (SentAt, which the sender sets, is only shown,
+// never used to order). Errors: ErrInvalid for a missing or malformed field, ErrDuplicateMessage when
 // m.MessageID is already stored (nothing is written), or the database's error.
 func (s *Store) AppendMessage(ctx context.Context, m NewMessage) (int64, error) {
 	if err := m.validate(); err != nil {
@@ -207,8 +207,8 @@ type attachmentRow struct {
 	SizeBytes    int64  `db:"size_bytes"`
 }
 
-// Thread returns every message of threadID in the order History replays them: by SentAt, then by
-// seq (insertion order) among equal SentAt values, each with its attachments' metadata in the
+// Thread returns every message of threadID in the order History replays them: by seq, the order
+// the store received them in, each with its attachments' metadata in the
 // order they were appended (Data nil).
 // ToolUses is left empty; the history source reads those. It runs two queries whatever the
 // thread's length. An unknown thread yields no messages and no error.
@@ -216,7 +216,7 @@ func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMe
 	d := s.dialect
 	var rows []messageRow
 	if err := s.db.SelectContext(ctx, &rows, d.rebind(`SELECT seq, message_id, direction, sender, recipients, cc,
-		subject, sent_at, text_body, html_body FROM messages WHERE thread_id = ? ORDER BY sent_at, seq`), threadID); err != nil {
+		subject, sent_at, text_body, html_body FROM messages WHERE thread_id = ? ORDER BY seq`), threadID); err != nil {
 		return nil, fmt.Errorf("store: read thread %q: %w", threadID, err)
 	}
 	if len(rows) == 0 {

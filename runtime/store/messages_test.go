@@ -306,7 +306,8 @@ func TestConcurrentAppendsToANewThreadAllLand(t *testing.T) {
 	})
 }
 
-func TestThreadOrdersBySentAtThenSeq(t *testing.T) {
+// Thread lists in the order the store received the messages, whatever their Date headers say.
+func TestThreadListsInOrderOfRecord(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		mustAppend(t, s, msg("t", "m-late", baseTime.Add(time.Hour)))
 		mustAppend(t, s, msg("t", "m-early", baseTime))
@@ -319,7 +320,7 @@ func TestThreadOrdersBySentAtThenSeq(t *testing.T) {
 		for _, m := range got {
 			ids = append(ids, m.MessageID)
 		}
-		if want := []string{"m-early", "m-early-too", "m-late"}; !slices.Equal(ids, want) {
+		if want := []string{"m-late", "m-early", "m-early-too"}; !slices.Equal(ids, want) {
 			t.Errorf("Thread order = %v, want %v", ids, want)
 		}
 	})
