@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // ErrDuplicateMessage is returned (wrapped) by AppendMessage when a message with the same
@@ -42,7 +43,7 @@ const (
 type NewMessage struct {
 	ThreadID    string
 	MessageID   string
-	Direction   runtime.Direction
+	Direction   history.Direction
 	From        string
 	To          []string
 	Cc          []string
@@ -120,7 +121,7 @@ func (m NewMessage) validate() error {
 	if err := checkKey("message id", m.MessageID, maxMessageIDLen); err != nil {
 		return err
 	}
-	if m.Direction != runtime.DirectionInbound && m.Direction != runtime.DirectionOutbound {
+	if m.Direction != history.Inbound && m.Direction != history.Outbound {
 		return fmt.Errorf("%w: message %q: direction %q (want inbound or outbound)", ErrInvalid, m.MessageID, m.Direction)
 	}
 	if y := m.SentAt.UTC().Year(); m.SentAt.IsZero() || y < 1000 || y > 9999 {
@@ -212,7 +213,7 @@ type attachmentRow struct {
 // order they were appended (Data nil).
 // ToolUses is left empty; the history source reads those. It runs two queries whatever the
 // thread's length. An unknown thread yields no messages and no error.
-func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMessage, error) {
+func (s *Store) Thread(ctx context.Context, threadID string) ([]history.Message, error) {
 	d := s.dialect
 	var rows []messageRow
 	if err := s.db.SelectContext(ctx, &rows, d.rebind(`SELECT seq, message_id, direction, sender, recipients, cc,
@@ -228,7 +229,7 @@ func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMe
 		WHERE m.thread_id = ? ORDER BY a.message_seq, a.position`), threadID); err != nil {
 		return nil, fmt.Errorf("store: read attachments of thread %q: %w", threadID, err)
 	}
-	out := make([]runtime.StoredMessage, len(rows))
+	out := make([]history.Message, len(rows))
 	index := make(map[int64]int, len(rows))
 	for i, r := range rows {
 		m, err := r.stored()
@@ -243,7 +244,7 @@ func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMe
 		if !ok { // appended between the two queries
 			continue
 		}
-		out[i].Attachments = append(out[i].Attachments, runtime.Attachment{
+		out[i].Attachments = append(out[i].Attachments, history.Attachment{
 			ID: a.AttachmentID, Filename: a.Filename, ContentType: a.ContentType, Size: a.SizeBytes,
 		})
 	}
@@ -251,11 +252,11 @@ func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMe
 }
 
 // stored converts the row to the runtime's form.
-func (r messageRow) stored() (runtime.StoredMessage, error) {
-	m := runtime.StoredMessage{
+func (r messageRow) stored() (history.Message, error) {
+	m := history.Message{
 		Seq:       r.Seq,
 		MessageID: r.MessageID,
-		Direction: runtime.Direction(r.Direction),
+		Direction: history.Direction(r.Direction),
 		From:      r.Sender,
 		SentAt:    r.SentAt.Time,
 		Subject:   r.Subject,
