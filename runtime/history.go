@@ -111,7 +111,7 @@ func (h *ThreadHistory) Resolve(ctx context.Context, inv *Invocation, dst []Mess
 		inv.snap.mark(historyRanKey{key}, true)
 	}
 	if comp != nil {
-		q.AfterSeq = comp.BoundarySeq
+		q.AfterSeq, q.CountOmitted = comp.BoundarySeq, true
 	}
 	hist, err := h.Source.History(ctx, q)
 	if err != nil {
