@@ -72,3 +72,46 @@ func TestTableUsesMediansAndChecksTargets(t *testing.T) {
 		}
 	}
 }
+
+const growthSample = `goos: linux
+BenchmarkReplayScale/mysql/thread=100/plain-2       10  1000000 ns/op  3.000 queries/op  196.0 rows/op
+BenchmarkReplayScale/mysql/thread=100/plain-2       10  3000000 ns/op  3.000 queries/op  196.0 rows/op
+BenchmarkReplayScale/mysql/thread=100/plain-2       10  2000000 ns/op  3.000 queries/op  196.0 rows/op
+BenchmarkReplayScale/mysql/thread=100000/plain-2    10  2500000 ns/op  3.000 queries/op  197.0 rows/op
+BenchmarkReplayScale/mysql/thread=1000/plain-2      10  2100000 ns/op  3.000 queries/op  196.0 rows/op
+BenchmarkReplayScale/sqlite/others=1/compacted-2    10   400000 ns/op  5.000 queries/op  72.00 pages/op
+BenchmarkReplayScale/sqlite/others=10000/compacted-2 10  900000 ns/op  5.000 queries/op  170.0 pages/op
+BenchmarkReplayScale/sqlite/thread=100/compacted-2  10   500000 ns/op  5.000 queries/op  305.0 pages/op
+BenchmarkReplayScale/sqlite/thread=1000/plain-2     10   500000 ns/op  3.000 queries/op  300.0 pages/op
+`
+
+// TestGrowthTableRatiosAndTargets: sizes sorted numerically, ratios to the smallest size's
+// median (2 ms), reads from the smallest to the largest size, the 2× targets judged, a series
+// missing its large size reported as no data.
+func TestGrowthTableRatiosAndTargets(t *testing.T) {
+	s := newResults()
+	if err := s.read(strings.NewReader(growthSample), "sample"); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	printGrowth(&b, s)
+	out := b.String()
+	for _, want := range []string{
+		"| MariaDB | thread | plain | 100: 2.00 ms (1.00×); 1,000: 2.10 ms (1.05×); 100,000: 2.50 ms (1.25×) | 196 → 197 rows | 1.25 | 100,000 ≤ 2× 100 | yes (1.25×) |",
+		"| SQLite | others | compacted | 1: 400 µs (1.00×); 10,000: 900 µs (2.25×) | 72 → 170 pages | 2.25 | 10,000 ≤ 2× 1 | **no** (2.25×) |",
+		"| SQLite | thread | plain | 1,000: 500 µs (1.00×) | 300 → 300 pages | — | 100,000 ≤ 2× 100 | **no data** (bench/run sets PERSONAGEN_BENCH_SCALE=full) |",
+		"| SQLite | thread | compacted | 100: 500 µs (1.00×) | 305 → 305 pages | — | (informational) | — |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("growth table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Index(out, "| MariaDB |") > strings.Index(out, "| SQLite |") {
+		t.Errorf("MariaDB rows should come first:\n%s", out)
+	}
+	var empty strings.Builder
+	printGrowth(&empty, newResults())
+	if empty.Len() != 0 {
+		t.Errorf("growth table printed for no ReplayScale results: %q", empty.String())
+	}
+}
