@@ -3,26 +3,25 @@ package memory
 import (
 	"context"
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/personagen/personagen/runtime/history"
+	"github.com/personagen/personagen/runtime/historytest"
 )
+
+// Source passes the history-source conformance suite; its write methods are the suite's
+// Writer as they are.
+func TestConformance(t *testing.T) {
+	s := New()
+	historytest.Run(t, s, s)
+}
 
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 func msg(id string, minute int) history.Message {
 	return history.Message{MessageID: id, Direction: history.Inbound, Text: id,
 		SentAt: t0.Add(time.Duration(minute) * time.Minute)}
-}
-
-func ids(w *history.Window) []string {
-	var out []string
-	for _, m := range w.Messages {
-		out = append(out, m.MessageID)
-	}
-	return out
 }
 
 func TestAppendMessageRejectsBadInput(t *testing.T) {
@@ -88,23 +87,5 @@ func TestHistoryCopiesAndNormalises(t *testing.T) {
 	w2, _ := s.History(ctx, history.Query{ThreadID: "t"})
 	if w2.Messages[0].To[0] != "x@example.com" || w2.Messages[0].ToolUses != nil {
 		t.Errorf("second read: %+v (want the original address and no tool uses without ToolUses)", w2.Messages[0])
-	}
-}
-
-// The order of record is the order, whatever the Date headers say.
-func TestHistoryOrdersBySeq(t *testing.T) {
-	ctx := context.Background()
-	s := New()
-	for _, m := range []history.Message{msg("a", 0), msg("c", 5), msg("b", 1)} {
-		if _, err := s.AppendMessage(ctx, "t", m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w, err := s.History(ctx, history.Query{ThreadID: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := ids(w); !slices.Equal(got, []string{"a", "c", "b"}) {
-		t.Errorf("order %v, want [a c b]", got)
 	}
 }
