@@ -22,8 +22,9 @@ var cases = []struct {
 	run  func(f *fixture)
 }{
 	{"fields_round_trip", fieldsRoundTrip},
-	{"order_of_record_not_sent_at", orderOfRecordNotSentAt},
-	{"equal_sent_at_keeps_order_of_record", equalSentAtKeepsOrderOfRecord},
+	{"threading_headers_round_trip", threadingHeadersRoundTrip},
+	{"order_of_record_not_date", orderOfRecordNotDate},
+	{"equal_dates_keep_order_of_record", equalDatesKeepOrderOfRecord},
 	{"limit_keeps_the_most_recent", limitKeepsTheMostRecent},
 	{"limit_zero_is_the_default", limitZeroIsTheDefault},
 	{"exclude_message", excludeMessage},
@@ -41,22 +42,22 @@ var cases = []struct {
 	{"caller_owns_the_window", callerOwnsTheWindow},
 }
 
-// Every field of a message and of its tool uses comes back as written; SentAt in UTC.
+// Every field of a message and of its tool uses comes back as written; Date in UTC.
 func fieldsRoundTrip(f *fixture) {
 	zone := time.FixedZone("CET", 3600)
 	written := []history.Message{
 		{MessageID: "in", Direction: history.Inbound, From: "Ada Lovelace <ada@example.com>",
 			To: []string{"support@acme.test", "Billing <billing@acme.test>"}, Cc: []string{"bob@example.com"},
-			SentAt: time.Date(2026, 3, 2, 10, 0, 0, 123456000, zone), Subject: "Invoice 42 — 𠀋",
+			Date: time.Date(2026, 3, 2, 10, 0, 0, 123456000, zone), Subject: "Invoice 42 — 𠀋",
 			Text: "Hello,\nmy invoice is wrong. 😀", HTML: "<p>Hello,<br>my invoice is <b>wrong</b>.</p>",
 			Attachments: []history.Attachment{
-				{ID: "att-1", Filename: "scan.pdf", ContentType: "application/pdf", Size: 48213},
+				{ID: "att-1", Filename: "scan.pdf", ContentType: "application/pdf", Size: 48213, Data: []byte("%PDF-1.7")},
 				{ID: "att-2", Filename: "photo.png", ContentType: "image/png", Size: 0},
 			}},
 		{MessageID: "out", Direction: history.Outbound, From: "support@acme.test", To: []string{"ada@example.com"},
-			SentAt: time.Date(2026, 3, 2, 9, 30, 0, 0, time.UTC), Subject: "Re: Invoice 42", Text: "Which invoice?"},
+			Date: time.Date(2026, 3, 2, 9, 30, 0, 0, time.UTC), Subject: "Re: Invoice 42", Text: "Which invoice?"},
 		{MessageID: "html-only", Direction: history.Inbound, From: "ada@example.com",
-			SentAt: time.Date(2026, 3, 2, 11, 0, 0, 0, time.UTC), Text: " ", HTML: "<p>Only HTML.</p>"},
+			Date: time.Date(2026, 3, 2, 11, 0, 0, 0, time.UTC), Text: " ", HTML: "<p>Only HTML.</p>"},
 	}
 	uses := []history.ToolUse{
 		use("run-1", 0, 0, "call-a", `{"q":"invoice 42"}`, `{"hits":1}`),
@@ -74,6 +75,7 @@ func fieldsRoundTrip(f *fixture) {
 	}
 	for i, want := range written {
 		want.Seq = f.seq(want.MessageID)
+		want.ThreadID = f.thread()
 		want.MessageID = f.id(want.MessageID)
 		got := w.Messages[i]
 		for _, d := range diffMessage(got, want) {
@@ -89,16 +91,47 @@ func fieldsRoundTrip(f *fixture) {
 	}
 }
 
+// InReplyTo and References come back as written.
+func threadingHeadersRoundTrip(f *fixture) {
+	msgs := []history.Message{
+		{MessageID: "first", Direction: history.Inbound, From: "ada@example.com", Date: t0, Text: "first"},
+		{MessageID: "reply", InReplyTo: f.id("first"), References: []string{"<older@example.com>", f.id("first")},
+			Direction: history.Outbound, From: "support@acme.test", Date: t0.Add(time.Minute), Text: "reply"},
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		short := m.MessageID
+		m.ThreadID, m.MessageID = f.thread(), f.id(short)
+		seq, err := f.w.AppendMessage(f.ctx, *m)
+		if errUnsupported(err) {
+			f.t.Skipf("the source stores no threading headers (%v)", err)
+		}
+		if err != nil {
+			f.t.Fatalf("writer: append message %s: %v", m.MessageID, err)
+		}
+		m.Seq = seq
+	}
+	w := f.read(history.Query{})
+	if len(w.Messages) != len(msgs) {
+		f.t.Fatalf("History returned %d messages, want %d", len(w.Messages), len(msgs))
+	}
+	for i, want := range msgs {
+		for _, d := range diffMessage(w.Messages[i], want) {
+			f.t.Errorf("message %s: %s", want.MessageID, d)
+		}
+	}
+}
+
 // Messages come in the order the source received them, never by their Date headers: the
 // customer's clock runs three hours fast, so the reply is dated before the question it
 // answers, and still follows it, with the question's round.
-func orderOfRecordNotSentAt(f *fixture) {
+func orderOfRecordNotDate(f *fixture) {
 	day := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
-	f.add("", history.Message{MessageID: "q1", SentAt: day.Add(12 * time.Hour)})
+	f.add("", history.Message{MessageID: "q1", Date: day.Add(12 * time.Hour)})
 	f.record("q1", use("r1", 0, 0, "c1", `{"order":7}`, `"shipped"`))
 	f.add("", history.Message{MessageID: "reply", Direction: history.Outbound, From: "support@acme.test",
-		SentAt: day.Add(9*time.Hour + 5*time.Minute)})
-	f.add("", history.Message{MessageID: "q2", SentAt: day.Add(12*time.Hour + 30*time.Minute)})
+		Date: day.Add(9*time.Hour + 5*time.Minute)})
+	f.add("", history.Message{MessageID: "q2", Date: day.Add(12*time.Hour + 30*time.Minute)})
 	w := f.expect(history.Query{ToolUses: true}, 0, "q1", "reply", "q2")
 	if q1 := f.message(w, "q1"); q1 != nil && len(q1.ToolUses) != 1 {
 		f.t.Errorf("q1 carries %d tool uses, want its round's 1", len(q1.ToolUses))
@@ -110,9 +143,9 @@ func orderOfRecordNotSentAt(f *fixture) {
 }
 
 // Equal Date headers cannot tie: the order of record decides, not the message id.
-func equalSentAtKeepsOrderOfRecord(f *fixture) {
+func equalDatesKeepOrderOfRecord(f *fixture) {
 	for _, id := range []string{"c", "a", "b"} {
-		f.add("", history.Message{MessageID: id, SentAt: t0})
+		f.add("", history.Message{MessageID: id, Date: t0})
 	}
 	f.expect(history.Query{}, 0, "c", "a", "b")
 	f.expect(history.Query{Limit: 2}, 1, "a", "b")
@@ -167,7 +200,7 @@ func afterAndUpToSeq(f *fixture) {
 func threadsNeverMix(f *fixture) {
 	other := f.thread("other")
 	f.add("", history.Message{MessageID: "a1"})
-	f.add(other, history.Message{MessageID: "b1", SentAt: t0})
+	f.add(other, history.Message{MessageID: "b1", Date: t0})
 	f.add("", history.Message{MessageID: "a2"})
 	f.record("b1", use("rb", 0, 0, "cb", `{}`, `"b"`))
 	f.add(other, history.Message{MessageID: "b2"})

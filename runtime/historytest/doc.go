@@ -13,8 +13,8 @@
 // message, record tool uses for it, store a completed compaction — and then reads them back
 // through the Source. What it checks, each in a subtest named for the rule:
 //
-//   - fields: every field of a message and of a tool use comes back as written (SentAt in UTC);
-//   - order: messages in the order they were appended, whatever their SentAt (a sender's clock
+//   - fields: every field of a message and of a tool use comes back as written (Date in UTC);
+//   - order: messages in the order they were appended, whatever their Date (a sender's clock
 //     three hours fast does not put a reply before the question it answers), and ties cannot
 //     exist;
 //   - windows: Limit (0 = history.DefaultLimit, history.NoLimit = all), ExcludeMessageID,

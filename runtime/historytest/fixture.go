@@ -45,7 +45,7 @@ func (f *fixture) id(short string) string { return "historytest/" + f.name + "/"
 
 // add appends m to thread (the main thread when ""). m.MessageID is the short id; an empty
 // Direction is inbound, an empty From the customer's address, an empty Text the short id, and
-// a zero SentAt t0 plus one minute per message appended so far.
+// a zero Date t0 plus one minute per message appended so far.
 func (f *fixture) add(thread string, m history.Message) int64 {
 	f.t.Helper()
 	if thread == "" {
@@ -62,11 +62,12 @@ func (f *fixture) add(thread string, m history.Message) int64 {
 	if m.Text == "" {
 		m.Text = short
 	}
-	if m.SentAt.IsZero() {
-		m.SentAt = t0.Add(time.Duration(f.n) * time.Minute)
+	if m.Date.IsZero() {
+		m.Date = t0.Add(time.Duration(f.n) * time.Minute)
 	}
 	f.n++
-	seq, err := f.w.AppendMessage(f.ctx, thread, m)
+	m.ThreadID = thread
+	seq, err := f.w.AppendMessage(f.ctx, m)
 	if err != nil {
 		f.t.Fatalf("writer: append message %s to %s: %v", m.MessageID, thread, err)
 	}
@@ -195,7 +196,8 @@ func bySeq(uses []history.ToolUse) []history.ToolUse {
 }
 
 // diffMessage lists the fields in which got differs from want (Seq included, ToolUses not).
-// Nil and empty slices are the same; SentAt must be the same instant, in UTC.
+// Nil and empty slices are the same; Date must be the same instant, in UTC; attachments come
+// back without Data.
 func diffMessage(got, want history.Message) []string {
 	var d []string
 	field := func(name string, g, w any) {
@@ -204,7 +206,12 @@ func diffMessage(got, want history.Message) []string {
 		}
 	}
 	field("Seq", got.Seq, want.Seq)
+	field("ThreadID", got.ThreadID, want.ThreadID)
 	field("MessageID", got.MessageID, want.MessageID)
+	field("InReplyTo", got.InReplyTo, want.InReplyTo)
+	if !slices.Equal(got.References, want.References) {
+		d = append(d, fmt.Sprintf("References = %q, want %q", got.References, want.References))
+	}
 	field("Direction", got.Direction, want.Direction)
 	field("From", got.From, want.From)
 	if !slices.Equal(got.To, want.To) {
@@ -213,16 +220,21 @@ func diffMessage(got, want history.Message) []string {
 	if !slices.Equal(got.Cc, want.Cc) {
 		d = append(d, fmt.Sprintf("Cc = %q, want %q", got.Cc, want.Cc))
 	}
-	if !got.SentAt.Equal(want.SentAt) || got.SentAt.Location() != time.UTC {
-		d = append(d, fmt.Sprintf("SentAt = %v, want %v in UTC", got.SentAt, want.SentAt.UTC()))
+	if !got.Date.Equal(want.Date) || got.Date.Location() != time.UTC {
+		d = append(d, fmt.Sprintf("Date = %v, want %v in UTC", got.Date, want.Date.UTC()))
 	}
 	field("Subject", got.Subject, want.Subject)
 	field("Text", got.Text, want.Text)
 	field("HTML", got.HTML, want.HTML)
-	if !slices.Equal(got.Attachments, want.Attachments) {
-		d = append(d, fmt.Sprintf("Attachments = %+v, want %+v", got.Attachments, want.Attachments))
+	if !slices.EqualFunc(got.Attachments, want.Attachments, sameAttachment) {
+		d = append(d, fmt.Sprintf("Attachments = %+v, want %+v (metadata, Data nil)", got.Attachments, want.Attachments))
 	}
 	return d
+}
+
+// sameAttachment reports whether a returned attachment g has the metadata of w and no Data.
+func sameAttachment(g, w history.Attachment) bool {
+	return g.ID == w.ID && g.Filename == w.Filename && g.ContentType == w.ContentType && g.Size == w.Size && g.Data == nil
 }
 
 // diffToolUses lists how got (in any order) differs from want (in recording order): the same

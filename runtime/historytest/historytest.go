@@ -11,10 +11,12 @@ import (
 // Writer is how the suite stores its fixtures in the source under test. An implementer adapts
 // the source's own write API to it; the suite calls it from the test's goroutine only.
 type Writer interface {
-	// AppendMessage stores m as the newest message of threadID and returns the Seq the source
-	// gave it. m.Seq and m.ToolUses are empty; every other field is set as the suite wants it
-	// read back.
-	AppendMessage(ctx context.Context, threadID string, m history.Message) (int64, error)
+	// AppendMessage stores m as the newest message of m.ThreadID and returns the Seq the
+	// source gave it. m.Seq and m.ToolUses are empty; every other field is set as the suite
+	// wants it read back, except attachment Data, which a source does not keep. A source that
+	// cannot store InReplyTo and References returns an error wrapping errors.ErrUnsupported
+	// for a message that sets them, and the suite skips the rule that needs them.
+	AppendMessage(ctx context.Context, m history.Message) (int64, error)
 	// RecordToolUses stores uses as tool uses of the message whose Seq is messageSeq, recorded
 	// in the order given, after everything stored so far. uses is one or more whole rounds
 	// (uses sharing RunID and TurnIndex), each in Position order from 0; their Seq fields are

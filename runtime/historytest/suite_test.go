@@ -70,15 +70,15 @@ func TestSuiteCatchesBrokenSources(t *testing.T) {
 		history func(s *memory.Source, ctx context.Context, q history.Query) (*history.Window, error)
 		want    []string // rules that must fail, among possibly others
 	}{
-		{"orders by SentAt", func(s *memory.Source, ctx context.Context, q history.Query) (*history.Window, error) {
+		{"orders by Date", func(s *memory.Source, ctx context.Context, q history.Query) (*history.Window, error) {
 			q.Limit = history.NoLimit
 			w, err := s.History(ctx, q)
 			if err != nil {
 				return nil, err
 			}
-			slices.SortStableFunc(w.Messages, func(a, b history.Message) int { return a.SentAt.Compare(b.SentAt) })
+			slices.SortStableFunc(w.Messages, func(a, b history.Message) int { return a.Date.Compare(b.Date) })
 			return w, nil
-		}, []string{"order_of_record_not_sent_at"}},
+		}, []string{"order_of_record_not_date"}},
 		{"Limit 0 reads everything", func(s *memory.Source, ctx context.Context, q history.Query) (*history.Window, error) {
 			if q.Limit == 0 {
 				q.Limit = history.NoLimit
@@ -103,13 +103,23 @@ func TestSuiteCatchesBrokenSources(t *testing.T) {
 			return s.History(ctx, q)
 		}, []string{"tool_uses_only_when_asked"}},
 		{"shared window", sharedWindow(), []string{"caller_owns_the_window"}},
+		{"no thread id, no threading headers", func(s *memory.Source, ctx context.Context, q history.Query) (*history.Window, error) {
+			w, err := s.History(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			for i := range w.Messages {
+				w.Messages[i].ThreadID, w.Messages[i].InReplyTo, w.Messages[i].References = "", "", nil
+			}
+			return w, nil
+		}, []string{"fields_round_trip", "threading_headers_round_trip"}},
 		{"dates in local time", func(s *memory.Source, ctx context.Context, q history.Query) (*history.Window, error) {
 			w, err := s.History(ctx, q)
 			if err != nil {
 				return nil, err
 			}
 			for i := range w.Messages {
-				w.Messages[i].SentAt = w.Messages[i].SentAt.In(fixedZone)
+				w.Messages[i].Date = w.Messages[i].Date.In(fixedZone)
 			}
 			return w, err
 		}, []string{"fields_round_trip"}},
