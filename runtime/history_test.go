@@ -316,6 +316,25 @@ func TestThreadHistoryContributesNothingWithoutInbound(t *testing.T) {
 	}
 }
 
+// A stored inbound message is answered with what the store received before it: a message that
+// arrived while the run was pending is not replayed.
+func TestThreadHistoryStopsBeforeAStoredInbound(t *testing.T) {
+	f := newFixture(t)
+	f.in("m1", "Before.")
+	seq := f.in("current", "Being answered.")
+	f.in("m3", "Arrived while the run was pending.")
+	inv := current()
+	inv.Inbound.Seq = seq
+	out := replay(t, inv, &runtime.ThreadHistory{Source: f.s})
+	if len(out) != 1 || !strings.HasSuffix(out[0].Text, "\n\nBefore.") {
+		t.Fatalf("replay = %s, want m1 only", encodeMessages(t, out))
+	}
+	// Without a Seq (a message the host did not store), the later message is replayed.
+	if out := replay(t, current(), &runtime.ThreadHistory{Source: f.s}); len(out) != 2 {
+		t.Fatalf("replay without Seq = %s, want m1 and m3", encodeMessages(t, out))
+	}
+}
+
 func TestThreadHistoryRejectsBadOptions(t *testing.T) {
 	src := memory.New()
 	cases := []struct {
