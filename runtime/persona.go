@@ -158,7 +158,7 @@ func BuildRequestInto(ctx context.Context, inv *Invocation, dst []Message) (*Req
 // body nor attachments would make an empty user turn, which model APIs reject, so its text is
 // then "Subject: <subject>" — an email whose whole message is its subject line is common — or
 // EmptyInboundText when the subject is blank too.
-func InboundMessage(in *Inbound) Message {
+func InboundMessage(in *history.Message) Message {
 	body := in.Text
 	if strings.TrimSpace(body) == "" {
 		body = ""
@@ -198,7 +198,7 @@ const EmptyInboundText = "[The message has no text.]"
 
 // AttachmentNote renders one attachment's metadata as one line:
 // `[attachment: report.pdf (application/pdf, 1234 bytes, id att-1)]`.
-func AttachmentNote(a Attachment) string {
+func AttachmentNote(a history.Attachment) string {
 	return fmt.Sprintf("[attachment: %s (%s, %d bytes, id %s)]", a.Filename, a.ContentType, a.Size, a.ID)
 }
 

@@ -73,7 +73,7 @@ func (s *Store) History(ctx context.Context, q history.Query) (*history.Window, 
 	w.Messages = make([]history.Message, len(rows))
 	index := make(map[int64]int, len(rows))
 	for i, r := range rows {
-		m, err := r.stored()
+		m, err := r.stored(q.ThreadID)
 		if err != nil {
 			return nil, fmt.Errorf("store: history of thread %q: %w", q.ThreadID, err)
 		}
