@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // ErrDuplicateMessage is returned (wrapped) by AppendMessage when a message with the same
@@ -42,7 +43,7 @@ const (
 type NewMessage struct {
 	ThreadID    string
 	MessageID   string
-	Direction   runtime.Direction
+	Direction   history.Direction
 	From        string
 	To          []string
 	Cc          []string
@@ -55,8 +56,8 @@ type NewMessage struct {
 
 // AppendMessage stores m at the end of its thread, creating the thread when it is new, in one
 // transaction with its attachments' metadata, and returns the message's seq: the monotonic
-// insertion key (Thread orders by it; History orders by SentAt and breaks ties with it, so two
-// messages with equal SentAt keep the order they were appended in). Errors: ErrInvalid for a missing or malformed field, ErrDuplicateMessage when
+// insertion key, which orders Thread and History (SentAt, which the sender sets, is only shown,
+// never used to order). Errors: ErrInvalid for a missing or malformed field, ErrDuplicateMessage when
 // m.MessageID is already stored (nothing is written), or the database's error.
 func (s *Store) AppendMessage(ctx context.Context, m NewMessage) (int64, error) {
 	if err := m.validate(); err != nil {
@@ -120,7 +121,7 @@ func (m NewMessage) validate() error {
 	if err := checkKey("message id", m.MessageID, maxMessageIDLen); err != nil {
 		return err
 	}
-	if m.Direction != runtime.DirectionInbound && m.Direction != runtime.DirectionOutbound {
+	if m.Direction != history.Inbound && m.Direction != history.Outbound {
 		return fmt.Errorf("%w: message %q: direction %q (want inbound or outbound)", ErrInvalid, m.MessageID, m.Direction)
 	}
 	if y := m.SentAt.UTC().Year(); m.SentAt.IsZero() || y < 1000 || y > 9999 {
@@ -207,16 +208,16 @@ type attachmentRow struct {
 	SizeBytes    int64  `db:"size_bytes"`
 }
 
-// Thread returns every message of threadID in the order History replays them: by SentAt, then by
-// seq (insertion order) among equal SentAt values, each with its attachments' metadata in the
+// Thread returns every message of threadID in the order History replays them: by seq, the order
+// the store received them in, each with its attachments' metadata in the
 // order they were appended (Data nil).
 // ToolUses is left empty; the history source reads those. It runs two queries whatever the
 // thread's length. An unknown thread yields no messages and no error.
-func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMessage, error) {
+func (s *Store) Thread(ctx context.Context, threadID string) ([]history.Message, error) {
 	d := s.dialect
 	var rows []messageRow
 	if err := s.db.SelectContext(ctx, &rows, d.rebind(`SELECT seq, message_id, direction, sender, recipients, cc,
-		subject, sent_at, text_body, html_body FROM messages WHERE thread_id = ? ORDER BY sent_at, seq`), threadID); err != nil {
+		subject, sent_at, text_body, html_body FROM messages WHERE thread_id = ? ORDER BY seq`), threadID); err != nil {
 		return nil, fmt.Errorf("store: read thread %q: %w", threadID, err)
 	}
 	if len(rows) == 0 {
@@ -228,7 +229,7 @@ func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMe
 		WHERE m.thread_id = ? ORDER BY a.message_seq, a.position`), threadID); err != nil {
 		return nil, fmt.Errorf("store: read attachments of thread %q: %w", threadID, err)
 	}
-	out := make([]runtime.StoredMessage, len(rows))
+	out := make([]history.Message, len(rows))
 	index := make(map[int64]int, len(rows))
 	for i, r := range rows {
 		m, err := r.stored()
@@ -243,7 +244,7 @@ func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMe
 		if !ok { // appended between the two queries
 			continue
 		}
-		out[i].Attachments = append(out[i].Attachments, runtime.Attachment{
+		out[i].Attachments = append(out[i].Attachments, history.Attachment{
 			ID: a.AttachmentID, Filename: a.Filename, ContentType: a.ContentType, Size: a.SizeBytes,
 		})
 	}
@@ -251,11 +252,11 @@ func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMe
 }
 
 // stored converts the row to the runtime's form.
-func (r messageRow) stored() (runtime.StoredMessage, error) {
-	m := runtime.StoredMessage{
+func (r messageRow) stored() (history.Message, error) {
+	m := history.Message{
 		Seq:       r.Seq,
 		MessageID: r.MessageID,
-		Direction: runtime.Direction(r.Direction),
+		Direction: history.Direction(r.Direction),
 		From:      r.Sender,
 		SentAt:    r.SentAt.Time,
 		Subject:   r.Subject,
