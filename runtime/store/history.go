@@ -77,7 +77,7 @@ func (s *Store) History(ctx context.Context, q history.Query) (*history.Window, 
 	index := make(map[int64]int, len(rows))
 	seqs := make([]int64, len(rows))
 	for i, r := range rows {
-		m, err := r.stored()
+		m, err := r.stored(q.ThreadID)
 		if err != nil {
 			return nil, fmt.Errorf("store: history of thread %q: %w", q.ThreadID, err)
 		}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/history"
 )
 
@@ -35,7 +34,7 @@ const (
 )
 
 // NewMessage is one message to append to a thread: an email-like message that came in to the
-// persona (DirectionInbound) or went out from it (DirectionOutbound). ThreadID and MessageID are
+// persona (history.Inbound) or went out from it (history.Outbound). ThreadID and MessageID are
 // required; MessageID is unique across all threads. SentAt is stored in UTC truncated to the
 // microsecond and must be a real time (year 1000 to 9999). To and Cc are stored as JSON arrays.
 // Attachments keep their metadata (ID, Filename, ContentType, Size in bytes) in order; Data is
@@ -51,7 +50,7 @@ type NewMessage struct {
 	SentAt      time.Time
 	Text        string
 	HTML        string
-	Attachments []runtime.Attachment
+	Attachments []history.Attachment
 }
 
 // AppendMessage stores m at the end of its thread, creating the thread when it is new, in one
@@ -232,7 +231,7 @@ func (s *Store) Thread(ctx context.Context, threadID string) ([]history.Message,
 	out := make([]history.Message, len(rows))
 	index := make(map[int64]int, len(rows))
 	for i, r := range rows {
-		m, err := r.stored()
+		m, err := r.stored(threadID)
 		if err != nil {
 			return nil, fmt.Errorf("store: read thread %q: %w", threadID, err)
 		}
@@ -251,14 +250,15 @@ func (s *Store) Thread(ctx context.Context, threadID string) ([]history.Message,
 	return out, nil
 }
 
-// stored converts the row to the runtime's form.
-func (r messageRow) stored() (history.Message, error) {
+// stored converts the row to a history.Message of threadID.
+func (r messageRow) stored(threadID string) (history.Message, error) {
 	m := history.Message{
 		Seq:       r.Seq,
+		ThreadID:  threadID,
 		MessageID: r.MessageID,
 		Direction: history.Direction(r.Direction),
 		From:      r.Sender,
-		SentAt:    r.SentAt.Time,
+		Date:      r.SentAt.Time,
 		Subject:   r.Subject,
 		Text:      r.TextBody,
 		HTML:      r.HTMLBody,

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/personagen/personagen/runtime"
-
 	"github.com/personagen/personagen/runtime/history"
 )
 
@@ -63,7 +61,7 @@ func TestAppendMessageRoundTripsFourByteCharactersByteIdentical(t *testing.T) {
 			SentAt:    baseTime,
 			Text:      strings.Repeat(fourByte, 100),
 			HTML:      "<p>" + fourByte + "</p>",
-			Attachments: []runtime.Attachment{
+			Attachments: []history.Attachment{
 				{ID: "att-1", Filename: fourByte + ".pdf", ContentType: "application/pdf", Size: 1234},
 				{ID: "att-2", Filename: "b.png", ContentType: "image/png", Size: 0},
 			},
@@ -78,8 +76,8 @@ func TestAppendMessageRoundTripsFourByteCharactersByteIdentical(t *testing.T) {
 		}
 		m := got[0]
 		want := history.Message{
-			Seq: seq, MessageID: in.MessageID, Direction: in.Direction, From: in.From, To: in.To, Cc: in.Cc,
-			SentAt: in.SentAt, Subject: in.Subject, Text: in.Text, HTML: in.HTML, Attachments: storedAttachments(in.Attachments),
+			Seq: seq, ThreadID: in.ThreadID, MessageID: in.MessageID, Direction: in.Direction, From: in.From, To: in.To, Cc: in.Cc,
+			Date: in.SentAt, Subject: in.Subject, Text: in.Text, HTML: in.HTML, Attachments: storedAttachments(in.Attachments),
 		}
 		if !equalStored(m, want) {
 			t.Errorf("Thread()[0] =\n%+v\nwant\n%+v", m, want)
@@ -87,18 +85,19 @@ func TestAppendMessageRoundTripsFourByteCharactersByteIdentical(t *testing.T) {
 	})
 }
 
-// storedAttachments is the metadata of atts as the store returns it.
-func storedAttachments(atts []runtime.Attachment) []history.Attachment {
+// storedAttachments is the metadata of atts as the store returns it: Data nil.
+func storedAttachments(atts []history.Attachment) []history.Attachment {
 	var out []history.Attachment
 	for _, a := range atts {
-		out = append(out, history.Attachment{ID: a.ID, Filename: a.Filename, ContentType: a.ContentType, Size: a.Size})
+		a.Data = nil
+		out = append(out, a)
 	}
 	return out
 }
 
 func equalStored(a, b history.Message) bool {
-	if a.Seq != b.Seq || a.MessageID != b.MessageID || a.Direction != b.Direction || a.From != b.From ||
-		!a.SentAt.Equal(b.SentAt) || a.SentAt.Location() != time.UTC || a.Subject != b.Subject ||
+	if a.Seq != b.Seq || a.ThreadID != b.ThreadID || a.MessageID != b.MessageID || a.Direction != b.Direction || a.From != b.From ||
+		!a.Date.Equal(b.Date) || a.Date.Location() != time.UTC || a.Subject != b.Subject ||
 		a.Text != b.Text || a.HTML != b.HTML || strings.Join(a.To, "\x00") != strings.Join(b.To, "\x00") ||
 		strings.Join(a.Cc, "\x00") != strings.Join(b.Cc, "\x00") || len(a.Attachments) != len(b.Attachments) {
 		return false
@@ -132,7 +131,7 @@ func TestSentAtRoundTripsToTheMicrosecondInUTC(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if g := got[0].SentAt; !g.Equal(c.want) || g.Location() != time.UTC {
+			if g := got[0].Date; !g.Equal(c.want) || g.Location() != time.UTC {
 				t.Errorf("%s: SentAt = %v (%v), want %v UTC", c.name, g, g.Location(), c.want)
 			}
 		}
@@ -168,7 +167,7 @@ func TestAppendDuplicateMessageIDWritesNothing(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		mustAppend(t, s, msg("t1", "m1", baseTime))
 		dup := msg("t2", "m1", baseTime)
-		dup.Attachments = []runtime.Attachment{{ID: "a", Filename: "f", ContentType: "text/plain", Size: 1}}
+		dup.Attachments = []history.Attachment{{ID: "a", Filename: "f", ContentType: "text/plain", Size: 1}}
 		_, err := s.AppendMessage(context.Background(), dup)
 		if !errors.Is(err, ErrDuplicateMessage) {
 			t.Fatalf("AppendMessage(duplicate) error = %v, want ErrDuplicateMessage", err)
@@ -202,7 +201,7 @@ func TestAppendMessageRejectsInvalidValues(t *testing.T) {
 		{"invalid UTF-8 body", func(m *NewMessage) { m.Text = "ok \xff not ok" }},
 		{"invalid UTF-8 recipient", func(m *NewMessage) { m.To = []string{"\xc3"} }},
 		{"negative attachment size", func(m *NewMessage) {
-			m.Attachments = []runtime.Attachment{{ID: "a", Filename: "f", ContentType: "x/y", Size: -1}}
+			m.Attachments = []history.Attachment{{ID: "a", Filename: "f", ContentType: "x/y", Size: -1}}
 		}},
 	}
 	eachDB(t, func(t *testing.T, s *Store) {
@@ -236,7 +235,7 @@ func TestDeleteThreadLeavesNoneOfItsRows(t *testing.T) {
 		for _, thread := range []string{"doomed", "kept"} {
 			for i := range 3 {
 				m := msg(thread, thread+"-"+string(rune('a'+i)), baseTime)
-				m.Attachments = []runtime.Attachment{{ID: "x", Filename: "f.txt", ContentType: "text/plain", Size: 3}}
+				m.Attachments = []history.Attachment{{ID: "x", Filename: "f.txt", ContentType: "text/plain", Size: 3}}
 				seq := mustAppend(t, s, m)
 				keepSeq = seq
 				if _, err := s.RecordRound(ctx, testRound(Source{SourceMessage, seq}, "run-"+thread, 0, 2)); err != nil {

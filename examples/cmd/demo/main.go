@@ -127,7 +127,7 @@ func printRequest(w io.Writer, title string, r *runtime.Request) {
 
 // seed writes the support thread and returns the newest inbound message,
 // the one the support agent answers.
-func seed(ctx context.Context, st *store.Store) (*runtime.Inbound, error) {
+func seed(ctx context.Context, st *store.Store) (*history.Message, error) {
 	if err := st.DeleteThread(ctx, threadID); err != nil {
 		return nil, err
 	}
@@ -159,7 +159,7 @@ func seed(ctx context.Context, st *store.Store) (*runtime.Inbound, error) {
 			MessageID: "<c3@brightline.io>", Direction: history.Inbound, From: "Jonas Brandt <jonas.brandt@brightline.io>", To: []string{support}, Cc: []string{customer},
 			Subject: "Re: Invoice INV-2025-0117 charged twice", SentAt: at(6, 14, 47),
 			Text:        "Hi Mira,\n\nthe refund has not shown up on our statement yet (attached). Could you check whether it went out?\n\nBest,\nJonas",
-			Attachments: []runtime.Attachment{{ID: "att-5531", Filename: "statement-2025-03.pdf", ContentType: "application/pdf", Size: 84213}},
+			Attachments: []history.Attachment{{ID: "att-5531", Filename: "statement-2025-03.pdf", ContentType: "application/pdf", Size: 84213}},
 		},
 	}
 	seqs := make([]int64, len(msgs))
@@ -227,8 +227,9 @@ func seed(ctx context.Context, st *store.Store) (*runtime.Inbound, error) {
 	}
 
 	last := msgs[len(msgs)-1]
-	return &runtime.Inbound{
-		ThreadID: threadID, MessageID: last.MessageID, From: last.From, To: last.To, Cc: last.Cc,
-		Date: last.SentAt, Subject: last.Subject, Text: last.Text, HTML: last.HTML, Attachments: last.Attachments,
+	return &history.Message{
+		Seq: seqs[len(seqs)-1], ThreadID: threadID, MessageID: last.MessageID, Direction: last.Direction,
+		From: last.From, To: last.To, Cc: last.Cc, Date: last.SentAt, Subject: last.Subject, Text: last.Text,
+		HTML: last.HTML, Attachments: last.Attachments,
 	}, nil
 }
