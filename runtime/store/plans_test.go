@@ -216,13 +216,17 @@ func TestHistoryQueryPlans(t *testing.T) {
 			}
 			for _, th := range []scaleThread{long, sparse} {
 				b := seeded[th.id].boundary
+				seqs := seeded[th.id].seqs
+				// The queries of a reply to the thread's newest message: the window of what the
+				// store received before it.
+				upTo := seqs[len(seqs)-1] - 1
 				for _, c := range []struct {
 					name string
 					q    history.Query
 				}{
-					{"window", history.Query{ThreadID: th.id, ExcludeMessageID: th.lastID(), ToolUses: true}},
-					{"window after compaction", history.Query{ThreadID: th.id, ExcludeMessageID: th.lastID(), ToolUses: true,
-						AfterSeq: b, CountOmitted: true}},
+					{"window", history.Query{ThreadID: th.id, ExcludeMessageID: th.lastID(), UpToSeq: upTo, ToolUses: true}},
+					{"window after compaction", history.Query{ThreadID: th.id, ExcludeMessageID: th.lastID(), UpToSeq: upTo,
+						ToolUses: true, AfterSeq: b, CountOmitted: true}},
 					{"compaction read", history.Query{ThreadID: th.id, UpToSeq: b, Limit: history.NoLimit, ToolUses: true}},
 				} {
 					label := fmt.Sprintf("%s, %s thread, %s", stats, th.id, c.name)

@@ -11,6 +11,7 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // scaleEnv, set to "full", makes BenchmarkReplayScale run the large sizes too (threads of
@@ -151,7 +152,10 @@ func benchReplayModes(b *testing.B, db *scaleDB, th scaleThread) {
 	cs, queries := countingStore(b, db.s, db.dsn)
 	ms, reads, unit := readCountingStore(b, db.dsn)
 	ctx := context.Background()
-	inbound := &runtime.Inbound{ThreadID: th.id, MessageID: th.lastID()}
+	// The message answered is the thread's newest, as the store holds it: the replay is the
+	// window of what the store received before it.
+	seqs := db.seeded[th.id].seqs
+	inbound := &history.Message{ThreadID: th.id, MessageID: th.lastID(), Seq: seqs[len(seqs)-1]}
 	for _, mode := range []string{"plain", "compacted"} {
 		b.Run(mode, func(b *testing.B) {
 			newChain := func(src *Store) *runtime.Chain {
