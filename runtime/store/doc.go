@@ -52,9 +52,10 @@
 // # Replay cost
 //
 // History reads O(window) rows whatever the thread's length and however many other threads
-// the database holds: the window backwards along messages (thread_id, seq) stopped after its
-// limit; the omitted count, only when the query asks (history.Query.CountOmitted, which
-// thread_history sets after a summary), inside that index without reading a row; attachments
+// the database holds: the window backwards along messages (thread_id, seq, message_id)
+// stopped after its limit; the omitted count, only when the query asks
+// (history.Query.CountOmitted, which thread_history sets after a summary), inside that index
+// without reading a row; attachments
 // and tool uses by one index probe per message of the window. Each of these queries names its
 // index (FORCE INDEX on MySQL, INDEXED BY on SQLite; see Dialect.indexed in dialect.go) so
 // that skewed statistics cannot turn a probe into a scan of the thread or the database;

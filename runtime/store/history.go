@@ -135,20 +135,19 @@ func (s *Store) History(ctx context.Context, q history.Query) (*history.Window, 
 
 // The indexes the history queries read through (see Dialect.indexed).
 const (
-	indexThreadSeq      = "messages_thread_seq"          // messages (thread_id, seq)
-	indexMessageID      = "messages_message_id"          // messages (message_id), unique
+	indexThreadWindow   = "messages_thread_window"       // messages (thread_id, seq, message_id)
 	indexAttachmentsMsg = "attachments_message_position" // attachments (message_seq, position)
 	indexUsesOwner      = "tool_uses_round_position"     // tool_uses (source_type, source_id, run_id, …)
 	indexUsesThread     = "tool_uses_thread_source"      // tool_uses (thread_id, source_id, seq)
 )
 
 // windowQuery returns the query of q's window, newest first: the selected messages of the
-// thread read backwards along (thread_id, seq) and stopped after q's limit, so it reads the
-// window's rows and no others (plus the excluded message, when it lies among them).
+// thread read backwards along (thread_id, seq, message_id) and stopped after q's limit, so it
+// reads the window's rows and no others (the excluded message is skipped in the index).
 func windowQuery(d Dialect, q history.Query) (string, []any) {
 	where, args := historyFilter(q)
 	query := `SELECT seq, message_id, direction, sender, recipients, cc, subject, sent_at, text_body, html_body
-		FROM ` + d.indexed("messages", indexThreadSeq) + ` WHERE ` + where + ` ORDER BY seq DESC`
+		FROM ` + d.indexed("messages", indexThreadWindow) + ` WHERE ` + where + ` ORDER BY seq DESC`
 	if n, bounded := q.MaxMessages(); bounded {
 		query += " LIMIT ?"
 		args = append(args, n)
@@ -157,18 +156,17 @@ func windowQuery(d Dialect, q history.Query) (string, []any) {
 }
 
 // omittedQuery returns the query that counts the selected messages of q older than the
-// window's first message, first: the entries of (thread_id, seq) between q.AfterSeq and first,
-// counted in the index without reading a row, less the excluded message when it lies there
-// (one probe of the unique message id).
+// window's first message, first: the entries of (thread_id, seq, message_id) between
+// q.AfterSeq and first, less the excluded message's, counted in the index without reading a
+// row.
 func omittedQuery(d Dialect, q history.Query, first int64) (string, []any) {
-	query := `SELECT COUNT(*) FROM ` + d.indexed("messages", indexThreadSeq) + ` WHERE thread_id = ? AND seq > ? AND seq < ?`
+	query := `SELECT COUNT(*) FROM ` + d.indexed("messages", indexThreadWindow) + ` WHERE thread_id = ? AND seq > ? AND seq < ?`
 	args := []any{q.ThreadID, q.AfterSeq, first}
-	if q.ExcludeMessageID == "" {
-		return query, args
+	if q.ExcludeMessageID != "" {
+		query += ` AND message_id <> ?`
+		args = append(args, q.ExcludeMessageID)
 	}
-	query = `SELECT (` + query + `) - (SELECT COUNT(*) FROM ` + d.indexed("messages", indexMessageID) + `
-		WHERE message_id = ? AND thread_id = ? AND seq > ? AND seq < ?)`
-	return query, append(args, q.ExcludeMessageID, q.ThreadID, q.AfterSeq, first)
+	return query, args
 }
 
 // attachmentsQuery returns the query of the attachments of the window whose message seqs are
@@ -181,7 +179,7 @@ func attachmentsQuery(d Dialect, thread string, seqs []int64) (string, []any) {
 		return `SELECT ` + cols + ` FROM ` + d.indexed("attachments a", indexAttachmentsMsg) +
 			` WHERE a.message_seq IN (` + placeholders(len(seqs)) + `)`, seqArgs(seqs)
 	}
-	return `SELECT ` + cols + ` FROM ` + d.indexed("messages m", indexThreadSeq) + ` ` + d.joinInOrder() + ` ` +
+	return `SELECT ` + cols + ` FROM ` + d.indexed("messages m", indexThreadWindow) + ` ` + d.joinInOrder() + ` ` +
 		d.indexed("attachments a", indexAttachmentsMsg) + ` ON a.message_seq = m.seq
 		WHERE m.thread_id = ? AND m.seq >= ? AND m.seq <= ?`, []any{thread, seqs[0], seqs[len(seqs)-1]}
 }

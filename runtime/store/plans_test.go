@@ -135,8 +135,8 @@ var planExpect = map[string]struct {
 	indexes []string
 	uses    []string // SQLite: one of these must appear in the access's detail
 }{
-	"messages":    {[]string{indexThreadSeq, indexMessageID}, []string{"thread_id=?", "message_id=?"}},
-	"m":           {[]string{indexThreadSeq}, []string{"thread_id=?"}},
+	"messages":    {[]string{indexThreadWindow}, []string{"thread_id=?"}},
+	"m":           {[]string{indexThreadWindow}, []string{"thread_id=?"}},
 	"attachments": {[]string{indexAttachmentsMsg}, []string{"message_seq=?"}},
 	"a":           {[]string{indexAttachmentsMsg}, []string{"message_seq=?"}},
 	"tool_uses":   {[]string{indexUsesOwner, indexUsesThread}, []string{"source_type=? AND source_id=?", "thread_id=?"}},
@@ -158,6 +158,7 @@ func checkPlan(t *testing.T, label, query string, p queryPlan, budget map[string
 	if p.Sorts || p.Temporary {
 		fail("plan sorts or builds a temporary table")
 	}
+	count := strings.HasPrefix(strings.TrimSpace(query), "SELECT COUNT(*)")
 	for _, st := range p.Steps {
 		want, ok := planExpect[st.Table]
 		if !ok {
@@ -169,6 +170,9 @@ func checkPlan(t *testing.T, label, query string, p queryPlan, budget map[string
 		}
 		if st.Access == "SCAN" || st.Access == "ALL" || st.Access == "index" {
 			fail("%s is scanned (%s)", st.Table, st.Detail)
+		}
+		if count && !st.IndexOnly {
+			fail("the count reads %s rows, not the index alone (%s)", st.Table, st.Detail)
 		}
 		if st.Rows < 0 { // SQLite: the constraint on the index must be the thread or the keys
 			if !slices.ContainsFunc(want.uses, func(u string) bool { return strings.Contains(st.Detail, u) }) {
