@@ -73,6 +73,19 @@
 // connection: operations queue for it, and nothing else may hold that connection (do not keep a
 // transaction from DB open while calling the store).
 //
+// Appends to one thread are serialised, on purpose. AppendMessage's first statement, the
+// thread's upsert, takes the thread row's write lock and holds it to the commit, so within a
+// thread seqs (handed out at the insert) commit in the order they were handed out: a reader that
+// sees a message of the thread sees every earlier one, so a run answering message n replays
+// exactly what came before it, and so does its retry. Without the lock (a non-locking existence
+// check instead of the upsert) readers do see later messages before earlier ones;
+// TestAppendsToOneThreadBecomeVisibleInSeqOrder catches that. The price is throughput per
+// thread: each append to a thread waits for the previous one's commit, one log flush (fsync)
+// each, while appends to different threads commit side by side and share flushes (group
+// commit); see the README's store section for measured rates. A thread receiving mail gets a
+// message every few seconds at most, far below the limit. On SQLite every write transaction
+// holds the database's write lock, so all appends serialise, one WAL flush each.
+//
 // # Scale-out
 //
 // Every statement is keyed by a thread id or a round's source: messages and tool uses are read
