@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 )
 
 // Role is who speaks a message: one of RoleSystem, RoleUser, RoleAssistant or RoleTool.
-// It re-creates protege's ModelMessage roles (seed 000, "The payload: ModelMessage").
 type Role string
 
 // The four roles a message can have.
@@ -28,20 +26,10 @@ func (r Role) Valid() bool {
 	return false
 }
 
-// ParseRole returns the Role named by s ("system", "user", "assistant" or "tool").
-// It returns an error naming s and the valid roles for any other string.
-func ParseRole(s string) (Role, error) {
-	r := Role(s)
-	if !r.Valid() {
-		return "", fmt.Errorf("unknown role %q: use system, user, assistant or tool", s)
-	}
-	return r, nil
-}
-
 // PartType says what a Part holds: PartText, PartImage or PartDocument.
 type PartType string
 
-// The three kinds of message part (protege's TextPart, ImagePart and DocumentPart).
+// The three kinds of message part.
 const (
 	PartText     PartType = "text"
 	PartImage    PartType = "image"
@@ -76,8 +64,8 @@ func DocumentPart(filename, mediaType string, data []byte) Part {
 // ToolCall is one call of a tool that an assistant message requests: ID correlates the later
 // tool result, Name is the tool's name, and Input is the call's arguments as the raw bytes of a
 // JSON object (never nil in messages built by this package: an absent input is "{}").
-// It re-creates protege's ToolCall (seed 000) with the input kept as raw JSON, so that a replay
-// writes back exactly the bytes that were stored.
+// The input is kept as raw JSON, so that a replay writes back exactly the bytes that were
+// stored.
 type ToolCall struct {
 	ID    string          `json:"id"`
 	Name  string          `json:"name"`
@@ -121,9 +109,6 @@ func AssistantMessage(text string, calls ...ToolCall) Message {
 func ToolMessage(callID, result string) Message {
 	return Message{Role: RoleTool, Text: result, ToolCallID: callID}
 }
-
-// PartsMessage returns a message of the given role whose content is the given parts.
-func PartsMessage(role Role, parts ...Part) Message { return Message{Role: role, Parts: parts} }
 
 // NewToolCall returns a ToolCall whose Input is the JSON object encoding of input (a map, a
 // struct, or a json.RawMessage); a nil input, or one that encodes to null, gives {}. It returns
@@ -191,8 +176,8 @@ func (m Message) MarshalJSON() ([]byte, error) {
 }
 
 // Content returns the message's content as parts: Parts when it has any, otherwise one text
-// part holding Text, or nil when Text is empty too. It is protege's Message#parts normalisation
-// (a string is shorthand for a single text part) and the basis of Equal.
+// part holding Text, or nil when Text is empty too (a text is shorthand for a single text
+// part). It is the basis of Equal.
 func (m Message) Content() []Part {
 	if len(m.Parts) > 0 {
 		return m.Parts
@@ -254,10 +239,4 @@ func compactInput(in json.RawMessage) []byte {
 		return in
 	}
 	return buf.Bytes()
-}
-
-// EqualMessages reports whether a and b have the same length and Equal messages in order;
-// nil and empty lists are equal.
-func EqualMessages(a, b []Message) bool {
-	return slices.EqualFunc(a, b, Message.Equal)
 }

@@ -23,7 +23,7 @@ const (
 	ToolRounds      = 20
 	CallsPerRound   = 5
 	// ResultLimit is the replay clip of tool results, in characters (the spec's
-	// replay_result_limit, runtime.DefaultReplayResultLimit).
+	// replay_result_limit, the replay default).
 	ResultLimit = 4000
 )
 

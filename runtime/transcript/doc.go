@@ -93,8 +93,8 @@
 //
 // # Round trip
 //
-// Parse(Print(msgs)) equals msgs under runtime.EqualMessages for every list in Print's domain
-// (valid roles; calls only on assistant messages, ToolCallID only on tool messages; inputs
+// Parse(Print(msgs)) equals msgs, message by message under runtime.Message.Equal, for every
+// list in Print's domain (valid roles; calls only on assistant messages, ToolCallID only on tool messages; inputs
 // that are JSON objects; strings inside JSON lines valid UTF-8; see Print). Text lines carry any
 // bytes, invalid UTF-8 included. Print is deterministic and canonical: printing a parsed print
 // gives the same bytes. FuzzRoundTrip and FuzzParse pin both properties.

@@ -17,8 +17,8 @@ import (
 // "function_call: {json}" line per tool call. A tool message prints as one
 // "function_call_output: {json}" line. Print never uses the inline header form.
 //
-// Print is deterministic (no maps, no clock) and Parse(Print(msgs)) equals msgs under
-// runtime.EqualMessages for every list in its domain: roles are the four defined roles,
+// Print is deterministic (no maps, no clock) and Parse(Print(msgs)) equals msgs, message by
+// message under runtime.Message.Equal, for every list in its domain: roles are the four defined roles,
 // ToolCalls appear only on assistant messages and ToolCallID only on tool messages, every
 // tool-call Input is empty or a JSON object, every part type is text, image or document, and
 // strings that travel inside JSON (ids, names, tool results, filenames, media types, and a text
