@@ -9,51 +9,61 @@ import (
 	"github.com/personagen/personagen/runtime/history"
 )
 
-// snapshot memoises what several resolvers of one run must read identically: the thread's
+// snapshot holds what several resolvers of one run must read identically: each thread's
 // compaction row, which ThreadSummary reads and a later ThreadHistory on the same source
 // reuses. The zero value is ready to use.
 type snapshot struct {
-	mu     sync.Mutex
-	values map[any]any
+	mu      sync.Mutex
+	threads []threadSnapshot // one per (source, thread) a resolver read; runs read one or two
 }
 
-// compactionKey names one thread's compaction row of one source. A source whose dynamic type
-// cannot be a map key (a struct value holding a slice, say) is keyed by its thread only.
-type compactionKey struct {
-	src    any
+// threadSnapshot is what one run saw of one thread of one source.
+type threadSnapshot struct {
+	src    any // the source, or nil for a source whose dynamic type is not comparable
 	thread string
+	// summarized is set once ThreadSummary read the compaction (nil: the thread has none).
+	summarized bool
+	compaction *history.Compaction
+	// historyFirst is set when a ThreadHistory read the thread with no ThreadSummary before it.
+	historyFirst bool
 }
 
-// historyRanKey marks that a ThreadHistory read a thread with no ThreadSummary before it.
-type historyRanKey struct{ compactionKey }
-
-func newCompactionKey(src history.Source, thread string) compactionKey {
+// entry returns the snapshot of (src, thread), adding an empty one when there is none; s.mu is
+// held. A source whose dynamic type cannot be compared (a struct value holding a slice, say) is
+// told apart by its thread only.
+func (s *snapshot) entry(src history.Source, thread string) *threadSnapshot {
+	var key any = src
 	if v := reflect.ValueOf(src); !v.IsValid() || !v.Comparable() {
-		return compactionKey{thread: thread}
+		key = nil
 	}
-	return compactionKey{src: src, thread: thread}
+	for i := range s.threads {
+		if t := &s.threads[i]; t.src == key && t.thread == thread {
+			return t
+		}
+	}
+	s.threads = append(s.threads, threadSnapshot{src: key, thread: thread})
+	return &s.threads[len(s.threads)-1]
 }
 
 // compaction returns the thread's latest completed compaction (nil when there is none), read
 // from src once per run: ThreadSummary's read. It fails with ErrSummaryAfterHistory when a
-// ThreadHistory on the same source and thread ran first. A read error is not memoised, so a
+// ThreadHistory on the same source and thread ran first. A read error is not kept, so a
 // retried run reads again.
 func (s *snapshot) compaction(ctx context.Context, src history.Source, thread string) (*history.Compaction, error) {
-	key := newCompactionKey(src, thread)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if v, ok := s.values[key]; ok {
-		c, _ := v.(*history.Compaction)
-		return c, nil
-	}
-	if _, ranFirst := s.values[historyRanKey{key}]; ranFirst {
+	t := s.entry(src, thread)
+	switch {
+	case t.summarized:
+		return t.compaction, nil
+	case t.historyFirst:
 		return nil, fmt.Errorf("thread summary of %q: %w", thread, ErrSummaryAfterHistory)
 	}
 	c, err := src.LatestCompaction(ctx, thread)
 	if err != nil {
 		return nil, fmt.Errorf("thread summary of %q: latest compaction: %w", thread, err)
 	}
-	s.put(key, c)
+	t.summarized, t.compaction = true, c
 	return c, nil
 }
 
@@ -61,23 +71,11 @@ func (s *snapshot) compaction(ctx context.Context, src history.Source, thread st
 // when none ran; then it notes that a history ran without a summary, so that a ThreadSummary
 // after it fails instead of repeating what the history replayed.
 func (s *snapshot) summarized(src history.Source, thread string) *history.Compaction {
-	key := newCompactionKey(src, thread)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if v, ok := s.values[key]; ok {
-		c, _ := v.(*history.Compaction)
-		return c
+	t := s.entry(src, thread)
+	if !t.summarized {
+		t.historyFirst = true
 	}
-	if _, ok := s.values[historyRanKey{key}]; !ok {
-		s.put(historyRanKey{key}, true)
-	}
-	return nil
-}
-
-// put stores v under key; s.mu is held.
-func (s *snapshot) put(key, v any) {
-	if s.values == nil {
-		s.values = make(map[any]any)
-	}
-	s.values[key] = v
+	return t.compaction
 }

@@ -4,7 +4,7 @@
 // one fixture of stored rows by three pipelines:
 //
 //   - Personagen: the constructor personagen generated from bench-agent.persona.yaml
-//     (internal/persona), run by runtime.BuildRequest with runtime/memory as the HistorySource;
+//     (internal/persona), run by runtime.BuildRequest with runtime/memory as the history.Source;
 //   - LangChainGo: github.com/tmc/langchaingo prompt templates (a ChatPromptTemplate with system
 //     templates, a MessagesPlaceholder and a human template) fed by a memory.ChatMessageHistory;
 //   - Eino: github.com/cloudwego/eino's prompt.FromMessages with a schema.MessagesPlaceholder fed

@@ -34,7 +34,7 @@ var systemPrompt []byte
 // and only read afterwards.
 type Fixture struct {
 	// Rows are the thread's earlier messages, oldest first, with their tool uses in recording
-	// order, as a HistorySource returns them.
+	// order, as a history.Source may return them.
 	Rows []history.Message
 	// Files holds the system prompt at PromptPath.
 	Files fstest.MapFS
