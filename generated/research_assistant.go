@@ -54,9 +54,9 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/research-assistant.persona.yaml:21:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:21:25*/, env. /*line examples/research-assistant.persona.yaml:21:26*/ WatchedTopics /*line generated/research_assistant.go:57:234*/, func(r host.Topic) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:21:25*/, env. /*line examples/research-assistant.persona.yaml:21:26*/ WatchedTopics /*line generated/research_assistant.go:57:234*/ /*line examples/research-assistant.persona.yaml:21:60*/, func(r /*line examples/research-assistant.persona.yaml:21:61*/ host. /*line examples/research-assistant.persona.yaml:21:61*/ Topic) (string, error) {
 				return /*line examples/research-assistant.persona.yaml:21:61*/ r. /*line examples/research-assistant.persona.yaml:21:61*/ LLMText() /*line generated/research_assistant.go:58:184*/, nil
-			}),
+			} /*line generated/research_assistant.go:59:52*/),
 		},
 		runtime.Step{
 			Kind:     "thread_history",
@@ -78,9 +78,9 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/research-assistant.persona.yaml:26:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:26:25*/, env. /*line examples/research-assistant.persona.yaml:26:26*/ WatchedTopics /*line generated/research_assistant.go:81:234*/, func(r host.Topic) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:26:25*/, env. /*line examples/research-assistant.persona.yaml:26:26*/ WatchedTopics /*line generated/research_assistant.go:81:234*/ /*line examples/research-assistant.persona.yaml:26:60*/, func(r /*line examples/research-assistant.persona.yaml:26:61*/ host. /*line examples/research-assistant.persona.yaml:26:61*/ Topic) (string, error) {
 				return /*line examples/research-assistant.persona.yaml:26:61*/ r. /*line examples/research-assistant.persona.yaml:26:61*/ LLMText() /*line generated/research_assistant.go:82:184*/, nil
-			}),
+			} /*line generated/research_assistant.go:83:52*/),
 		},
 		runtime.Step{
 			Kind:     "load_text",
