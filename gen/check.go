@@ -3,8 +3,8 @@ package gen
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"go/types"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"

@@ -166,12 +166,12 @@ type valuePlan struct {
 	str     string
 	boolean bool
 	lit     string
-	dur    int64
-	spec   spec.Value
-	typ    typeExpr
-	keys   []spec.String
-	elems  []valuePlan
-	fields []fieldPlan
+	dur     int64
+	spec    spec.Value
+	typ     typeExpr
+	keys    []spec.String
+	elems   []valuePlan
+	fields  []fieldPlan
 }
 
 // typeKind tells what a typeExpr spells.
