@@ -472,7 +472,11 @@ func (c *checker) envMethod(ref spec.GoRef) *types.Signature {
 		if obj == nil && index != nil {
 			c.errf(ref.Pos, "load_record loader: %s has more than one method %s at the same depth of embedding (an ambiguous selector); declare %s on %s itself", typeString(env), ref.Name, ref.Name, typeString(env))
 		} else {
-			c.errf(ref.Pos, "load_record loader: %s has no method %s%s", typeString(env), ref.Name, suggest(ref.Name, methodNames(env)))
+			alias := ""
+			if a, ok := env.(*types.Alias); ok {
+				alias = fmt.Sprintf(" (%s is an alias of %s)", typeString(a), typeString(types.Unalias(a)))
+			}
+			c.errf(ref.Pos, "load_record loader: %s has no method %s%s%s", typeString(env), ref.Name, alias, suggest(ref.Name, methodNames(env)))
 		}
 	}
 	return nil
@@ -526,7 +530,7 @@ func (c *checker) serializer(s *spec.Serializer, record types.Type) *serializerP
 		c.errf(m.Pos, "serialize method: %s.%s has type %s; want func() string or func() (string, error)", typeString(record), m.Name, typeString(sigNoRecv(sig)))
 		return nil
 	}
-	rec, ok := c.typeExpr(record, m.Pos, "serialize method: the generated serializer takes the record type, but ")
+	rec, ok := c.typeExpr(record, m.Pos, "serialize method: the serializer takes the record type, so ")
 	if !ok {
 		return nil
 	}

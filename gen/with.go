@@ -68,7 +68,7 @@ func (c *checker) nameable(obj *types.TypeName) string {
 		return "is declared inside a function"
 	}
 	if msg := c.importable(obj.Pkg().Path()); msg != "" {
-		return "cannot be imported: " + msg
+		return msg
 	}
 	return ""
 }
@@ -78,10 +78,11 @@ func (c *checker) namedExpr(obj *types.TypeName, args *types.TypeList, pos spec.
 		return typeExpr{kind: typeBasic, name: obj.Name(), pos: pos}, true
 	}
 	if why := c.nameable(obj); why != "" {
-		if why == "is not exported" {
-			c.errf(pos, "%stype %s is not exported and cannot be named in generated code", what, typeString(obj.Type()))
-		} else {
-			c.errf(pos, "%stype %s %s, so generated code cannot name it", what, typeString(obj.Type()), why)
+		switch why {
+		case "is not exported", "is declared inside a function":
+			c.errf(pos, "%stype %s %s and cannot be named in generated code", what, typeString(obj.Type()), why)
+		default:
+			c.errf(pos, "%sgenerated code must name type %s, and cannot: %s", what, typeString(obj.Type()), why)
 		}
 		return typeExpr{kind: typeAny, pos: pos}, false
 	}
