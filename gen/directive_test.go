@@ -216,9 +216,9 @@ message_resolvers:
 	}
 	for _, want := range []string{
 		`8: .*does not match inferred type func\(\*host\.Account\)`, // the record type change, at the serializer
-		`12: cannot convert "gold"`,                                   // new(host.Tier("gold"))
-		`14: cannot use "gold"`,                                       // []host.Tier{"gold"}
-		`19: undefined: host.Limits`,                                  // []host.Limits{…}
+		`12: cannot convert "gold"`,                                 // new(host.Tier("gold"))
+		`14: cannot use "gold"`,                                     // []host.Tier{"gold"}
+		`19: undefined: host.Limits`,                                // []host.Limits{…}
 	} {
 		re := regexp.MustCompile(`^` + want)
 		found := false
