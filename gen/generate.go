@@ -143,6 +143,8 @@ func (o Options) checkPackage() error {
 		return &OptionsError{Field: "Package", err: ErrBadOptions, Message: fmt.Sprintf(format, args...)}
 	}
 	switch name := o.Package; {
+	case name == "":
+		return bad("no package name given (and none could be derived from the output directory's name)")
 	case token.IsKeyword(name):
 		return bad("package name %q is a Go keyword; use an identifier", name)
 	case name == "_":
