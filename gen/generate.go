@@ -114,6 +114,7 @@ type OptionsError struct {
 	err     error
 }
 
+// Error returns Message.
 func (e *OptionsError) Error() string { return e.Message }
 
 // Unwrap returns ErrBadOptions or ErrNoModule.
