@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/personagen/personagen/spec"
@@ -25,14 +26,8 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "personagen validate: no paths given")
-		fs.Usage()
-		return exitUsage
-	}
-	if code, ok := checkPaths(fs, stderr); !ok {
-		return code
-	}
+	// The format is checked first: "-format FILE" (the value forgotten)
+	// takes FILE as the format and leaves no paths.
 	var write func(io.Writer, []spec.Diagnostic) error
 	out := stdout
 	switch *format {
@@ -43,8 +38,20 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	case "github":
 		write = writeGitHub
 	default:
-		fmt.Fprintf(stderr, "personagen validate: unknown format %q (want text, json or github)\n", *format)
+		msg := fmt.Sprintf("unknown format %q (want text, json or github)", *format)
+		if looksLikePath(*format) {
+			msg += fmt.Sprintf("; %q looks like a path: -format takes its value first, as in -format json %s", *format, *format)
+		}
+		fmt.Fprintf(stderr, "personagen validate: %s\n", msg)
 		return exitUsage
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "personagen validate: no paths given")
+		fs.Usage()
+		return exitUsage
+	}
+	if code, ok := checkPaths(fs, stderr); !ok {
+		return code
 	}
 	_, diags := spec.LoadPaths(fs.Args())
 	if err := write(out, diags); err != nil {
@@ -108,4 +115,13 @@ func ghData(s string) string {
 
 func ghProperty(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}
+
+// looksLikePath reports whether a flag value is more likely a path than
+// the value meant: it exists, or has a slash or a spec's extension.
+func looksLikePath(s string) bool {
+	if _, err := os.Stat(s); err == nil {
+		return true
+	}
+	return strings.ContainsAny(s, `/\`) || strings.HasSuffix(s, ".yaml") || strings.HasSuffix(s, ".yml")
 }
