@@ -225,9 +225,11 @@ func wrongTypeMessage(n *tnode, vi schema.Violation) string {
 			msg += fmt.Sprintf("; write %s", strconv.FormatFloat(f, 'g', -1, 64))
 		}
 		return msg
-	case wantsString && n.kind == ValueNull && vi.Optional:
+	case n.kind == ValueNull && slices.Contains(vi.Expected, "object"):
+		return vi.Message // the schema says how to write the mapping
+	case n.kind == ValueNull && vi.Optional:
 		return vi.Message + "; write a value, or remove the key"
-	case wantsString && n.kind == ValueNull:
+	case n.kind == ValueNull && len(vi.Path) > 0:
 		return vi.Message + "; write a value (the key is required)"
 	case wantsString && n.plain && (n.kind == ValueInt || n.kind == ValueFloat || n.kind == ValueBool):
 		return vi.Message + "; quote the value to make it a string"

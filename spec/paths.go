@@ -63,9 +63,16 @@ func specFiles(paths []string) ([]specFile, []Diagnostic) {
 	var files []specFile
 	var diags []Diagnostic
 	seen := make(map[string]bool)
+	first := func(f string) bool {
+		c := fileKey(f)
+		if seen[c] {
+			return false
+		}
+		seen[c] = true
+		return true
+	}
 	add := func(f string, walked bool) {
-		if c := fileKey(f); !seen[c] {
-			seen[c] = true
+		if first(f) {
 			files = append(files, specFile{path: f, walked: walked})
 		}
 	}
@@ -128,7 +135,9 @@ func specFiles(paths []string) ([]specFile, []Diagnostic) {
 			}
 			found++
 			if mode&^fs.ModeSymlink != 0 {
-				diags = append(diags, Diagnostic{Pos: Pos{File: p}, Message: "cannot read spec: " + notRegular(mode)})
+				if first(p) {
+					diags = append(diags, Diagnostic{Pos: Pos{File: p}, Message: "cannot read spec: " + notRegular(mode)})
+				}
 				return nil
 			}
 			add(p, true)

@@ -66,6 +66,10 @@ func yamlError(name string, src *source, data []byte, err error) Diagnostic {
 	}
 	if col == 0 {
 		col = goccyColumn(data, line)
+		if col > 0 && msg == "mapping values are not allowed in this context" {
+			// goccy points at the scalar before the colon; the colon is the error.
+			col = valueIndicator(src.line(line), col)
+		}
 	}
 	if l := src.line(line); len(l) > 0 && l[0] == '\t' {
 		msg += "; YAML indents with spaces, not tabs"
@@ -105,6 +109,27 @@ func badTokenStart(line []rune) int {
 		}
 	}
 	return 0
+}
+
+// valueIndicator returns the column of the first ": " (or ":" ending the
+// line) at or after column col, outside quotes; col itself when there is
+// none.
+func valueIndicator(line []rune, col int) int {
+	var quote rune
+	for i := col - 1; i >= 0 && i < len(line); i++ {
+		r := line[i]
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+		case r == '"' || r == '\'':
+			quote = r
+		case r == ':' && (i+1 == len(line) || line[i+1] == ' ' || line[i+1] == '\t'):
+			return i + 1
+		}
+	}
+	return col
 }
 
 var surrogate = regexp.MustCompile(`\\u[dD][89abAB][0-9a-fA-F]{2}(\\u[dD][c-fC-F][0-9a-fA-F]{2})?|\\u[dD][c-fC-F][0-9a-fA-F]{2}`)
