@@ -187,13 +187,13 @@ func (b *personaBuilder) chain(t *tnode, name string, scope Scope) []Resolver {
 		}
 		switch r.Kind {
 		case KindLoadFile:
-			tpl, ok := b.template(body.get("path"), scope, name, true)
+			tpl, ok := b.template(body.get("path"), scope, name, r.Kind)
 			if !ok {
 				continue
 			}
 			r.LoadFile = &LoadFile{Pos: body.pos, Path: tpl, Role: b.role(body, r.Kind)}
 		case KindLoadText:
-			tpl, ok := b.template(body.get("text"), scope, name, false)
+			tpl, ok := b.template(body.get("text"), scope, name, r.Kind)
 			if !ok {
 				continue
 			}
@@ -205,7 +205,7 @@ func (b *personaBuilder) chain(t *tnode, name string, scope Scope) []Resolver {
 			}
 			r.LoadRecord = lr
 		case KindLoadTranscript:
-			tpl, ok := b.template(body.get("path"), scope, name, true)
+			tpl, ok := b.template(body.get("path"), scope, name, r.Kind)
 			if !ok {
 				continue
 			}
@@ -307,8 +307,10 @@ func (b *personaBuilder) loadRecord(body *tnode) (*LoadRecord, bool) {
 	return lr, true
 }
 
-// template parses a template field and checks its fields against the chain.
-func (b *personaBuilder) template(n *tnode, scope Scope, chain string, isPath bool) (Template, bool) {
+// template parses a template field of a kind resolver and checks its
+// fields against the chain, and a path (load_file, load_transcript) for
+// whether it can ever be read.
+func (b *personaBuilder) template(n *tnode, scope Scope, chain string, kind ResolverKind) (Template, bool) {
 	s, ok := str(n)
 	if !ok {
 		return Template{}, false
@@ -331,9 +333,9 @@ func (b *personaBuilder) template(n *tnode, scope Scope, chain string, isPath bo
 			b.errorf(part.Pos, "{{ %s }} has no value in %s: a reply run has no responsibility", f.Name(), chain)
 		}
 	}
-	if isPath && len(errs) == 0 {
+	if (kind == KindLoadFile || kind == KindLoadTranscript) && len(errs) == 0 {
 		if msg := pathProblem(tpl); msg != "" {
-			b.errorf(s.Pos, "%s", msg)
+			b.errorf(s.Pos, "%s: %s", kind, msg)
 			return tpl, false
 		}
 	}

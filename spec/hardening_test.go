@@ -164,15 +164,15 @@ func TestPathProblemRefusesPathsThatCanNeverBeRead(t *testing.T) {
 		{"..{{ .Persona.Name }}.md", ""},
 		{"{{ .Persona.Name }}/../../a.md", ""},
 		{"a/{{ .Persona.Name }}/../../../x", ""},
-		{"../a.md", "leaves the root"},
-		{"a/../../b.md", "leaves the root"},
-		{"..", "leaves the root"},
+		{"../a.md", "leaves the prompt root"},
+		{"a/../../b.md", "leaves the prompt root"},
+		{"..", "leaves the prompt root"},
 		{"a\x00b", "holds U+0000"},
 		{"/{{ .Persona.Name }}.md", "must be relative"},
-		{"../{{ .Persona.Name }}.md", "always leaves the root"},
-		{"./../{{ .Persona.Name }}", "always leaves the root"},
-		{"a/../../{{ .Persona.Name }}", "always leaves the root"},
-		{"a/b/../../../{{ .Persona.Name }}", "always leaves the root"},
+		{"../{{ .Persona.Name }}.md", "always leaves the prompt root"},
+		{"./../{{ .Persona.Name }}", "always leaves the prompt root"},
+		{"a/../../{{ .Persona.Name }}", "always leaves the prompt root"},
+		{"a/b/../../../{{ .Persona.Name }}", "always leaves the prompt root"},
 	}
 	for _, tt := range tests {
 		tpl, errs := ParseTemplate(tt.path, Pos{}, ColumnsAtStart)

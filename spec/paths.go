@@ -245,12 +245,12 @@ func pathProblem(t Template) string {
 			return ""
 		}
 		if leavesRoot(raw) {
-			return fmt.Sprintf("path %q leaves the root: a relative path is read inside the host's root (runtime.Files), which refuses \"..\" above it; write the path from the root, or make it absolute", raw)
+			return fmt.Sprintf("path %q leaves the prompt root; the runtime refuses it (keep the file under the root, or give an absolute path)", raw)
 		}
 		return ""
 	}
 	if strings.HasPrefix(raw, "/") {
-		return "a computed path must be relative (it resolves inside the host's root)"
+		return "a computed path must be relative (it resolves inside the prompt root)"
 	}
 	prefix := t.Parts[0].Literal
 	if t.Parts[0].Field != nil {
@@ -258,7 +258,7 @@ func pathProblem(t Template) string {
 	}
 	// Only whole elements count: "..{{ .X }}" may render "..x", a name.
 	if i := strings.LastIndexByte(prefix, '/'); i >= 0 && leavesRoot(prefix[:i+1]) {
-		return fmt.Sprintf("computed path %q always leaves the root: its literal start %q goes above the host's root (runtime.Files), which refuses it on every run; write the path from the root", raw, prefix[:i+1])
+		return fmt.Sprintf("computed path %q always leaves the prompt root: its literal start %q goes above it, so the runtime refuses every path it renders (keep the files under the root)", raw, prefix[:i+1])
 	}
 	return ""
 }
