@@ -23,7 +23,7 @@ func testPersona() *Persona {
 	return &Persona{
 		Name:        "support-agent",
 		Description: "Answers customer email.",
-		Model:       Model{Name: "claude-sonnet-4-5", MaxTokens: 4096, Temperature: &temp, Stop: []string{"END"}, Extra: map[string]any{"b": 1, "a": true}},
+		Model:       ModelSettings{Name: "claude-sonnet-4-5", MaxTokens: 4096, Temperature: &temp, Stop: []string{"END"}, Extra: map[string]any{"b": 1, "a": true}},
 		Tools:       []Tool{fakeTool{"web_fetch"}, fakeTool{"lookup_order"}},
 		MessageChain: NewChain(
 			Step{Kind: "load_text", Resolver: &LoadText{Text: "You answer email."}},
@@ -74,7 +74,7 @@ func TestBuildRequest(t *testing.T) {
 			}
 			want := append(append([]Message(nil), chainOut...), tt.want)
 			if !equalMessages(req.Messages, want) {
-				t.Errorf("messages:\n got %q\nwant %q", req.Messages, want)
+				t.Errorf("messages:\n got %+v\nwant %+v", req.Messages, want)
 			}
 			if len(req.Tools) != 2 || req.Tools[0].Name() != "web_fetch" || req.Tools[1].Name() != "lookup_order" {
 				t.Errorf("tools = %v", req.Tools)
@@ -93,7 +93,7 @@ func TestBuildRequestScheduledRunHasNoTrailingMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want := []Message{UserMessage("Run daily-digest")}; !equalMessages(req.Messages, want) {
-		t.Errorf("got %q, want %q", req.Messages, want)
+		t.Errorf("got %+v, want %+v", req.Messages, want)
 	}
 	if len(req.Tools) != 2 {
 		t.Errorf("tools = %v", req.Tools)
@@ -196,7 +196,7 @@ func benchPersona(tb testing.TB) (*Persona, *Invocation) {
 	type acct struct{ Email, Plan string }
 	p := &Persona{
 		Name:  "support-agent",
-		Model: Model{Name: "m", MaxTokens: 1024},
+		Model: ModelSettings{Name: "m", MaxTokens: 1024},
 		Tools: []Tool{fakeTool{"lookup_order"}},
 		MessageChain: NewChain(
 			Step{Kind: "load_file", Pos: "b.yaml:1:1", Resolver: &LoadFile{Path: "prompts/system.md", Files: files}},

@@ -13,9 +13,9 @@ import (
 // model may call. Messages and Tools are owned by the
 // caller once BuildRequest returns; a provider adapter translates them to its wire format.
 type Request struct {
-	Model    Model     `json:"model"`
-	Messages []Message `json:"messages"`
-	Tools    []Tool    `json:"-"`
+	Model    ModelSettings `json:"model"`
+	Messages []Message     `json:"messages"`
+	Tools    []Tool        `json:"-"`
 }
 
 // MarshalJSON writes the request for review and logging:
@@ -32,9 +32,9 @@ func (r Request) MarshalJSON() ([]byte, error) {
 		InputSchema json.RawMessage `json:"input_schema"`
 	}
 	out := struct {
-		Model    Model     `json:"model"`
-		Messages []Message `json:"messages"`
-		Tools    []tool    `json:"tools,omitempty"`
+		Model    ModelSettings `json:"model"`
+		Messages []Message     `json:"messages"`
+		Tools    []tool        `json:"tools,omitempty"`
 	}{Model: r.Model, Messages: r.Messages}
 	if out.Messages == nil {
 		out.Messages = []Message{}
