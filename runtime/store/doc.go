@@ -1,7 +1,7 @@
 // Package store is personagen's SQL store (through github.com/jmoiron/sqlx): threads and their
 // messages with attachment metadata, responsibility runs, and the tool uses of every run, so an
-// agent remembers what it did (protege's ToolUse, seed 003). It implements the runtime's
-// HistorySource for history replay and compaction (history.go, compaction.go).
+// agent remembers what it did. It implements history.Source (package runtime/history) for
+// history replay and compaction (history.go, compaction.go).
 //
 // # Databases
 //
