@@ -23,7 +23,7 @@ type historyRow struct {
 // historyToolUseRow is a tool_uses row as History reads it.
 type historyToolUseRow struct {
 	Seq        int64  `db:"seq"`
-	SourceID   int64  `db:"source_id"`
+	OwnerID    int64  `db:"owner_id"`
 	RunID      string `db:"run_id"`
 	TurnIndex  int    `db:"turn_index"`
 	Position   int    `db:"position"`
@@ -37,7 +37,7 @@ type historyToolUseRow struct {
 // History implements runtime.HistorySource: the messages of q.ThreadID that q selects, oldest
 // first by (sent_at, seq) — seq, the insertion key, breaks ties between equal sent_at values —,
 // the most recent q.Limit of them, each with its attachments' metadata and, when q.ToolUses is
-// set, the tool uses recorded for it (source_type 'message'), sorted by runtime.SortToolUses.
+// set, the tool uses recorded for it (owner_type 'message'), sorted by runtime.SortToolUses.
 // Omitted counts the selected messages left before the window by the limit.
 //
 // It runs at most three queries whatever the thread's length: the window with the selection's
@@ -110,15 +110,15 @@ func (s *Store) History(ctx context.Context, q runtime.HistoryQuery) (*runtime.H
 	}
 
 	var uses []historyToolUseRow
-	if err := s.db.SelectContext(ctx, &uses, d.rebind(`SELECT t.seq, t.source_id, t.run_id, t.turn_index,
+	if err := s.db.SelectContext(ctx, &uses, d.rebind(`SELECT t.seq, t.owner_id, t.run_id, t.turn_index,
 		t.position, t.tool_call_id, t.tool_name, t.arguments, t.result, t.succeeded
-		FROM tool_uses t JOIN messages m ON m.seq = t.source_id
-		WHERE t.source_type = 'message' AND t.thread_id = ? AND `+where),
+		FROM tool_uses t JOIN messages m ON m.seq = t.owner_id
+		WHERE t.owner_type = 'message' AND t.thread_id = ? AND `+where),
 		append([]any{q.ThreadID}, args...)...); err != nil {
 		return nil, fmt.Errorf("store: history tool uses of thread %q: %w", q.ThreadID, err)
 	}
 	for _, u := range uses {
-		if i, ok := index[u.SourceID]; ok {
+		if i, ok := index[u.OwnerID]; ok {
 			h.Messages[i].ToolUses = append(h.Messages[i].ToolUses, runtime.ToolUse{
 				Seq: u.Seq, RunID: u.RunID, TurnIndex: u.TurnIndex, Position: u.Position,
 				ToolCallID: u.ToolCallID, ToolName: u.ToolName, Arguments: u.Arguments,

@@ -111,6 +111,7 @@ func (sc *scenario) apply(t testing.TB, s *Store) *memory.Source {
 	mem := memory.New()
 	seqs := map[string]int64{}
 	memSeqs := map[string]int64{}
+	var compacts []string
 	for _, op := range sc.ops {
 		switch {
 		case op.msg != nil:
@@ -121,7 +122,7 @@ func (sc *scenario) apply(t testing.TB, s *Store) *memory.Source {
 			if err != nil {
 				t.Fatal(err)
 			}
-			seqs[m.MessageID] = seq
+			seqs[m.MessageID] = seq.Seq
 			if memSeqs[m.MessageID], err = mem.AddMessage(histThread, m); err != nil {
 				t.Fatal(err)
 			}
@@ -133,15 +134,20 @@ func (sc *scenario) apply(t testing.TB, s *Store) *memory.Source {
 				t.Fatal(err)
 			}
 		default:
-			res, err := s.Compact(ctx, histThread, seqs[op.compact], fixedSummary(nil))
-			if err != nil || res.Outcome != CompactCompleted {
-				t.Fatalf("Compact: %+v, %v", res, err)
-			}
-			c := *res.Compaction
-			c.BoundarySeq = memSeqs[op.compact]
-			if err := mem.SetCompaction(c); err != nil {
-				t.Fatal(err)
-			}
+			compacts = append(compacts, op.compact)
+		}
+	}
+	// Compactions run once the thread is complete: Compact refuses the thread's newest message
+	// as a boundary.
+	for _, id := range compacts {
+		res, err := s.Compact(ctx, histThread, seqs[id], fixedSummary(nil))
+		if err != nil || res.Outcome != CompactCompleted {
+			t.Fatalf("Compact: %+v, %v", res, err)
+		}
+		c := *res.Compaction
+		c.BoundarySeq = memSeqs[id]
+		if err := mem.SetCompaction(c); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return mem
@@ -151,7 +157,7 @@ func (sc *scenario) apply(t testing.TB, s *Store) *memory.Source {
 func insertToolUse(t testing.TB, s *Store, thread string, msgSeq int64, u runtime.ToolUse) {
 	t.Helper()
 	_, err := s.DB().ExecContext(context.Background(), s.dialect.rebind(`INSERT INTO tool_uses
-		(source_type, source_id, thread_id, persona, run_id, turn_index, position, tool_call_id, tool_name,
+		(owner_type, owner_id, thread_id, persona, run_id, turn_index, position, tool_call_id, tool_name,
 		arguments, result, succeeded) VALUES ('message', ?, ?, 'tester', ?, ?, ?, ?, ?, ?, ?, ?)`),
 		msgSeq, thread, u.RunID, u.TurnIndex, u.Position, u.ToolCallID, u.ToolName, u.Arguments, u.Result, u.Succeeded)
 	if err != nil {
@@ -351,10 +357,11 @@ func seedThread(t testing.TB, s *Store, thread string, n int) {
 		if i%3 == 0 {
 			m.Attachments = []runtime.Attachment{{ID: "a" + itoa(i), Filename: "f.txt", ContentType: "text/plain", Size: 1}}
 		}
-		seq, err := s.AppendMessage(ctx, m)
+		a, err := s.AppendMessage(ctx, m)
 		if err != nil {
 			t.Fatal(err)
 		}
+		seq := a.Seq
 		if m.Direction == runtime.DirectionInbound {
 			insertToolUse(t, s, thread, seq, tu("run-"+itoa(i), 0, 0, "c0", `{"i":`+itoa(i)+`}`, `"r0"`))
 			insertToolUse(t, s, thread, seq, tu("run-"+itoa(i), 1, 0, "c1", `{"i":`+itoa(i)+`}`, `"r1"`))
@@ -480,30 +487,24 @@ func TestStoreReplayIsByteIdentical(t *testing.T) {
 func TestStoreHistoryReplaysRecordedRounds(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		seq, err := s.AppendMessage(ctx, NewMessage{ThreadID: "rr", MessageID: "rr-1", Direction: runtime.DirectionInbound,
+		seq := mustAppend(t, s, NewMessage{ThreadID: "rr", MessageID: "rr-1", Direction: runtime.DirectionInbound,
 			From: "ada@example.com", SentAt: h0, Text: "Look it up."})
-		if err != nil {
-			t.Fatal(err)
-		}
 		bigArgs := `{"q":"` + strings.Repeat("z", StoredPayloadLimit) + `"}`
 		c0, _ := runtime.NewToolCall("c0", "search", map[string]string{"q": "one"})
 		c1 := runtime.ToolCall{ID: "c1", Name: "search", Input: json.RawMessage(bigArgs)}
-		src := Source{Type: SourceMessage, ID: seq}
+		src := Owner{Type: OwnerMessage, ID: seq}
 		for turn, calls := range [][]runtime.ToolCall{{c0, c1}, {c0}} {
 			results := make([]Result, len(calls))
 			for i := range calls {
 				results[i] = Result{Content: "result " + itoa(turn) + "/" + itoa(i), Succeeded: true}
 			}
-			if _, err := s.RecordRound(ctx, Round{Source: src, Persona: "p", RunID: "run-1", TurnIndex: turn,
+			if _, err := s.RecordRound(ctx, Round{Owner: src, Persona: "p", RunID: "run-1", TurnIndex: turn,
 				Calls: calls, Results: results}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		runID, err := s.StartRun(ctx, "p", "daily")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.RecordRound(ctx, Round{Source: Source{Type: SourceResponsibilityRun, ID: runID}, Persona: "p",
+		run := startScheduled(t, s, "p", "daily")
+		if _, err := s.RecordRound(ctx, Round{Owner: Owner{Type: OwnerRun, ID: run.ID}, Persona: "p",
 			RunID: "sched", Calls: []runtime.ToolCall{c0}, Results: []Result{{Content: "x", Succeeded: true}}}); err != nil {
 			t.Fatal(err)
 		}

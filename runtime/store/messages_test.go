@@ -28,11 +28,14 @@ func msg(thread, id string, sent time.Time) NewMessage {
 
 func mustAppend(t *testing.T, s *Store, m NewMessage) int64 {
 	t.Helper()
-	seq, err := s.AppendMessage(context.Background(), m)
+	a, err := s.AppendMessage(context.Background(), m)
 	if err != nil {
 		t.Fatalf("AppendMessage(%s): %v", m.MessageID, err)
 	}
-	return seq
+	if a.Outcome != Stored {
+		t.Fatalf("AppendMessage(%s) = %+v, want stored", m.MessageID, a)
+	}
+	return a.Seq
 }
 
 // countRows counts the rows of table matching where (SQL with '?' args; "" for all).
@@ -153,25 +156,48 @@ func TestEqualSentAtKeepInsertionOrder(t *testing.T) {
 	})
 }
 
-func TestAppendDuplicateMessageIDWritesNothing(t *testing.T) {
+func TestAppendOfAStoredMessageIDReturnsItsSeq(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
-		mustAppend(t, s, msg("t1", "m1", baseTime))
-		dup := msg("t2", "m1", baseTime)
-		dup.Attachments = []runtime.Attachment{{ID: "a", Filename: "f", ContentType: "text/plain", Size: 1}}
-		_, err := s.AppendMessage(context.Background(), dup)
-		if !errors.Is(err, ErrDuplicateMessage) {
-			t.Fatalf("AppendMessage(duplicate) error = %v, want ErrDuplicateMessage", err)
+		ctx := context.Background()
+		first := msg("t1", "m1", baseTime.Add(123456789*time.Nanosecond))
+		first.Cc = []string{"b@example.com"}
+		first.Attachments = []runtime.Attachment{{ID: "a", Filename: "f", ContentType: "text/plain", Size: 1}}
+		seq := mustAppend(t, s, first)
+
+		again, err := s.AppendMessage(ctx, first)
+		if want := (Appended{Seq: seq, Outcome: AlreadyStored}); err != nil || !equalAppended(again, want) {
+			t.Errorf("identical retry = %+v, %v; want %+v", again, err, want)
+		}
+		// A second copy of one email: another thread, footer and Cc; the first copy stays.
+		dup := first
+		dup.ThreadID, dup.Text, dup.Cc, dup.Attachments = "t2", first.Text+"\n-- list footer", nil, nil
+		got, err := s.AppendMessage(ctx, dup)
+		want := Appended{Seq: seq, Outcome: AlreadyStored, Differs: []string{"thread id", "cc", "text body", "attachments"}}
+		if err != nil || !equalAppended(got, want) {
+			t.Errorf("differing copy = %+v, %v; want %+v", got, err, want)
 		}
 		if n := countRows(t, s, "threads", "id = ?", "t2"); n != 0 {
-			t.Errorf("thread t2 created by the failed append (%d rows)", n)
+			t.Errorf("thread t2 created by the second copy (%d rows)", n)
 		}
 		if n := countRows(t, s, "messages", ""); n != 1 {
 			t.Errorf("%d messages stored, want 1", n)
 		}
-		if n := countRows(t, s, "attachments", ""); n != 0 {
-			t.Errorf("%d attachments stored, want 0", n)
+		if n := countRows(t, s, "attachments", ""); n != 1 {
+			t.Errorf("%d attachments stored, want the first copy's 1", n)
+		}
+		thread, m, err := s.Message(ctx, "m1")
+		if err != nil || thread != "t1" || m.Seq != seq || m.Text != first.Text || len(m.Attachments) != 1 ||
+			!slices.Equal(m.Cc, first.Cc) {
+			t.Errorf("Message(m1) = %q, %+v, %v; want the first copy in t1", thread, m, err)
+		}
+		if _, _, err := s.Message(ctx, "nope"); !errors.Is(err, ErrMessageNotFound) {
+			t.Errorf("Message(unknown) error = %v, want ErrMessageNotFound", err)
 		}
 	})
+}
+
+func equalAppended(a, b Appended) bool {
+	return a.Seq == b.Seq && a.Outcome == b.Outcome && slices.Equal(a.Differs, b.Differs)
 }
 
 func TestAppendMessageRejectsInvalidValues(t *testing.T) {
@@ -228,16 +254,14 @@ func TestDeleteThreadLeavesNoneOfItsRows(t *testing.T) {
 				m.Attachments = []runtime.Attachment{{ID: "x", Filename: "f.txt", ContentType: "text/plain", Size: 3}}
 				seq := mustAppend(t, s, m)
 				keepSeq = seq
-				if _, err := s.RecordRound(ctx, testRound(Source{SourceMessage, seq}, "run-"+thread, 0, 2)); err != nil {
+				if _, err := s.RecordRound(ctx, testRound(Owner{OwnerMessage, seq}, "run-"+thread, 0, 2)); err != nil {
 					t.Fatal(err)
 				}
 			}
+			startReply(t, s, "support-agent", thread, keepSeq)
 		}
-		runID, err := s.StartRun(ctx, "support-agent", "daily-digest")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.RecordRound(ctx, testRound(Source{SourceResponsibilityRun, runID}, "sched", 0, 2)); err != nil {
+		run := startScheduled(t, s, "support-agent", "daily-digest")
+		if _, err := s.RecordRound(ctx, testRound(Owner{OwnerRun, run.ID}, "sched", 0, 2)); err != nil {
 			t.Fatal(err)
 		}
 
@@ -255,6 +279,7 @@ func TestDeleteThreadLeavesNoneOfItsRows(t *testing.T) {
 		for table, where := range map[string]string{
 			"threads":     "id = ?",
 			"compactions": "thread_id = ?",
+			"runs":        "thread_id = ?",
 			"messages":    "thread_id = ?",
 			"tool_uses":   "thread_id = ?",
 			"attachments": "message_seq IN (SELECT seq FROM messages WHERE thread_id = ?)",
@@ -269,8 +294,11 @@ func TestDeleteThreadLeavesNoneOfItsRows(t *testing.T) {
 		if n := countRows(t, s, "attachments", ""); n != 3 {
 			t.Errorf("%d attachments left, want the kept thread's 3", n)
 		}
-		if n := countRows(t, s, "tool_uses", "source_type = 'responsibility_run'"); n != 2 {
-			t.Errorf("responsibility run tool uses = %d, want 2 kept", n)
+		if n := countRows(t, s, "tool_uses", "owner_type = 'run'"); n != 2 {
+			t.Errorf("scheduled run tool uses = %d, want 2 kept", n)
+		}
+		if n := countRows(t, s, "runs", "kind = 'scheduled'"); n != 1 {
+			t.Errorf("scheduled runs = %d, want 1 kept", n)
 		}
 		if got, _ := s.Thread(ctx, "kept"); len(got) != 3 || got[2].Seq != keepSeq {
 			t.Errorf("kept thread changed: %d messages", len(got))

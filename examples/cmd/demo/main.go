@@ -164,11 +164,11 @@ func seed(ctx context.Context, st *store.Store) (*runtime.Inbound, error) {
 	seqs := make([]int64, len(msgs))
 	for i, m := range msgs {
 		m.ThreadID = threadID
-		seq, err := st.AppendMessage(ctx, m)
+		a, err := st.AppendMessage(ctx, m)
 		if err != nil {
 			return nil, err
 		}
-		seqs[i] = seq
+		seqs[i] = a.Seq
 	}
 
 	// The runs that answered the first two messages called tools; their
@@ -198,7 +198,7 @@ func seed(ctx context.Context, st *store.Store) (*runtime.Inbound, error) {
 	}
 	for _, r := range rounds {
 		round := store.Round{
-			Source:  store.Source{Type: store.SourceMessage, ID: seqs[r.source]},
+			Owner:   store.Owner{Type: store.OwnerMessage, ID: seqs[r.source]},
 			Persona: "support-agent", RunID: r.runID, TurnIndex: r.turn,
 		}
 		for i, c := range r.calls {
