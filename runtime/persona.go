@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // Version is the runtime API version that generated code is compiled against. Generated files
@@ -206,5 +208,5 @@ func AttachmentNote(a Attachment) string {
 // constructor whose spec uses either returns an error when it is nil).
 type Options struct {
 	Files   *Files
-	History HistorySource
+	History history.Source
 }

@@ -21,6 +21,8 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/personagen/personagen/runtime"
+
+	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/memory"
 	"github.com/personagen/personagen/runtime/transcript"
 )
@@ -31,8 +33,8 @@ const histThread = "thread-h"
 
 // histOp is one step of a history scenario, applied alike to a Store and to a memory.Source.
 type histOp struct {
-	msg     *runtime.StoredMessage // a message to append (ToolUses recorded after it)
-	uses    []runtime.ToolUse      // tool uses to record for the message named usesFor
+	msg     *history.Message  // a message to append (ToolUses recorded after it)
+	uses    []history.ToolUse // tool uses to record for the message named usesFor
 	usesFor string
 	compact string // compact up to the message named compact
 }
@@ -43,16 +45,16 @@ type scenario struct {
 }
 
 func (sc *scenario) in(id, text string) *scenario {
-	return sc.msg(runtime.StoredMessage{MessageID: id, Direction: runtime.DirectionInbound,
+	return sc.msg(history.Message{MessageID: id, Direction: history.Inbound,
 		From: "Ada <ada@example.com>", To: []string{"support@acme.test"}, Subject: "Order 7", Text: text})
 }
 
 func (sc *scenario) out(id, text string) *scenario {
-	return sc.msg(runtime.StoredMessage{MessageID: id, Direction: runtime.DirectionOutbound,
+	return sc.msg(history.Message{MessageID: id, Direction: history.Outbound,
 		From: "support@acme.test", To: []string{"Ada <ada@example.com>"}, Subject: "Re: Order 7", Text: text})
 }
 
-func (sc *scenario) msg(m runtime.StoredMessage) *scenario {
+func (sc *scenario) msg(m history.Message) *scenario {
 	if m.SentAt.IsZero() {
 		m.SentAt = h0.Add(time.Duration(len(sc.ops)) * time.Minute)
 	}
@@ -60,7 +62,7 @@ func (sc *scenario) msg(m runtime.StoredMessage) *scenario {
 	return sc
 }
 
-func (sc *scenario) uses(id string, uses ...runtime.ToolUse) *scenario {
+func (sc *scenario) uses(id string, uses ...history.ToolUse) *scenario {
 	sc.ops = append(sc.ops, histOp{usesFor: id, uses: uses})
 	return sc
 }
@@ -70,13 +72,13 @@ func (sc *scenario) compactAt(id string) *scenario {
 	return sc
 }
 
-func tu(run string, turn, pos int, id, args, result string) runtime.ToolUse {
-	return runtime.ToolUse{RunID: run, TurnIndex: turn, Position: pos, ToolCallID: id, ToolName: "search",
+func tu(run string, turn, pos int, id, args, result string) history.ToolUse {
+	return history.ToolUse{RunID: run, TurnIndex: turn, Position: pos, ToolCallID: id, ToolName: "search",
 		Arguments: args, Result: result, HasResult: true, Succeeded: true}
 }
 
 // fixedSummary is a Summarizer that names the messages it saw and the previous summary.
-func fixedSummary(calls *atomic.Int64) runtime.Summarizer {
+func fixedSummary(calls *atomic.Int64) history.Summarizer {
 	return runtime.SummarizerFunc(func(_ context.Context, in runtime.SummaryInput) (string, error) {
 		if calls != nil {
 			calls.Add(1)
@@ -118,19 +120,19 @@ func (sc *scenario) apply(t testing.TB, s *Store) *memory.Source {
 			m := *op.msg
 			seq, err := s.AppendMessage(ctx, NewMessage{ThreadID: histThread, MessageID: m.MessageID, Direction: m.Direction,
 				From: m.From, To: m.To, Cc: m.Cc, Subject: m.Subject, SentAt: m.SentAt, Text: m.Text, HTML: m.HTML,
-				Attachments: m.Attachments})
+				Attachments: newAttachments(m.Attachments)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			seqs[m.MessageID] = seq.Seq
-			if memSeqs[m.MessageID], err = mem.AddMessage(histThread, m); err != nil {
+			if memSeqs[m.MessageID], err = mem.AppendMessage(ctx, histThread, m); err != nil {
 				t.Fatal(err)
 			}
 		case op.usesFor != "":
 			for _, u := range op.uses {
 				insertToolUse(t, s, histThread, seqs[op.usesFor], u)
 			}
-			if err := mem.AddToolUses(op.usesFor, op.uses...); err != nil {
+			if err := mem.RecordToolUses(ctx, memSeqs[op.usesFor], op.uses...); err != nil {
 				t.Fatal(err)
 			}
 		default:
@@ -146,15 +148,23 @@ func (sc *scenario) apply(t testing.TB, s *Store) *memory.Source {
 		}
 		c := *res.Compaction
 		c.BoundarySeq = memSeqs[id]
-		if err := mem.SetCompaction(c); err != nil {
+		if err := mem.SetCompaction(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return mem
 }
 
+func newAttachments(atts []history.Attachment) []runtime.Attachment {
+	var out []runtime.Attachment
+	for _, a := range atts {
+		out = append(out, runtime.Attachment{ID: a.ID, Filename: a.Filename, ContentType: a.ContentType, Size: a.Size})
+	}
+	return out
+}
+
 // insertToolUse writes one tool_uses row directly, so tests control the recording order.
-func insertToolUse(t testing.TB, s *Store, thread string, msgSeq int64, u runtime.ToolUse) {
+func insertToolUse(t testing.TB, s *Store, thread string, msgSeq int64, u history.ToolUse) {
 	t.Helper()
 	_, err := s.DB().ExecContext(context.Background(), s.dialect.rebind(`INSERT INTO tool_uses
 		(owner_type, owner_id, thread_id, persona, run_id, turn_index, position, tool_call_id, tool_name,
@@ -170,7 +180,7 @@ func currentInv() *runtime.Invocation {
 }
 
 // replayWith runs [ThreadSummary, ThreadHistory] over src and checks Validate.
-func replayWith(t testing.TB, src runtime.HistorySource, h runtime.ThreadHistory) []runtime.Message {
+func replayWith(t testing.TB, src history.Source, h runtime.ThreadHistory) []runtime.Message {
 	t.Helper()
 	h.Source = src
 	inv := currentInv()
@@ -214,14 +224,14 @@ func historyScenarios() []struct {
 	}{
 		{"plain_thread", new(scenario).in("m1", "Where is my order?").out("m2", "It ships today.").
 			in("current", "Thanks!").in("m3", "Any tracking number?"), runtime.ThreadHistory{}},
-		{"html_only_body", new(scenario).msg(runtime.StoredMessage{MessageID: "m1", Direction: runtime.DirectionInbound,
+		{"html_only_body", new(scenario).msg(history.Message{MessageID: "m1", Direction: history.Inbound,
 			From: "ada@example.com", Subject: "Formatted", HTML: `<style>b{}</style><p>Hello <b>there</b></p><script>x()</script>`}),
 			runtime.ThreadHistory{}},
-		{"attachment_only_message", new(scenario).msg(runtime.StoredMessage{MessageID: "m1", Direction: runtime.DirectionInbound,
-			From: "ada@example.com", Cc: []string{"bob@example.com"}, Subject: "Scan", Attachments: []runtime.Attachment{
+		{"attachment_only_message", new(scenario).msg(history.Message{MessageID: "m1", Direction: history.Inbound,
+			From: "ada@example.com", Cc: []string{"bob@example.com"}, Subject: "Scan", Attachments: []history.Attachment{
 				{ID: "att-9", Filename: "scan.pdf", ContentType: "application/pdf", Size: 77}}}), runtime.ThreadHistory{}},
-		{"empty_message_skipped", new(scenario).in("m1", "One.").msg(runtime.StoredMessage{MessageID: "m2",
-			Direction: runtime.DirectionOutbound, From: "support@acme.test"}).in("m3", "Three."), runtime.ThreadHistory{}},
+		{"empty_message_skipped", new(scenario).in("m1", "One.").msg(history.Message{MessageID: "m2",
+			Direction: history.Outbound, From: "support@acme.test"}).in("m3", "Three."), runtime.ThreadHistory{}},
 		{"limit_cuts_before_message_with_rounds", new(scenario).in("m1", "Q1").uses("m1", tu("r1", 0, 0, "c1", `{"q":1}`, `"gone"`)).
 			out("m2", "A1").in("m3", "Q2").uses("m3", tu("r3", 0, 0, "c3", `{"q":3}`, `"kept"`)).out("m4", "A2"),
 			runtime.ThreadHistory{Limit: 2}},
@@ -236,9 +246,11 @@ func historyScenarios() []struct {
 		{"same_call_id_in_two_turns", new(scenario).in("m1", "Q").
 			uses("m1", tu("r", 0, 0, "same", `{}`, `"first"`), tu("r", 1, 0, "same", `{}`, `"second"`)),
 			runtime.ThreadHistory{}},
-		{"equal_sent_at", new(scenario).
-			msg(runtime.StoredMessage{MessageID: "zz", Direction: runtime.DirectionInbound, From: "a@x.test", SentAt: h0, Text: "first recorded"}).
-			msg(runtime.StoredMessage{MessageID: "aa", Direction: runtime.DirectionOutbound, From: "b@x.test", SentAt: h0, Text: "second recorded"}),
+		{"clock_skew", new(scenario).
+			msg(history.Message{MessageID: "q1", Direction: history.Inbound, From: "a@x.test", SentAt: h0.Add(3 * time.Hour), Text: "q1"}).
+			uses("q1", tu("r1", 0, 0, "c1", `{}`, `"shipped"`)).
+			msg(history.Message{MessageID: "reply", Direction: history.Outbound, From: "b@x.test", SentAt: h0.Add(5 * time.Minute), Text: "reply"}).
+			msg(history.Message{MessageID: "q2", Direction: history.Inbound, From: "a@x.test", SentAt: h0.Add(3*time.Hour + 30*time.Minute), Text: "q2"}),
 			runtime.ThreadHistory{}},
 		{"clipped_arguments", new(scenario).in("m1", "Q").
 			uses("m1", tu("r", 0, 0, "c", `{"q":"`+long+runtime.TruncationMarker, long)), runtime.ThreadHistory{ReplayResultLimit: 15}},
@@ -278,7 +290,7 @@ func TestStoreHistoryGolden(t *testing.T) {
 
 func TestStoreHistoryUnknownThreadIsEmpty(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
-		h, err := s.History(context.Background(), runtime.HistoryQuery{ThreadID: "nope", Limit: 5, ToolUses: true})
+		h, err := s.History(context.Background(), history.Query{ThreadID: "nope", Limit: 5, ToolUses: true})
 		if err != nil || len(h.Messages) != 0 || h.Omitted != 0 {
 			t.Fatalf("History = %+v, %v; want empty", h, err)
 		}
@@ -348,11 +360,11 @@ func seedThread(t testing.TB, s *Store, thread string, n int) {
 	t.Helper()
 	ctx := context.Background()
 	for i := range n {
-		m := NewMessage{ThreadID: thread, MessageID: thread + "-" + itoa(i), Direction: runtime.DirectionInbound,
+		m := NewMessage{ThreadID: thread, MessageID: thread + "-" + itoa(i), Direction: history.Inbound,
 			From: "ada@example.com", To: []string{"support@acme.test"}, Subject: "S", SentAt: h0.Add(time.Duration(i) * time.Second),
 			Text: "message " + itoa(i)}
 		if i%2 == 1 {
-			m.Direction = runtime.DirectionOutbound
+			m.Direction = history.Outbound
 		}
 		if i%3 == 0 {
 			m.Attachments = []runtime.Attachment{{ID: "a" + itoa(i), Filename: "f.txt", ContentType: "text/plain", Size: 1}}
@@ -362,7 +374,7 @@ func seedThread(t testing.TB, s *Store, thread string, n int) {
 			t.Fatal(err)
 		}
 		seq := a.Seq
-		if m.Direction == runtime.DirectionInbound {
+		if m.Direction == history.Inbound {
 			insertToolUse(t, s, thread, seq, tu("run-"+itoa(i), 0, 0, "c0", `{"i":`+itoa(i)+`}`, `"r0"`))
 			insertToolUse(t, s, thread, seq, tu("run-"+itoa(i), 1, 0, "c1", `{"i":`+itoa(i)+`}`, `"r1"`))
 		}
@@ -380,15 +392,15 @@ func TestStoreHistoryQueryCountIsConstant(t *testing.T) {
 		ctx := context.Background()
 		for _, c := range []struct {
 			thread string
-			q      runtime.HistoryQuery
+			q      history.Query
 			want   int64
 		}{
-			{"short", runtime.HistoryQuery{ToolUses: true}, 3},
-			{"long", runtime.HistoryQuery{ToolUses: true}, 3},
-			{"long", runtime.HistoryQuery{ToolUses: true, Limit: 50}, 3},
-			{"long", runtime.HistoryQuery{ToolUses: true, Limit: 50, AfterSeq: 20}, 3},
-			{"long", runtime.HistoryQuery{Limit: 50}, 2},
-			{"none", runtime.HistoryQuery{ToolUses: true}, 1},
+			{"short", history.Query{ToolUses: true}, 3},
+			{"long", history.Query{ToolUses: true}, 3},
+			{"long", history.Query{ToolUses: true, Limit: 50}, 3},
+			{"long", history.Query{ToolUses: true, Limit: 50, AfterSeq: 20}, 3},
+			{"long", history.Query{Limit: 50}, 2},
+			{"none", history.Query{ToolUses: true}, 1},
 		} {
 			c.q.ThreadID = c.thread
 			before := n.Load()
@@ -487,7 +499,7 @@ func TestStoreReplayIsByteIdentical(t *testing.T) {
 func TestStoreHistoryReplaysRecordedRounds(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		seq := mustAppend(t, s, NewMessage{ThreadID: "rr", MessageID: "rr-1", Direction: runtime.DirectionInbound,
+		seq := mustAppend(t, s, NewMessage{ThreadID: "rr", MessageID: "rr-1", Direction: history.Inbound,
 			From: "ada@example.com", SentAt: h0, Text: "Look it up."})
 		bigArgs := `{"q":"` + strings.Repeat("z", StoredPayloadLimit) + `"}`
 		c0, _ := runtime.NewToolCall("c0", "search", map[string]string{"q": "one"})

@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // ErrMessageNotFound is returned (wrapped) when no stored message has the given id or seq.
@@ -34,7 +35,7 @@ var ErrInvalid = errors.New("store: invalid value")
 type NewMessage struct {
 	ThreadID    string
 	MessageID   string
-	Direction   runtime.Direction
+	Direction   history.Direction
 	From        string
 	To          []string
 	Cc          []string
@@ -60,8 +61,8 @@ type Appended struct {
 // AppendMessage stores m at the end of its thread, creating the thread when it is new, in one
 // transaction with its attachments' metadata (three round trips plus one per attachment batch:
 // BEGIN, thread, message, attachments, COMMIT), and returns the message's seq: the monotonic
-// insertion key (Thread orders by it; History orders by SentAt and breaks ties with it, so two
-// messages with equal SentAt keep the order they were appended in).
+// insertion key, which orders Thread and History (SentAt, which the sender sets, is only shown,
+// never used to order).
 //
 // It is idempotent by m.MessageID: when a message with that id is stored (in any thread), it
 // writes nothing and returns the stored seq with AlreadyStored, naming the fields in which m
@@ -139,7 +140,7 @@ func insertAttachments(ctx context.Context, tx *sqlx.Tx, d Dialect, seq int64, a
 
 // differences names the fields in which m differs from stored (of thread threadID), in
 // NewMessage's field order; nil when none does.
-func (m NewMessage) differences(threadID string, stored runtime.StoredMessage) []string {
+func (m NewMessage) differences(threadID string, stored history.Message) []string {
 	var out []string
 	for _, f := range []struct {
 		name string
@@ -164,8 +165,8 @@ func (m NewMessage) differences(threadID string, stored runtime.StoredMessage) [
 }
 
 // sameAttachments compares attachment metadata (Data is never stored).
-func sameAttachments(stored, proposed []runtime.Attachment) bool {
-	return slices.EqualFunc(stored, proposed, func(a, b runtime.Attachment) bool {
+func sameAttachments(stored []history.Attachment, proposed []runtime.Attachment) bool {
+	return slices.EqualFunc(stored, proposed, func(a history.Attachment, b runtime.Attachment) bool {
 		return a.ID == b.ID && a.Filename == b.Filename && a.ContentType == b.ContentType && a.Size == b.Size
 	})
 }
@@ -186,7 +187,7 @@ func (m NewMessage) validate() error {
 		return err
 	}
 	where := func(err error) error { return fmt.Errorf("%w (message %q)", err, m.MessageID) }
-	if m.Direction != runtime.DirectionInbound && m.Direction != runtime.DirectionOutbound {
+	if m.Direction != history.Inbound && m.Direction != history.Outbound {
 		return fmt.Errorf("%w: message %q: direction %q (want inbound or outbound)", ErrInvalid, m.MessageID, m.Direction)
 	}
 	if err := checkTime("sent at", m.SentAt); err != nil {
@@ -255,17 +256,17 @@ func encodeAddresses(list []string) string {
 // Message returns the stored message whose id is messageID, with its attachments' metadata
 // (ToolUses empty), and the id of the thread it belongs to. One query for the message and one
 // for its attachments. Errors: ErrMessageNotFound (wrapped), or the database's (wrapped).
-func (s *Store) Message(ctx context.Context, messageID string) (threadID string, m runtime.StoredMessage, err error) {
+func (s *Store) Message(ctx context.Context, messageID string) (threadID string, m history.Message, err error) {
 	threadID, m, err = s.messageWhere(ctx, "message_id = ?", messageID)
 	if err != nil {
-		return "", runtime.StoredMessage{}, fmt.Errorf("store: read message %q: %w", messageID, err)
+		return "", history.Message{}, fmt.Errorf("store: read message %q: %w", messageID, err)
 	}
 	return threadID, m, nil
 }
 
 // messageWhere reads the one message matching where (a condition on messages' columns) with its
 // attachments, and its thread id; ErrMessageNotFound when none matches.
-func (s *Store) messageWhere(ctx context.Context, where string, args ...any) (string, runtime.StoredMessage, error) {
+func (s *Store) messageWhere(ctx context.Context, where string, args ...any) (string, history.Message, error) {
 	d := s.dialect
 	var rows []struct {
 		messageRow
@@ -273,22 +274,22 @@ func (s *Store) messageWhere(ctx context.Context, where string, args ...any) (st
 	}
 	if err := s.db.SelectContext(ctx, &rows, d.rebind(`SELECT seq, thread_id, message_id, direction, sender, recipients,
 		cc, subject, sent_at, text_body, html_body FROM messages WHERE `+where), args...); err != nil {
-		return "", runtime.StoredMessage{}, err
+		return "", history.Message{}, err
 	}
 	if len(rows) == 0 {
-		return "", runtime.StoredMessage{}, fmt.Errorf("%w: %v", ErrMessageNotFound, args)
+		return "", history.Message{}, fmt.Errorf("%w: %v", ErrMessageNotFound, args)
 	}
 	m, err := rows[0].stored()
 	if err != nil {
-		return "", runtime.StoredMessage{}, err
+		return "", history.Message{}, err
 	}
 	var atts []attachmentRow
 	if err := s.db.SelectContext(ctx, &atts, d.rebind(`SELECT message_seq, position, attachment_id, filename,
 		content_type, size_bytes FROM attachments WHERE message_seq = ? ORDER BY position`), m.Seq); err != nil {
-		return "", runtime.StoredMessage{}, err
+		return "", history.Message{}, err
 	}
 	for _, a := range atts {
-		m.Attachments = append(m.Attachments, runtime.Attachment{
+		m.Attachments = append(m.Attachments, history.Attachment{
 			ID: a.AttachmentID, Filename: a.Filename, ContentType: a.ContentType, Size: a.SizeBytes,
 		})
 	}
@@ -326,16 +327,16 @@ type attachmentRow struct {
 	SizeBytes    int64  `db:"size_bytes"`
 }
 
-// Thread returns every message of threadID in the order History replays them: by SentAt, then by
-// seq (insertion order) among equal SentAt values, each with its attachments' metadata in the
+// Thread returns every message of threadID in the order History replays them: by seq, the order
+// the store received them in, each with its attachments' metadata in the
 // order they were appended (Data nil).
 // ToolUses is left empty; the history source reads those. It runs two queries whatever the
 // thread's length. An unknown thread yields no messages and no error.
-func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMessage, error) {
+func (s *Store) Thread(ctx context.Context, threadID string) ([]history.Message, error) {
 	d := s.dialect
 	var rows []messageRow
 	if err := s.db.SelectContext(ctx, &rows, d.rebind(`SELECT seq, message_id, direction, sender, recipients, cc,
-		subject, sent_at, text_body, html_body FROM messages WHERE thread_id = ? ORDER BY sent_at, seq`), threadID); err != nil {
+		subject, sent_at, text_body, html_body FROM messages WHERE thread_id = ? ORDER BY seq`), threadID); err != nil {
 		return nil, fmt.Errorf("store: read thread %q: %w", threadID, err)
 	}
 	if len(rows) == 0 {
@@ -347,7 +348,7 @@ func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMe
 		WHERE m.thread_id = ? ORDER BY a.message_seq, a.position`), threadID); err != nil {
 		return nil, fmt.Errorf("store: read attachments of thread %q: %w", threadID, err)
 	}
-	out := make([]runtime.StoredMessage, len(rows))
+	out := make([]history.Message, len(rows))
 	index := make(map[int64]int, len(rows))
 	for i, r := range rows {
 		m, err := r.stored()
@@ -362,7 +363,7 @@ func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMe
 		if !ok { // appended between the two queries
 			continue
 		}
-		out[i].Attachments = append(out[i].Attachments, runtime.Attachment{
+		out[i].Attachments = append(out[i].Attachments, history.Attachment{
 			ID: a.AttachmentID, Filename: a.Filename, ContentType: a.ContentType, Size: a.SizeBytes,
 		})
 	}
@@ -370,11 +371,11 @@ func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMe
 }
 
 // stored converts the row to the runtime's form.
-func (r messageRow) stored() (runtime.StoredMessage, error) {
-	m := runtime.StoredMessage{
+func (r messageRow) stored() (history.Message, error) {
+	m := history.Message{
 		Seq:       r.Seq,
 		MessageID: r.MessageID,
-		Direction: runtime.Direction(r.Direction),
+		Direction: history.Direction(r.Direction),
 		From:      r.Sender,
 		SentAt:    r.SentAt.Time,
 		Subject:   r.Subject,

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/runtime"
+
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // fourByte holds characters outside the Basic Multilingual Plane: emoji, a flag sequence, CJK
@@ -20,7 +22,7 @@ var baseTime = time.Date(2024, 3, 1, 9, 30, 0, 0, time.UTC)
 
 func msg(thread, id string, sent time.Time) NewMessage {
 	return NewMessage{
-		ThreadID: thread, MessageID: id, Direction: runtime.DirectionInbound,
+		ThreadID: thread, MessageID: id, Direction: history.Inbound,
 		From: "ana@example.com", To: []string{"agent@example.com"}, Subject: "Re: " + id,
 		SentAt: sent, Text: "body of " + id,
 	}
@@ -56,7 +58,7 @@ func TestAppendMessageRoundTripsFourByteCharactersByteIdentical(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		in := NewMessage{
 			ThreadID: "thread-" + fourByte, MessageID: "<" + fourByte + "@example.com>",
-			Direction: runtime.DirectionOutbound,
+			Direction: history.Outbound,
 			From:      fourByte + " <bot@example.com>",
 			To:        []string{"𠀋 <a@example.com>", "b@example.com"},
 			Cc:        []string{"😀@example.com"},
@@ -78,9 +80,9 @@ func TestAppendMessageRoundTripsFourByteCharactersByteIdentical(t *testing.T) {
 			t.Fatalf("Thread returned %d messages, want 1", len(got))
 		}
 		m := got[0]
-		want := runtime.StoredMessage{
+		want := history.Message{
 			Seq: seq, MessageID: in.MessageID, Direction: in.Direction, From: in.From, To: in.To, Cc: in.Cc,
-			SentAt: in.SentAt, Subject: in.Subject, Text: in.Text, HTML: in.HTML, Attachments: in.Attachments,
+			SentAt: in.SentAt, Subject: in.Subject, Text: in.Text, HTML: in.HTML, Attachments: storedAttachments(in.Attachments),
 		}
 		if !equalStored(m, want) {
 			t.Errorf("Thread()[0] =\n%+v\nwant\n%+v", m, want)
@@ -88,7 +90,16 @@ func TestAppendMessageRoundTripsFourByteCharactersByteIdentical(t *testing.T) {
 	})
 }
 
-func equalStored(a, b runtime.StoredMessage) bool {
+// storedAttachments is the metadata of atts as the store returns it.
+func storedAttachments(atts []runtime.Attachment) []history.Attachment {
+	var out []history.Attachment
+	for _, a := range atts {
+		out = append(out, history.Attachment{ID: a.ID, Filename: a.Filename, ContentType: a.ContentType, Size: a.Size})
+	}
+	return out
+}
+
+func equalStored(a, b history.Message) bool {
 	if a.Seq != b.Seq || a.MessageID != b.MessageID || a.Direction != b.Direction || a.From != b.From ||
 		!a.SentAt.Equal(b.SentAt) || a.SentAt.Location() != time.UTC || a.Subject != b.Subject ||
 		a.Text != b.Text || a.HTML != b.HTML || strings.Join(a.To, "\x00") != strings.Join(b.To, "\x00") ||
@@ -97,7 +108,7 @@ func equalStored(a, b runtime.StoredMessage) bool {
 	}
 	for i := range a.Attachments {
 		x, y := a.Attachments[i], b.Attachments[i]
-		if x.ID != y.ID || x.Filename != y.Filename || x.ContentType != y.ContentType || x.Size != y.Size || x.Data != nil {
+		if x.ID != y.ID || x.Filename != y.Filename || x.ContentType != y.ContentType || x.Size != y.Size {
 			return false
 		}
 	}
@@ -334,7 +345,8 @@ func TestConcurrentAppendsToANewThreadAllLand(t *testing.T) {
 	})
 }
 
-func TestThreadOrdersBySentAtThenSeq(t *testing.T) {
+// Thread lists in the order the store received the messages, whatever their Date headers say.
+func TestThreadListsInOrderOfRecord(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		mustAppend(t, s, msg("t", "m-late", baseTime.Add(time.Hour)))
 		mustAppend(t, s, msg("t", "m-early", baseTime))
@@ -347,7 +359,7 @@ func TestThreadOrdersBySentAtThenSeq(t *testing.T) {
 		for _, m := range got {
 			ids = append(ids, m.MessageID)
 		}
-		if want := []string{"m-early", "m-early-too", "m-late"}; !slices.Equal(ids, want) {
+		if want := []string{"m-late", "m-early", "m-early-too"}; !slices.Equal(ids, want) {
 			t.Errorf("Thread order = %v, want %v", ids, want)
 		}
 	})
