@@ -113,10 +113,12 @@ func (r compactionRow) compaction(threadID string) *history.Compaction {
 }
 
 // Compact summarises threadID up to and including the message whose seq is boundarySeq, once
-// per boundary however many callers ask (silas's Compactor with its claim, seed 004):
+// per boundary however many callers ask:
 //
 //  1. When a completed compaction at boundarySeq or later exists, it returns
-//     CompactAlreadyDone.
+//     CompactAlreadyDone. A boundary must be a message of the thread older (by seq, the order
+//     of arrival) than its newest message: the newest is the one being answered, which would
+//     otherwise be both summarised and replayed.
 //  2. It claims the boundary by inserting a 'pending' row on the unique key (thread_id,
 //     boundary_seq) with a random claim token and the claim time. A caller whose insert hits
 //     the key reads the row: completed → CompactAlreadyDone; pending and younger than the lease
@@ -133,14 +135,21 @@ func (r compactionRow) compaction(threadID string) *history.Compaction {
 //     compare-and-swap on its token: CompactCompleted, or CompactClaimLost when a taker-over
 //     changed the token meanwhile.
 //
-// When the Summarizer fails or returns blank text, the claim is released (the pending row is
-// deleted) so the next caller can try at once, and the error is returned (ErrEmptySummary for
-// blank text). Times come from the store's clock (WithClock).
+// Whenever a step after the claim fails — the Summarizer errs or returns blank text or a summary
+// over MaxBodyBytes, or the claim's INSERT, the takeover or the completing UPDATE returns an
+// error — the claim is released (its pending row deleted, best effort, even when ctx has ended)
+// so the next caller can claim at once instead of waiting out the lease, and the error is
+// returned. A completing UPDATE whose acknowledgement was lost has completed the row, so the
+// release matches nothing and a retried Compact returns CompactAlreadyDone: retrying Compact
+// after any error is safe and never stores a second summary. Times come from the store's clock
+// (WithClock).
 //
 // The host picks boundaries (see runtime.CompactionPolicy): compact only messages whose runs
 // have finished, since tool rounds recorded for a message after its compaction are neither in the
-// summary nor replayed. Errors: ErrInvalid for an empty thread id, a boundary below 1 or a nil
-// summarizer; ErrBoundaryNotFound; the Summarizer's error (wrapped); the database's.
+// summary nor replayed. Errors: ErrInvalid for an empty thread id, a boundary below 1, a nil
+// summarizer, a summary over MaxBodyBytes or not valid UTF-8, or a bad store clock;
+// ErrBoundaryNotFound; ErrBoundaryTooNew; ErrEmptySummary; the Summarizer's error (wrapped); the
+// database's (wrapped). Lock races are retried up to 5 times.
 func (s *Store) Compact(ctx context.Context, threadID string, boundarySeq int64, summarizer history.Summarizer, opts ...CompactOption) (CompactResult, error) {
 	cfg := compactConfig{lease: DefaultCompactionLease}
 	for _, o := range opts {

@@ -212,35 +212,94 @@ func equalAppended(a, b Appended) bool {
 }
 
 func TestAppendMessageRejectsInvalidValues(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("x", n) }
+	att := func(edit func(*runtime.Attachment)) func(*NewMessage) {
+		return func(m *NewMessage) {
+			a := runtime.Attachment{ID: "a", Filename: "f", ContentType: "x/y", Size: 1}
+			edit(&a)
+			m.Attachments = []runtime.Attachment{a}
+		}
+	}
 	cases := []struct {
 		name string
 		edit func(*NewMessage)
+		want string // the part of the error that names the field and the limit
 	}{
-		{"empty thread id", func(m *NewMessage) { m.ThreadID = "" }},
-		{"thread id over 191 characters", func(m *NewMessage) { m.ThreadID = strings.Repeat("😀", 192) }},
-		{"empty message id", func(m *NewMessage) { m.MessageID = "" }},
-		{"message id over 255 characters", func(m *NewMessage) { m.MessageID = strings.Repeat("x", 256) }},
-		{"message id ending in a space", func(m *NewMessage) { m.MessageID = "m1 " }},
-		{"thread id ending in a space", func(m *NewMessage) { m.ThreadID = "t " }},
-		{"unknown direction", func(m *NewMessage) { m.Direction = "sideways" }},
-		{"zero sent_at", func(m *NewMessage) { m.SentAt = time.Time{} }},
-		{"sent_at before year 1000", func(m *NewMessage) { m.SentAt = time.Date(999, 12, 31, 0, 0, 0, 0, time.UTC) }},
-		{"invalid UTF-8 body", func(m *NewMessage) { m.Text = "ok \xff not ok" }},
-		{"invalid UTF-8 recipient", func(m *NewMessage) { m.To = []string{"\xc3"} }},
-		{"negative attachment size", func(m *NewMessage) {
-			m.Attachments = []runtime.Attachment{{ID: "a", Filename: "f", ContentType: "x/y", Size: -1}}
-		}},
+		{"empty thread id", func(m *NewMessage) { m.ThreadID = "" }, "thread id is empty"},
+		{"thread id over 191 characters", func(m *NewMessage) { m.ThreadID = strings.Repeat("😀", 192) }, "thread id has 192 characters (at most 191)"},
+		{"empty message id", func(m *NewMessage) { m.MessageID = "" }, "message id is empty"},
+		{"message id over 255 characters", func(m *NewMessage) { m.MessageID = long(256) }, "message id has 256 characters (at most 255)"},
+		{"message id ending in a space", func(m *NewMessage) { m.MessageID = "m1 " }, `message id "m1 " ends with a space`},
+		{"thread id ending in a space", func(m *NewMessage) { m.ThreadID = "t " }, `thread id "t " ends with a space`},
+		{"unknown direction", func(m *NewMessage) { m.Direction = "sideways" }, `direction "sideways"`},
+		{"zero sent_at", func(m *NewMessage) { m.SentAt = time.Time{} }, "sent at 0001-01-01"},
+		{"sent_at before year 1000", func(m *NewMessage) { m.SentAt = time.Date(999, 12, 31, 0, 0, 0, 0, time.UTC) }, "sent at 0999-12-31"},
+		{"invalid UTF-8 body", func(m *NewMessage) { m.Text = "ok \xff not ok" }, "text body is not valid UTF-8"},
+		{"invalid UTF-8 recipient", func(m *NewMessage) { m.To = []string{"\xc3"} }, "to[0] is not valid UTF-8"},
+		{"70,000-byte subject", func(m *NewMessage) { m.Subject = long(70000) }, "subject has 70000 bytes (at most 16384)"},
+		{"70,000-byte sender", func(m *NewMessage) { m.From = long(70000) }, "from has 70000 bytes (at most 998)"},
+		{"over-long cc entry", func(m *NewMessage) { m.Cc = []string{"a@b", long(999)} }, "cc[1] has 999 bytes (at most 998)"},
+		{"too many recipients", func(m *NewMessage) { m.To = make([]string, MaxAddresses+1) }, "to has 501 addresses (at most 500)"},
+		{"17 MiB body", func(m *NewMessage) { m.Text = long(17 << 20) }, "text body has 17825792 bytes (at most 2097152)"},
+		{"over-long HTML body", func(m *NewMessage) { m.HTML = long(MaxBodyBytes + 1) }, "html body has 2097153 bytes (at most 2097152)"},
+		{"70,000-byte filename", att(func(a *runtime.Attachment) { a.Filename = long(70000) }), "attachment[0] filename has 70000 bytes (at most 998)"},
+		{"over-long attachment id", att(func(a *runtime.Attachment) { a.ID = long(999) }), "attachment[0] id has 999 bytes (at most 998)"},
+		{"over-long content type", att(func(a *runtime.Attachment) { a.ContentType = long(256) }), "attachment[0] content type has 256 characters (at most 255)"},
+		{"negative attachment size", att(func(a *runtime.Attachment) { a.Size = -1 }), "attachment[0] size -1 bytes is negative"},
+		{"too many attachments", func(m *NewMessage) { m.Attachments = make([]runtime.Attachment, MaxAttachments+1) }, "501 attachments (at most 500)"},
 	}
+	errs := map[Dialect][]string{}
 	eachDB(t, func(t *testing.T, s *Store) {
 		for _, c := range cases {
 			m := msg("t", "m-"+c.name, baseTime)
 			c.edit(&m)
-			if _, err := s.AppendMessage(context.Background(), m); !errors.Is(err, ErrInvalid) {
-				t.Errorf("%s: error = %v, want ErrInvalid", c.name, err)
+			_, err := s.AppendMessage(context.Background(), m)
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: error = %.200v; want ErrInvalid saying %q", c.name, err, c.want)
 			}
+			errs[s.Dialect()] = append(errs[s.Dialect()], fmt.Sprint(err))
 		}
 		if n := countRows(t, s, "messages", ""); n != 0 {
 			t.Errorf("%d messages stored, want 0", n)
+		}
+		if n := countRows(t, s, "threads", ""); n != 0 {
+			t.Errorf("%d threads stored, want 0", n)
+		}
+	})
+	if sq, my := errs[DialectSQLite], errs[DialectMySQL]; len(my) > 0 && !slices.Equal(sq, my) {
+		t.Errorf("the dialects refuse differently:\nsqlite %.300q\nmysql  %.300q", sq, my)
+	}
+}
+
+// The largest message the limits allow is stored and read back byte for byte on both dialects,
+// even when every byte of it needs the most escaping (a NUL in an address is 6 bytes of JSON
+// and 7 in the SQL text; a quote in a body 2), so no value within the limits meets a column
+// size or MariaDB's 16 MiB max_allowed_packet.
+func TestLargestAllowedMessageRoundTrips(t *testing.T) {
+	escaped := func(n int) string { return strings.Repeat("'\\\"\n\x00", n/5+1)[:n] }
+	nuls := strings.Repeat("\x00", MaxAddressBytes)
+	m := msg("t", "largest", baseTime)
+	m.From = nuls
+	m.Subject = strings.Repeat("😀", MaxSubjectBytes/4)
+	m.Text = strings.Repeat("'", MaxBodyBytes)
+	m.HTML = strings.Repeat("\\", MaxBodyBytes)
+	m.To, m.Cc = make([]string, MaxAddresses), make([]string, MaxAddresses)
+	for i := range MaxAddresses {
+		m.To[i], m.Cc[i] = nuls, nuls
+	}
+	for i := range MaxAttachments {
+		m.Attachments = append(m.Attachments, runtime.Attachment{ID: escaped(MaxAttachmentIDBytes),
+			Filename: escaped(MaxFilenameBytes), ContentType: strings.Repeat("😀", MaxContentTypeChars), Size: int64(i)})
+	}
+	eachDB(t, func(t *testing.T, s *Store) {
+		seq := mustAppend(t, s, m)
+		_, got, err := s.Message(context.Background(), "largest")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Seq != seq || got.From != m.From || got.Subject != m.Subject || got.Text != m.Text || got.HTML != m.HTML ||
+			!slices.Equal(got.To, m.To) || !slices.Equal(got.Cc, m.Cc) || !sameAttachments(got.Attachments, m.Attachments) {
+			t.Error("the largest allowed message did not round-trip byte for byte")
 		}
 	})
 }
