@@ -3,8 +3,13 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,5 +149,65 @@ func TestRunsMigrationKeepsResponsibilityRunsAndTheirRounds(t *testing.T) {
 				t.Errorf("new run id %d, want above the migrated 9", next.ID)
 			}
 		})
+	}
+}
+
+// TestMigrateHelperProcess is not a test: TestConcurrentMigrateProcessesOnOneSQLiteFile runs the
+// test binary as separate migrating processes through it.
+func TestMigrateHelperProcess(t *testing.T) {
+	dsn := os.Getenv("PERSONAGEN_TEST_MIGRATE_DSN")
+	if dsn == "" {
+		t.Skip("only run as a helper process")
+	}
+	s, err := Open(context.Background(), dsn)
+	if err == nil {
+		err = s.Migrate(context.Background())
+		s.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
+	os.Exit(0)
+}
+
+// Four `personagen migrate` processes on one new SQLite file at once (three times over): every
+// one succeeds and each migration is applied once.
+func TestConcurrentMigrateProcessesOnOneSQLiteFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 12 processes")
+	}
+	fsys, _ := MigrationsFS(DialectSQLite)
+	files, _ := fsReadDir(fsys)
+	for round := range 3 {
+		dsn := "sqlite:" + filepath.Join(t.TempDir(), fmt.Sprintf("m%d.db", round))
+		var wg sync.WaitGroup
+		outs := make([][]byte, 4)
+		errs := make([]error, 4)
+		for i := range 4 {
+			wg.Go(func() {
+				cmd := exec.Command(os.Args[0], "-test.run=^TestMigrateHelperProcess$")
+				cmd.Env = append(os.Environ(), "PERSONAGEN_TEST_MIGRATE_DSN="+dsn)
+				outs[i], errs[i] = cmd.CombinedOutput()
+			})
+		}
+		wg.Wait()
+		for i := range 4 {
+			if errs[i] != nil {
+				t.Errorf("round %d: migrator %d: %v\n%s", round, i, errs[i], outs[i])
+			}
+		}
+		s, err := Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var versions []int64
+		if err := s.DB().Select(&versions, "SELECT version_id FROM goose_db_version WHERE version_id > 0 ORDER BY id"); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if len(versions) != len(files) {
+			t.Errorf("round %d: versions recorded %v, want each of the %d migrations once", round, versions, len(files))
+		}
 	}
 }
