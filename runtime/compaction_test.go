@@ -53,9 +53,9 @@ func TestCompactionPolicyPlan(t *testing.T) {
 // the newest arrival, whose run may still be recording.
 func TestCompactionPolicyBoundaryIsOlderThanEveryKeptMessage(t *testing.T) {
 	at := func(h, m int) time.Time { return time.Date(2024, 3, 1, h, m, 0, 0, time.UTC) }
-	q1 := history.Message{Seq: 1, MessageID: "q1", Direction: history.Inbound, SentAt: at(9, 0), Text: "q1"}
-	reply := history.Message{Seq: 2, MessageID: "r", Direction: history.Outbound, SentAt: at(9, 5), Text: "r"}
-	q2 := history.Message{Seq: 3, MessageID: "q2", Direction: history.Inbound, SentAt: at(8, 50), Text: "q2"}
+	q1 := history.Message{Seq: 1, MessageID: "q1", Direction: history.Inbound, Date: at(9, 0), Text: "q1"}
+	reply := history.Message{Seq: 2, MessageID: "r", Direction: history.Outbound, Date: at(9, 5), Text: "r"}
+	q2 := history.Message{Seq: 3, MessageID: "q2", Direction: history.Inbound, Date: at(8, 50), Text: "q2"}
 	policy := runtime.CompactionPolicy{MaxMessages: 1, Keep: 1}
 	for _, order := range [][]history.Message{{q2, q1, reply}, {q1, reply, q2}, {reply, q2, q1}} {
 		if b, ok := policy.Plan(order); !ok || b != 2 {

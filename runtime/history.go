@@ -46,7 +46,9 @@ var ErrInvalidHistoryOption = errors.New("invalid history option")
 //
 // It needs inv.Inbound: in a scheduled run (no Inbound), or for an Inbound with an empty
 // ThreadID, it contributes nothing. The message being answered (inv.Inbound.MessageID) is left
-// out; it arrives as the request's trailing user message. The replay is, in the order the source
+// out; it arrives as the request's trailing user message. When it is stored (inv.Inbound.Seq >
+// 0), only the messages the source received before it are replayed: one that arrived while the
+// run was pending belongs to a later run. The replay is, in the order the source
 // received them (never by the senders' Date headers), the most recent Limit messages, each as one turn — inbound
 // as a user message, outbound as an assistant message — rendered by HistoryText; a message with
 // neither a body nor attachments contributes no turn. Unless SkipToolCalls is set, each
@@ -102,6 +104,11 @@ func (h *ThreadHistory) Resolve(ctx context.Context, inv *Invocation, dst []Mess
 		ExcludeMessageID: inv.Inbound.MessageID,
 		Limit:            h.Limit,
 		ToolUses:         !h.SkipToolCalls,
+	}
+	if inv.Inbound.Seq > 0 {
+		// A stored message is answered with what the store received before it: a message that
+		// arrived while the run was pending belongs to a later run.
+		q.UpToSeq = inv.Inbound.Seq - 1
 	}
 	key := compactionKey(h.Source, thread)
 	var comp *history.Compaction
@@ -402,7 +409,7 @@ func ReplayInput(args string) json.RawMessage {
 //	[attachment: report.pdf (application/pdf, 1234 bytes, id att-1)]
 //
 // The five header lines are always present, in this order, "Name: value" or "Name:" when the
-// value is empty; To and Cc join their addresses with ", "; Date is FormatDate(SentAt) (UTC).
+// value is empty; To and Cc join their addresses with ", "; Date is FormatDate(Date) (UTC).
 // Line breaks inside header values, and inside attachment fields, become spaces, so a value
 // can never forge a header line. The body is Text with surrounding white space trimmed, or,
 // when that is blank, HTMLText(HTML); it is omitted when blank. Each attachment adds one
@@ -417,7 +424,7 @@ func HistoryText(m *history.Message) (string, bool) {
 	}
 	from, subject := oneLine(m.From), oneLine(m.Subject)
 	var date [64]byte
-	d := m.SentAt.UTC().AppendFormat(date[:0], DateLayout)
+	d := m.Date.UTC().AppendFormat(date[:0], DateLayout)
 	n := len("From: \nTo: \nCc: \nDate: \nSubject: \n\n\n") + len(from) + len(subject) + len(d) + len(body)
 	for _, a := range m.To {
 		n += len(a) + 2

@@ -23,11 +23,12 @@ func benchSource(b *testing.B) *memory.Source {
 	for i := range 1000 {
 		id := "m" + strconv.Itoa(i)
 		m := history.Message{MessageID: id, Direction: history.Inbound, From: "ada@example.com",
-			To: []string{"support@acme.test"}, Subject: "Subject " + strconv.Itoa(i), SentAt: t0.Add(time.Duration(i) * time.Second), Text: body}
+			To: []string{"support@acme.test"}, Subject: "Subject " + strconv.Itoa(i), Date: t0.Add(time.Duration(i) * time.Second), Text: body}
 		if i%2 == 1 {
 			m.Direction = history.Outbound
 		}
-		seq, err := s.AppendMessage(context.Background(), thread, m)
+		m.ThreadID = thread
+		seq, err := s.AppendMessage(context.Background(), m)
 		if err != nil {
 			b.Fatal(err)
 		}

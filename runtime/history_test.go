@@ -66,11 +66,12 @@ func (f *fixture) out(id, text string) int64 {
 
 func (f *fixture) add(m history.Message) int64 {
 	f.t.Helper()
-	if m.SentAt.IsZero() {
-		m.SentAt = t0.Add(time.Duration(f.n) * time.Minute)
+	if m.Date.IsZero() {
+		m.Date = t0.Add(time.Duration(f.n) * time.Minute)
 	}
 	f.n++
-	seq, err := f.s.AppendMessage(context.Background(), thread, m)
+	m.ThreadID = thread
+	seq, err := f.s.AppendMessage(context.Background(), m)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func use(run string, turn, pos int, id, name, args, result string) history.ToolU
 
 // current is the inbound message being answered.
 func current() *runtime.Invocation {
-	return &runtime.Invocation{Inbound: &runtime.Inbound{ThreadID: thread, MessageID: "current", From: "ada@example.com"}}
+	return &runtime.Invocation{Inbound: &history.Message{ThreadID: thread, MessageID: "current", From: "ada@example.com"}}
 }
 
 // replay runs the chain [summary?, history] on inv and checks the output passes Validate.
@@ -205,12 +206,12 @@ func TestThreadHistoryGolden(t *testing.T) {
 			// it answers. Replay follows the order of record; the Date lines show the headers.
 			day := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 			f.add(history.Message{MessageID: "q1", Direction: history.Inbound, From: "ada@example.com",
-				SentAt: day.Add(12 * time.Hour), Text: "Where is order 7?"})
+				Date: day.Add(12 * time.Hour), Text: "Where is order 7?"})
 			f.uses("q1", use("r1", 0, 0, "c1", "order_status", `{"order":7}`, `"shipped"`))
 			f.add(history.Message{MessageID: "reply", Direction: history.Outbound, From: "support@acme.test",
-				SentAt: day.Add(9*time.Hour + 5*time.Minute), Text: "It shipped this morning."})
+				Date: day.Add(9*time.Hour + 5*time.Minute), Text: "It shipped this morning."})
 			f.add(history.Message{MessageID: "q2", Direction: history.Inbound, From: "ada@example.com",
-				SentAt: day.Add(12*time.Hour + 30*time.Minute), Text: "Thanks, and the tracking number?"})
+				Date: day.Add(12*time.Hour + 30*time.Minute), Text: "Thanks, and the tracking number?"})
 			return []runtime.Resolver{&runtime.ThreadHistory{Source: f.s}}
 		}},
 		{"clipped_arguments_and_results", func(f *fixture) []runtime.Resolver {
@@ -302,7 +303,7 @@ func TestThreadHistoryContributesNothingWithoutInbound(t *testing.T) {
 	f.in("m1", "Hello.")
 	for name, inv := range map[string]*runtime.Invocation{
 		"scheduled run":  {Responsibility: &runtime.Responsibility{Name: "daily"}},
-		"empty thread":   {Inbound: &runtime.Inbound{MessageID: "x"}},
+		"empty thread":   {Inbound: &history.Message{MessageID: "x"}},
 		"nil invocation": nil,
 	} {
 		for _, r := range []runtime.Resolver{&runtime.ThreadHistory{}, &runtime.ThreadSummary{}} {
@@ -312,6 +313,25 @@ func TestThreadHistoryContributesNothingWithoutInbound(t *testing.T) {
 				t.Errorf("%s, %T: got %v, %v; want dst unchanged", name, r, out, err)
 			}
 		}
+	}
+}
+
+// A stored inbound message is answered with what the store received before it: a message that
+// arrived while the run was pending is not replayed.
+func TestThreadHistoryStopsBeforeAStoredInbound(t *testing.T) {
+	f := newFixture(t)
+	f.in("m1", "Before.")
+	seq := f.in("current", "Being answered.")
+	f.in("m3", "Arrived while the run was pending.")
+	inv := current()
+	inv.Inbound.Seq = seq
+	out := replay(t, inv, &runtime.ThreadHistory{Source: f.s})
+	if len(out) != 1 || !strings.HasSuffix(out[0].Text, "\n\nBefore.") {
+		t.Fatalf("replay = %s, want m1 only", encodeMessages(t, out))
+	}
+	// Without a Seq (a message the host did not store), the later message is replayed.
+	if out := replay(t, current(), &runtime.ThreadHistory{Source: f.s}); len(out) != 2 {
+		t.Fatalf("replay without Seq = %s, want m1 and m3", encodeMessages(t, out))
 	}
 }
 
@@ -479,7 +499,7 @@ func TestReplayIsByteIdentical(t *testing.T) {
 func TestHistoryTextFormat(t *testing.T) {
 	m := history.Message{
 		From: "Ada <ada@example.com>", To: []string{"a@x.test", "b@x.test"},
-		SentAt:  time.Date(2026, 1, 2, 3, 4, 5, 600000, time.FixedZone("CET", 3600)),
+		Date:    time.Date(2026, 1, 2, 3, 4, 5, 600000, time.FixedZone("CET", 3600)),
 		Subject: "Hi", Text: "Body.",
 		Attachments: []history.Attachment{{ID: "a1", Filename: "f.txt", ContentType: "text/plain", Size: 3}},
 	}

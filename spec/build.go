@@ -136,6 +136,7 @@ func (b *personaBuilder) ref(n *tnode, qualified bool) *GoRef {
 func (b *personaBuilder) model(t *tnode) *Model {
 	m := &Model{Pos: t.pos}
 	m.Name, _ = str(t.get("name"))
+	m.Provider, _ = str(t.get("provider"))
 	if v, ok := integer(t.get("max_tokens")); ok {
 		m.MaxTokens = &v
 	}
@@ -156,6 +157,7 @@ func (b *personaBuilder) model(t *tnode) *Model {
 			m.Extra = []MapEntry{}
 		}
 	}
+	b.checkProvider(t, m)
 	return m
 }
 

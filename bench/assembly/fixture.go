@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/bench/assembly/internal/host"
-	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/history"
 )
 
@@ -42,7 +41,7 @@ type Fixture struct {
 	// Env holds the sender's account.
 	Env *host.Env
 	// Current is the message being answered.
-	Current runtime.Inbound
+	Current history.Message
 }
 
 var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
@@ -59,7 +58,7 @@ func NewFixture() *Fixture {
 			"ada@example.com": {Email: "ada@example.com", Name: "Ada Lovelace", Company: "Analytical Engines Ltd",
 				Plan: "Business", Seats: 42, OpenTickets: 2},
 		}},
-		Current: runtime.Inbound{ThreadID: Thread, MessageID: "msg-current", From: "ada@example.com",
+		Current: history.Message{ThreadID: Thread, MessageID: "msg-current", From: "ada@example.com",
 			To: []string{"support@acme.test"}, Date: t0.Add(HistoryMessages * time.Hour), Subject: "Re: Export fails",
 			Text: "Thanks. The export still stops at 80 % for the Q1 board; could you look again? It is due tomorrow."},
 	}
@@ -69,7 +68,7 @@ func NewFixture() *Fixture {
 	for i := range HistoryMessages {
 		m := history.Message{
 			MessageID: "msg-" + strconv.Itoa(i),
-			SentAt:    t0.Add(time.Duration(i) * time.Hour),
+			Date:      t0.Add(time.Duration(i) * time.Hour),
 			Subject:   "Re: Export fails (" + strconv.Itoa(i/2) + ")",
 			Text:      "\n" + strings.Repeat(para, 2+i%5) + "\n",
 		}

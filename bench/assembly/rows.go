@@ -31,7 +31,7 @@ func peerText(m *history.Message) (string, bool) {
 		return "", false
 	}
 	var date [len(time.RFC1123Z) + 8]byte
-	d := m.SentAt.UTC().AppendFormat(date[:0], time.RFC1123Z)
+	d := m.Date.UTC().AppendFormat(date[:0], time.RFC1123Z)
 	n := len("From: \nTo: \nCc: \nDate: \nSubject: \n\n") + len(m.From) + len(m.Subject) + len(d) + len(body)
 	for _, a := range m.To {
 		n += len(a) + 2

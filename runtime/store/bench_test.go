@@ -120,7 +120,7 @@ func BenchmarkRecordRound(b *testing.B) {
 	})
 }
 
-func mustAppendB(b *testing.B, s *Store, m NewMessage) int64 {
+func mustAppendB(b *testing.B, s *Store, m Message) int64 {
 	a, err := s.AppendMessage(context.Background(), m)
 	if err != nil {
 		b.Fatal(err)

@@ -30,10 +30,10 @@
 //     order. sent_at round-trips to the microsecond, in UTC.
 //   - Every write is idempotent by its key, so retrying it after any error (an acknowledgement
 //     lost after the server committed included) never duplicates and yields the stored key:
-//     AppendMessage by message id (a stored id returns its seq, AlreadyStored, and the fields a
-//     second copy differs in), RecordRound by (owner, run id, turn), StartRun by run key,
-//     RenewLease / TakeOverRun / FinishRun by run key and holder, AbandonRun by run key, Compact
-//     by (thread, boundary), DeleteThread by thread id.
+//     AppendMessage by (mailbox, message id) (a stored id returns its seq, AlreadyStored, and
+//     the fields a second copy differs in), RecordRound by (owner, run id, turn), StartRun by
+//     run key, RenewLease / TakeOverRun / FinishRun by run key and holder, AbandonRun by run
+//     key, Compact by (thread, boundary), DeleteThread by thread id.
 //   - AppendMessage writes the thread row (if new), the message and its attachments in one
 //     transaction.
 //   - Every field has one limit (limits.go), checked before anything is written, so both dialects
@@ -41,7 +41,7 @@
 //   - Runs: at most one running run per persona and thread and per persona and responsibility,
 //     one run per fire, leases renewed by their holder and taken over exactly once after expiry.
 //   - DeleteThread removes a thread and everything recorded for it (tool uses, attachments,
-//     compactions, messages) in one transaction.
+//     compactions, reply runs, messages) in one transaction.
 //   - RecordRound stores a tool-calling round in one transaction with one multi-row INSERT (three
 //     round trips on MySQL: BEGIN, INSERT, COMMIT, against 2N+2 for a find-or-create per row): all
 //     rows or none; a count mismatch between calls and results is an error before anything is
@@ -80,7 +80,7 @@
 //     insertion order within a thread, because replay orders by them. A Vitess
 //     sequence gives that; TiDB needs AUTO_ID_CACHE 1 on these tables (its default per-server id
 //     batches interleave out of order). Seqs are only ever compared within one thread.
-//   - messages.message_id is unique across all threads: on a sharded database that is a global
+//   - (mailbox, message_id) is unique across all threads: on a sharded database that is a global
 //     unique index (a Vitess lookup vindex) or must be relaxed to unique per thread. The same
 //     holds for runs.run_key; the one-running-run unique keys are per persona and thread (or
 //     responsibility), so shard reply runs by thread id and scheduled runs by persona.

@@ -21,7 +21,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"modernc.org/sqlite"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // cutter decides which statement loses its acknowledgement: armed with a statement prefix, it
@@ -291,12 +291,12 @@ func TestEveryWriteRetriedAfterALostCommitIsStoredOnce(t *testing.T) {
 		for i := range rounds {
 			thread := fmt.Sprintf("t%d", i)
 			m := msg(thread, thread+"-in", baseTime)
-			m.Attachments = []runtime.Attachment{{ID: "a", Filename: "f.pdf", ContentType: "application/pdf", Size: 9}}
+			m.Attachments = []history.Attachment{{ID: "a", Filename: "f.pdf", ContentType: "application/pdf", Size: 9}}
 
 			// AppendMessage: the retry returns the stored seq, already stored, identical.
 			lose("AppendMessage", "COMMIT", func() error { _, err := s.AppendMessage(ctx, m); return err },
 				func() bool { return count("messages", "message_id = ?", m.MessageID) == 1 })
-			_, stored, err := direct.Message(ctx, m.MessageID)
+			stored, err := direct.Message(ctx, "", m.MessageID)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -54,8 +54,7 @@ func (s *Store) History(ctx context.Context, q history.Query) (*history.Window, 
 	}
 	d := s.dialect
 	where, args := historyFilter("", q)
-	query := `SELECT seq, message_id, direction, sender, recipients, cc, subject, sent_at, text_body, html_body,
-		COUNT(*) OVER () AS total FROM messages WHERE ` + where + ` ORDER BY seq DESC`
+	query := `SELECT ` + messageColumns + `, COUNT(*) OVER () AS total FROM messages WHERE ` + where + ` ORDER BY seq DESC`
 	if n, bounded := q.MaxMessages(); bounded {
 		query += " LIMIT ?"
 		args = append(args, n)
@@ -73,7 +72,7 @@ func (s *Store) History(ctx context.Context, q history.Query) (*history.Window, 
 	w.Messages = make([]history.Message, len(rows))
 	index := make(map[int64]int, len(rows))
 	for i, r := range rows {
-		m, err := r.stored()
+		m, err := r.stored(q.ThreadID)
 		if err != nil {
 			return nil, fmt.Errorf("store: history of thread %q: %w", q.ThreadID, err)
 		}

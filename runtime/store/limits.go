@@ -12,7 +12,7 @@ import (
 // naming the field. Keys are counted in characters (Unicode code points), as MySQL's VARCHAR
 // columns count them; text is counted in bytes of UTF-8, as its TEXT columns count them. Every
 // column holds its limit (VARCHAR(191) and VARCHAR(255) keys, TEXT for the short texts, MEDIUMTEXT
-// for bodies, address lists and summaries), and the largest message the limits allow, with every
+// for bodies, lists and summaries), and the largest message the limits allow, with every
 // byte escaped, stays under MariaDB's default 16 MiB max_allowed_packet.
 const (
 	// MaxThreadIDChars bounds a thread id.
@@ -42,6 +42,13 @@ const (
 	MaxFilenameBytes = 998
 	// MaxAttachmentIDBytes bounds an attachment's id.
 	MaxAttachmentIDBytes = 998
+	// MaxReferences bounds the entries of a message's References (each at most
+	// MaxMessageIDChars, as is its InReplyTo).
+	MaxReferences = 500
+	// MaxNoteBytes bounds a message's not-to-answer reason and each of its problems.
+	MaxNoteBytes = 998
+	// MaxProblems bounds the problems recorded with one message.
+	MaxProblems = 100
 )
 
 // checkKey rejects an empty key, one ending in a space, one longer than max characters, or one

@@ -2,16 +2,15 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/history"
 )
 
@@ -25,33 +24,40 @@ var ErrMessageNotFound = errors.New("store: message not found")
 // before anything is written.
 var ErrInvalid = errors.New("store: invalid value")
 
-// NewMessage is one message to append to a thread: an email-like message that came in to the
-// persona (DirectionInbound) or went out from it (DirectionOutbound). ThreadID and MessageID are
-// required; MessageID is the message's key, unique across all threads. SentAt is stored in UTC
-// truncated to the microsecond and must be a real time (year 1000 to 9999). To and Cc are
-// stored as JSON arrays. Attachments keep their metadata (ID, Filename, ContentType, Size in
-// bytes) in order; Data is not stored. Every field has a limit (MaxThreadIDChars and the
-// others), checked before anything is written.
-type NewMessage struct {
-	ThreadID    string
-	MessageID   string
-	Direction   history.Direction
-	From        string
-	To          []string
-	Cc          []string
-	Subject     string
-	SentAt      time.Time
-	Text        string
-	HTML        string
-	Attachments []runtime.Attachment
+// Message is a message as the store holds it: the thread's history.Message and the fields only
+// the store keeps. AppendMessage takes one; Message returns one.
+//
+// Of the history.Message, ThreadID and MessageID are required; Seq and ToolUses are ignored on
+// append (the store assigns the seq; rounds are recorded with RecordRound); Direction is
+// history.Inbound or history.Outbound; Date is stored in UTC truncated to the microsecond and
+// must be a real time (years 1000 to 9999); To, Cc and References are stored as JSON arrays;
+// attachments keep their metadata (ID, Filename, ContentType, Size in bytes) in order, never
+// Data. Every field has a limit (MaxThreadIDChars and the others), checked before anything is
+// written.
+type Message struct {
+	history.Message
+	// Mailbox scopes MessageID: a message id is unique per mailbox (a persona's mailbox, say its
+	// address), so one email delivered to two personas is stored once for each. "" is the default
+	// mailbox. At most 191 characters.
+	Mailbox string
+	// RunKey is, for an outbound reply, the key of the run that wrote it (Run.Key); a run has at
+	// most one reply. "" otherwise.
+	RunKey string
+	// NotToAnswer says why the message must not be answered (an auto-reply, bulk mail, a
+	// delivery report, mail from the persona's own address); "" means answer it.
+	NotToAnswer string
+	// Problems lists what was wrong with the message as received (a malformed address list, an
+	// unknown charset), kept for the record.
+	Problems []string
 }
 
 // Appended is what AppendMessage did. Seq is the message's seq, the one this call stored or
 // the one stored before. Outcome is Stored, or AlreadyStored when a message with the id was
-// already stored (the first copy stays; nothing was written). Differs then names, in the order
-// of NewMessage's fields, the fields whose stored value differs from the proposed one ("thread
-// id", "direction", "from", "to", "cc", "subject", "sent at", "text body", "html body",
-// "attachments"); it is nil when the copies are identical, as after a retry.
+// already stored in the mailbox (the first copy stays; nothing was written). Differs then
+// names, in the order of the fields, the fields whose stored value differs from the proposed
+// one ("thread id", "in reply to", "references", "direction", "from", "to", "cc", "date",
+// "subject", "text body", "html body", "attachments", "run key", "not to answer",
+// "problems"); it is nil when the copies are identical, as after a retry.
 type Appended struct {
 	Seq     int64
 	Outcome Outcome
@@ -59,25 +65,26 @@ type Appended struct {
 }
 
 // AppendMessage stores m at the end of its thread, creating the thread when it is new, in one
-// transaction with its attachments' metadata (three round trips plus one per attachment batch:
-// BEGIN, thread, message, attachments, COMMIT), and returns the message's seq: the monotonic
-// insertion key, which orders Thread and History (SentAt, which the sender sets, is only shown,
-// never used to order).
+// transaction with its attachments' metadata (BEGIN, thread, message, attachments, COMMIT), and
+// returns the message's seq: the monotonic insertion key, which orders Thread and History (Date,
+// which the sender sets, is only shown, never used to order).
 //
-// It is idempotent by m.MessageID: when a message with that id is stored (in any thread), it
-// writes nothing and returns the stored seq with AlreadyStored, naming the fields in which m
-// differs from the stored copy (for example a second delivery of one email with another list
-// footer). So after any error — an ambiguous commit included, when the connection broke after
-// the server committed — calling AppendMessage again with the same message is safe: it stores
-// the message once and always yields its seq.
+// It is idempotent by (m.Mailbox, m.MessageID): when a message with that id is stored in the
+// mailbox (in any thread), it writes nothing and returns the stored seq with AlreadyStored,
+// naming the fields in which m differs from the stored copy (for example a second delivery of
+// one email with another list footer). So after any error — an ambiguous commit included, when
+// the connection broke after the server committed — calling AppendMessage again with the same
+// message is safe: it stores the message once and always yields its seq.
 //
 // Errors, with nothing written: ErrInvalid (wrapped) for a missing, over-long or malformed field;
-// ctx's error; the database's (wrapped). Lock races are retried up to 5 times.
-func (s *Store) AppendMessage(ctx context.Context, m NewMessage) (Appended, error) {
+// ErrConflict (wrapped) when m.RunKey already has another reply; ctx's error; the database's
+// (wrapped). Lock races are retried up to 5 times.
+func (s *Store) AppendMessage(ctx context.Context, m Message) (Appended, error) {
 	if err := m.validate(); err != nil {
 		return Appended{}, err
 	}
-	to, cc := encodeAddresses(m.To), encodeAddresses(m.Cc)
+	to, cc, refs := encodeList(m.To), encodeList(m.Cc), encodeList(m.References)
+	problems := encodeList(m.Problems)
 	fail := func(err error) (Appended, error) {
 		return Appended{}, fmt.Errorf("store: append message %q to thread %q: %w", m.MessageID, m.ThreadID, err)
 	}
@@ -90,11 +97,11 @@ func (s *Store) AppendMessage(ctx context.Context, m NewMessage) (Appended, erro
 			if _, err := tx.ExecContext(ctx, d.insertIgnoringConflict("threads", []string{"id"}, []string{"id"}), m.ThreadID); err != nil {
 				return err
 			}
-			res, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO messages
-				(thread_id, message_id, direction, sender, recipients, cc, subject, sent_at, text_body, html_body)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-				m.ThreadID, m.MessageID, string(m.Direction), m.From, to, cc, m.Subject,
-				d.timeArg(m.SentAt), m.Text, m.HTML)
+			res, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO messages (thread_id, mailbox, message_id, in_reply_to,
+				refs, direction, sender, recipients, cc, subject, sent_at, text_body, html_body, run_key, not_to_answer,
+				problems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+				m.ThreadID, m.Mailbox, m.MessageID, m.InReplyTo, refs, string(m.Direction), m.From, to, cc, m.Subject,
+				d.timeArg(m.Date), m.Text, m.HTML, nullString(m.RunKey), m.NotToAnswer, problems)
 			if err != nil {
 				return err
 			}
@@ -109,20 +116,25 @@ func (s *Store) AppendMessage(ctx context.Context, m NewMessage) (Appended, erro
 		if !isDuplicateKey(err) {
 			return fail(err)
 		}
-		threadID, stored, err := s.messageWhere(ctx, "message_id = ?", m.MessageID)
+		stored, err := s.messageWhere(ctx, "mailbox = ? AND message_id = ?", m.Mailbox, m.MessageID)
 		if errors.Is(err, ErrMessageNotFound) {
+			if m.RunKey != "" {
+				if reply, err := s.messageWhere(ctx, "run_key = ?", m.RunKey); err == nil {
+					return fail(fmt.Errorf("%w: run %q already has the reply %q", ErrConflict, m.RunKey, reply.MessageID))
+				}
+			}
 			continue
 		}
 		if err != nil {
 			return fail(err)
 		}
-		return Appended{Seq: stored.Seq, Outcome: AlreadyStored, Differs: m.differences(threadID, stored)}, nil
+		return Appended{Seq: stored.Seq, Outcome: AlreadyStored, Differs: m.differences(stored)}, nil
 	}
 	return fail(errors.New("the message id was stored and removed while appending"))
 }
 
 // insertAttachments writes the attachments' metadata of message seq in one INSERT.
-func insertAttachments(ctx context.Context, tx *sqlx.Tx, d Dialect, seq int64, atts []runtime.Attachment) error {
+func insertAttachments(ctx context.Context, tx *sqlx.Tx, d Dialect, seq int64, atts []history.Attachment) error {
 	if len(atts) == 0 {
 		return nil
 	}
@@ -138,24 +150,29 @@ func insertAttachments(ctx context.Context, tx *sqlx.Tx, d Dialect, seq int64, a
 	return err
 }
 
-// differences names the fields in which m differs from stored (of thread threadID), in
-// NewMessage's field order; nil when none does.
-func (m NewMessage) differences(threadID string, stored history.Message) []string {
+// differences names the fields in which m differs from stored, in Message's field order; nil
+// when none does.
+func (m Message) differences(stored Message) []string {
 	var out []string
 	for _, f := range []struct {
 		name string
 		same bool
 	}{
-		{"thread id", threadID == m.ThreadID},
+		{"thread id", stored.ThreadID == m.ThreadID},
+		{"in reply to", stored.InReplyTo == m.InReplyTo},
+		{"references", slices.Equal(stored.References, nonEmpty(m.References))},
 		{"direction", stored.Direction == m.Direction},
 		{"from", stored.From == m.From},
 		{"to", slices.Equal(stored.To, nonEmpty(m.To))},
 		{"cc", slices.Equal(stored.Cc, nonEmpty(m.Cc))},
+		{"date", stored.Date.Equal(dbNow(m.Date))},
 		{"subject", stored.Subject == m.Subject},
-		{"sent at", stored.SentAt.Equal(dbNow(m.SentAt))},
 		{"text body", stored.Text == m.Text},
 		{"html body", stored.HTML == m.HTML},
 		{"attachments", sameAttachments(stored.Attachments, m.Attachments)},
+		{"run key", stored.RunKey == m.RunKey},
+		{"not to answer", stored.NotToAnswer == m.NotToAnswer},
+		{"problems", slices.Equal(stored.Problems, nonEmpty(m.Problems))},
 	} {
 		if !f.same {
 			out = append(out, f.name)
@@ -165,8 +182,8 @@ func (m NewMessage) differences(threadID string, stored history.Message) []strin
 }
 
 // sameAttachments compares attachment metadata (Data is never stored).
-func sameAttachments(stored []history.Attachment, proposed []runtime.Attachment) bool {
-	return slices.EqualFunc(stored, proposed, func(a history.Attachment, b runtime.Attachment) bool {
+func sameAttachments(stored, proposed []history.Attachment) bool {
+	return slices.EqualFunc(stored, proposed, func(a, b history.Attachment) bool {
 		return a.ID == b.ID && a.Filename == b.Filename && a.ContentType == b.ContentType && a.Size == b.Size
 	})
 }
@@ -179,7 +196,7 @@ func nonEmpty(s []string) []string {
 	return s
 }
 
-func (m NewMessage) validate() error {
+func (m Message) validate() error {
 	if err := checkKey("thread id", m.ThreadID, MaxThreadIDChars); err != nil {
 		return err
 	}
@@ -187,10 +204,24 @@ func (m NewMessage) validate() error {
 		return err
 	}
 	where := func(err error) error { return fmt.Errorf("%w (message %q)", err, m.MessageID) }
+	if err := checkLen("mailbox", m.Mailbox, MaxNameChars); err != nil {
+		return where(err)
+	}
+	if strings.HasSuffix(m.Mailbox, " ") {
+		return where(fmt.Errorf("%w: mailbox %q ends with a space", ErrInvalid, m.Mailbox))
+	}
+	if m.RunKey != "" {
+		if err := checkKey("run key", m.RunKey, MaxNameChars); err != nil {
+			return where(err)
+		}
+	}
 	if m.Direction != history.Inbound && m.Direction != history.Outbound {
 		return fmt.Errorf("%w: message %q: direction %q (want inbound or outbound)", ErrInvalid, m.MessageID, m.Direction)
 	}
-	if err := checkTime("sent at", m.SentAt); err != nil {
+	if err := checkTime("date", m.Date); err != nil {
+		return where(err)
+	}
+	if err := checkLen("in reply to", m.InReplyTo, MaxMessageIDChars); err != nil {
 		return where(err)
 	}
 	for _, f := range []struct {
@@ -202,6 +233,7 @@ func (m NewMessage) validate() error {
 		{"subject", m.Subject, MaxSubjectBytes},
 		{"text body", m.Text, MaxBodyBytes},
 		{"html body", m.HTML, MaxBodyBytes},
+		{"not to answer", m.NotToAnswer, MaxNoteBytes},
 	} {
 		if err := checkBytes(f.field, f.v, f.max); err != nil {
 			return where(err)
@@ -210,12 +242,19 @@ func (m NewMessage) validate() error {
 	for _, list := range []struct {
 		field string
 		v     []string
-	}{{"to", m.To}, {"cc", m.Cc}} {
-		if len(list.v) > MaxAddresses {
-			return fmt.Errorf("%w: message %q: %s has %d addresses (at most %d)", ErrInvalid, m.MessageID, list.field, len(list.v), MaxAddresses)
+		max   int
+		check func(field, v string) error
+	}{
+		{"to", m.To, MaxAddresses, func(f, v string) error { return checkBytes(f, v, MaxAddressBytes) }},
+		{"cc", m.Cc, MaxAddresses, func(f, v string) error { return checkBytes(f, v, MaxAddressBytes) }},
+		{"references", m.References, MaxReferences, func(f, v string) error { return checkLen(f, v, MaxMessageIDChars) }},
+		{"problems", m.Problems, MaxProblems, func(f, v string) error { return checkBytes(f, v, MaxNoteBytes) }},
+	} {
+		if len(list.v) > list.max {
+			return fmt.Errorf("%w: message %q: %s has %d entries (at most %d)", ErrInvalid, m.MessageID, list.field, len(list.v), list.max)
 		}
-		for i, a := range list.v {
-			if err := checkBytes(fmt.Sprintf("%s[%d]", list.field, i), a, MaxAddressBytes); err != nil {
+		for i, v := range list.v {
+			if err := list.check(fmt.Sprintf("%s[%d]", list.field, i), v); err != nil {
 				return where(err)
 			}
 		}
@@ -240,9 +279,9 @@ func (m NewMessage) validate() error {
 	return nil
 }
 
-// encodeAddresses returns the JSON array text of an address list, without HTML escaping (so
-// "<" stays one byte): "[]" for none.
-func encodeAddresses(list []string) string {
+// encodeList returns the JSON array text of a list of strings, without HTML escaping (so "<"
+// stays one byte): "[]" for none.
+func encodeList(list []string) string {
 	if len(list) == 0 {
 		return "[]"
 	}
@@ -253,47 +292,101 @@ func encodeAddresses(list []string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// Message returns the stored message whose id is messageID, with its attachments' metadata
-// (ToolUses empty), and the id of the thread it belongs to. One query for the message and one
-// for its attachments. Errors: ErrMessageNotFound (wrapped), or the database's (wrapped).
-func (s *Store) Message(ctx context.Context, messageID string) (threadID string, m history.Message, err error) {
-	threadID, m, err = s.messageWhere(ctx, "message_id = ?", messageID)
+// Message returns the message stored under messageID in mailbox, with its attachments'
+// metadata (ToolUses empty) and the store-only fields. One query for the message and one for
+// its attachments. Errors: ErrMessageNotFound (wrapped), or the database's (wrapped).
+func (s *Store) Message(ctx context.Context, mailbox, messageID string) (Message, error) {
+	m, err := s.messageWhere(ctx, "mailbox = ? AND message_id = ?", mailbox, messageID)
 	if err != nil {
-		return "", history.Message{}, fmt.Errorf("store: read message %q: %w", messageID, err)
+		return Message{}, fmt.Errorf("store: read message %q of mailbox %q: %w", messageID, mailbox, err)
 	}
-	return threadID, m, nil
+	return m, nil
+}
+
+// ThreadOf returns the thread of the first of messageIDs that is stored in mailbox, and that
+// id: how an email joins the thread of the first message it references that the store knows
+// (its References, then its In-Reply-To). found is false when none is stored. One query; at
+// most MaxReferences+1 ids. Errors: ErrInvalid for too many ids, or the database's (wrapped).
+func (s *Store) ThreadOf(ctx context.Context, mailbox string, messageIDs []string) (threadID, messageID string, found bool, err error) {
+	if len(messageIDs) == 0 {
+		return "", "", false, nil
+	}
+	if len(messageIDs) > MaxReferences+1 {
+		return "", "", false, fmt.Errorf("%w: %d message ids to look up (at most %d)", ErrInvalid, len(messageIDs), MaxReferences+1)
+	}
+	var rows []struct {
+		MessageID string `db:"message_id"`
+		ThreadID  string `db:"thread_id"`
+	}
+	args := append([]any{mailbox}, anySlice(messageIDs)...)
+	if err := s.db.SelectContext(ctx, &rows, s.dialect.rebind(`SELECT message_id, thread_id FROM messages
+		WHERE mailbox = ? AND message_id IN (`+placeholders(len(messageIDs))+`)`), args...); err != nil {
+		return "", "", false, fmt.Errorf("store: look up the threads of %d message ids: %w", len(messageIDs), err)
+	}
+	threads := make(map[string]string, len(rows))
+	for _, r := range rows {
+		threads[r.MessageID] = r.ThreadID
+	}
+	for _, id := range messageIDs {
+		if t, ok := threads[id]; ok {
+			return t, id, true, nil
+		}
+	}
+	return "", "", false, nil
+}
+
+func anySlice(v []string) []any {
+	out := make([]any, len(v))
+	for i, s := range v {
+		out[i] = s
+	}
+	return out
+}
+
+// storedMessageRow is a messages row with the store-only columns, as Message reads it.
+type storedMessageRow struct {
+	messageRow
+	ThreadID    string         `db:"thread_id"`
+	Mailbox     string         `db:"mailbox"`
+	RunKey      sql.NullString `db:"run_key"`
+	NotToAnswer sql.NullString `db:"not_to_answer"`
+	Problems    sql.NullString `db:"problems"`
 }
 
 // messageWhere reads the one message matching where (a condition on messages' columns) with its
-// attachments, and its thread id; ErrMessageNotFound when none matches.
-func (s *Store) messageWhere(ctx context.Context, where string, args ...any) (string, history.Message, error) {
+// attachments; ErrMessageNotFound when none matches.
+func (s *Store) messageWhere(ctx context.Context, where string, args ...any) (Message, error) {
 	d := s.dialect
-	var rows []struct {
-		messageRow
-		ThreadID string `db:"thread_id"`
-	}
-	if err := s.db.SelectContext(ctx, &rows, d.rebind(`SELECT seq, thread_id, message_id, direction, sender, recipients,
-		cc, subject, sent_at, text_body, html_body FROM messages WHERE `+where), args...); err != nil {
-		return "", history.Message{}, err
+	var rows []storedMessageRow
+	if err := s.db.SelectContext(ctx, &rows, d.rebind(`SELECT `+messageColumns+`, thread_id, mailbox, run_key,
+		not_to_answer, problems FROM messages WHERE `+where), args...); err != nil {
+		return Message{}, err
 	}
 	if len(rows) == 0 {
-		return "", history.Message{}, fmt.Errorf("%w: %v", ErrMessageNotFound, args)
+		return Message{}, fmt.Errorf("%w: %v", ErrMessageNotFound, args)
 	}
-	m, err := rows[0].stored()
+	r := rows[0]
+	hm, err := r.stored(r.ThreadID)
 	if err != nil {
-		return "", history.Message{}, err
+		return Message{}, err
+	}
+	m := Message{Message: hm, Mailbox: r.Mailbox, RunKey: r.RunKey.String, NotToAnswer: r.NotToAnswer.String}
+	if r.Problems.Valid {
+		if err := decodeList(r.Problems.String, &m.Problems); err != nil {
+			return Message{}, fmt.Errorf("message %q problems: %w", r.MessageID, err)
+		}
 	}
 	var atts []attachmentRow
 	if err := s.db.SelectContext(ctx, &atts, d.rebind(`SELECT message_seq, position, attachment_id, filename,
 		content_type, size_bytes FROM attachments WHERE message_seq = ? ORDER BY position`), m.Seq); err != nil {
-		return "", history.Message{}, err
+		return Message{}, err
 	}
 	for _, a := range atts {
 		m.Attachments = append(m.Attachments, history.Attachment{
 			ID: a.AttachmentID, Filename: a.Filename, ContentType: a.ContentType, Size: a.SizeBytes,
 		})
 	}
-	return rows[0].ThreadID, m, nil
+	return m, nil
 }
 
 // messageInThread reports whether seq is a message of threadID.
@@ -303,19 +396,25 @@ func (s *Store) messageInThread(ctx context.Context, seq int64, threadID string)
 	return n > 0, err
 }
 
-// messageRow is a messages row as Thread and History read it.
+// messageRow is a messages row as Thread and History read it (messageColumns).
 type messageRow struct {
-	Seq        int64  `db:"seq"`
-	MessageID  string `db:"message_id"`
-	Direction  string `db:"direction"`
-	Sender     string `db:"sender"`
-	Recipients string `db:"recipients"`
-	Cc         string `db:"cc"`
-	Subject    string `db:"subject"`
-	SentAt     dbTime `db:"sent_at"`
-	TextBody   string `db:"text_body"`
-	HTMLBody   string `db:"html_body"`
+	Seq        int64          `db:"seq"`
+	MessageID  string         `db:"message_id"`
+	InReplyTo  string         `db:"in_reply_to"`
+	Refs       sql.NullString `db:"refs"`
+	Direction  string         `db:"direction"`
+	Sender     string         `db:"sender"`
+	Recipients string         `db:"recipients"`
+	Cc         string         `db:"cc"`
+	Subject    string         `db:"subject"`
+	SentAt     dbTime         `db:"sent_at"`
+	TextBody   string         `db:"text_body"`
+	HTMLBody   string         `db:"html_body"`
 }
+
+// messageColumns are the columns of a messageRow, for SELECTs from messages.
+const messageColumns = `seq, message_id, in_reply_to, refs, direction, sender, recipients, cc, subject, sent_at,
+	text_body, html_body`
 
 // attachmentRow is an attachments row as Thread and History read it.
 type attachmentRow struct {
@@ -335,8 +434,8 @@ type attachmentRow struct {
 func (s *Store) Thread(ctx context.Context, threadID string) ([]history.Message, error) {
 	d := s.dialect
 	var rows []messageRow
-	if err := s.db.SelectContext(ctx, &rows, d.rebind(`SELECT seq, message_id, direction, sender, recipients, cc,
-		subject, sent_at, text_body, html_body FROM messages WHERE thread_id = ? ORDER BY seq`), threadID); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, d.rebind(`SELECT `+messageColumns+` FROM messages
+		WHERE thread_id = ? ORDER BY seq`), threadID); err != nil {
 		return nil, fmt.Errorf("store: read thread %q: %w", threadID, err)
 	}
 	if len(rows) == 0 {
@@ -351,7 +450,7 @@ func (s *Store) Thread(ctx context.Context, threadID string) ([]history.Message,
 	out := make([]history.Message, len(rows))
 	index := make(map[int64]int, len(rows))
 	for i, r := range rows {
-		m, err := r.stored()
+		m, err := r.stored(threadID)
 		if err != nil {
 			return nil, fmt.Errorf("store: read thread %q: %w", threadID, err)
 		}
@@ -371,29 +470,36 @@ func (s *Store) Thread(ctx context.Context, threadID string) ([]history.Message,
 }
 
 // stored converts the row to the runtime's form.
-func (r messageRow) stored() (history.Message, error) {
+func (r messageRow) stored(threadID string) (history.Message, error) {
 	m := history.Message{
 		Seq:       r.Seq,
+		ThreadID:  threadID,
 		MessageID: r.MessageID,
+		InReplyTo: r.InReplyTo,
 		Direction: history.Direction(r.Direction),
 		From:      r.Sender,
-		SentAt:    r.SentAt.Time,
+		Date:      r.SentAt.Time,
 		Subject:   r.Subject,
 		Text:      r.TextBody,
 		HTML:      r.HTMLBody,
 	}
-	if err := decodeAddresses(r.Recipients, &m.To); err != nil {
+	if err := decodeList(r.Recipients, &m.To); err != nil {
 		return m, fmt.Errorf("message %q recipients: %w", r.MessageID, err)
 	}
-	if err := decodeAddresses(r.Cc, &m.Cc); err != nil {
+	if err := decodeList(r.Cc, &m.Cc); err != nil {
 		return m, fmt.Errorf("message %q cc: %w", r.MessageID, err)
+	}
+	if r.Refs.Valid { // NULL for messages stored before migration 00004
+		if err := decodeList(r.Refs.String, &m.References); err != nil {
+			return m, fmt.Errorf("message %q references: %w", r.MessageID, err)
+		}
 	}
 	return m, nil
 }
 
-// decodeAddresses reads a JSON array of strings; an empty array leaves *dst nil.
-func decodeAddresses(text string, dst *[]string) error {
-	if text == "[]" { // what AppendMessage stores for no addresses: skip the decoder
+// decodeList reads a JSON array of strings; an empty array leaves *dst nil.
+func decodeList(text string, dst *[]string) error {
+	if text == "[]" { // what AppendMessage stores for an empty list: skip the decoder
 		return nil
 	}
 	var v []string

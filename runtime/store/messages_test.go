@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/personagen/personagen/runtime"
-
 	"github.com/personagen/personagen/runtime/history"
 )
 
@@ -20,15 +18,15 @@ const fourByte = "😀 🇩🇪 𠀋𡈽 𝒳 👩‍👩‍👧"
 
 var baseTime = time.Date(2024, 3, 1, 9, 30, 0, 0, time.UTC)
 
-func msg(thread, id string, sent time.Time) NewMessage {
-	return NewMessage{
+func msg(thread, id string, sent time.Time) Message {
+	return Message{Message: history.Message{
 		ThreadID: thread, MessageID: id, Direction: history.Inbound,
 		From: "ana@example.com", To: []string{"agent@example.com"}, Subject: "Re: " + id,
-		SentAt: sent, Text: "body of " + id,
-	}
+		Date: sent, Text: "body of " + id,
+	}}
 }
 
-func mustAppend(t *testing.T, s *Store, m NewMessage) int64 {
+func mustAppend(t testing.TB, s *Store, m Message) int64 {
 	t.Helper()
 	a, err := s.AppendMessage(context.Background(), m)
 	if err != nil {
@@ -56,21 +54,23 @@ func countRows(t *testing.T, s *Store, table, where string, args ...any) int {
 
 func TestAppendMessageRoundTripsFourByteCharactersByteIdentical(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
-		in := NewMessage{
+		in := Message{Message: history.Message{
 			ThreadID: "thread-" + fourByte, MessageID: "<" + fourByte + "@example.com>",
+			InReplyTo: "<parent-" + fourByte + "@example.com>", References: []string{"<root@x>", "<parent-" + fourByte + "@example.com>"},
 			Direction: history.Outbound,
 			From:      fourByte + " <bot@example.com>",
 			To:        []string{"𠀋 <a@example.com>", "b@example.com"},
 			Cc:        []string{"😀@example.com"},
 			Subject:   "Subject " + fourByte,
-			SentAt:    baseTime,
+			Date:      baseTime,
 			Text:      strings.Repeat(fourByte, 100),
 			HTML:      "<p>" + fourByte + "</p>",
-			Attachments: []runtime.Attachment{
+			Attachments: []history.Attachment{
 				{ID: "att-1", Filename: fourByte + ".pdf", ContentType: "application/pdf", Size: 1234},
-				{ID: "att-2", Filename: "b.png", ContentType: "image/png", Size: 0},
+				{ID: "att-2", Filename: "b.png", ContentType: "image/png", Size: 0, Data: []byte("not stored")},
 			},
-		}
+		}, Mailbox: "bot@example.com", RunKey: "run-" + fourByte, NotToAnswer: "own address " + fourByte,
+			Problems: []string{"Cc: " + fourByte + " is not an address"}}
 		seq := mustAppend(t, s, in)
 		got, err := s.Thread(context.Background(), in.ThreadID)
 		if err != nil {
@@ -80,18 +80,21 @@ func TestAppendMessageRoundTripsFourByteCharactersByteIdentical(t *testing.T) {
 			t.Fatalf("Thread returned %d messages, want 1", len(got))
 		}
 		m := got[0]
-		want := history.Message{
-			Seq: seq, MessageID: in.MessageID, Direction: in.Direction, From: in.From, To: in.To, Cc: in.Cc,
-			SentAt: in.SentAt, Subject: in.Subject, Text: in.Text, HTML: in.HTML, Attachments: storedAttachments(in.Attachments),
-		}
+		want := in.Message
+		want.Seq, want.Attachments = seq, storedAttachments(in.Attachments)
 		if !equalStored(m, want) {
 			t.Errorf("Thread()[0] =\n%+v\nwant\n%+v", m, want)
+		}
+		got1, err := s.Message(context.Background(), in.Mailbox, in.MessageID)
+		if err != nil || !equalStored(got1.Message, want) || got1.Mailbox != in.Mailbox || got1.RunKey != in.RunKey ||
+			got1.NotToAnswer != in.NotToAnswer || !slices.Equal(got1.Problems, in.Problems) {
+			t.Errorf("Message() = %+v, %v\nwant %+v", got1, err, in)
 		}
 	})
 }
 
-// storedAttachments is the metadata of atts as the store returns it.
-func storedAttachments(atts []runtime.Attachment) []history.Attachment {
+// storedAttachments is the metadata of atts as the store returns it: Data nil.
+func storedAttachments(atts []history.Attachment) []history.Attachment {
 	var out []history.Attachment
 	for _, a := range atts {
 		out = append(out, history.Attachment{ID: a.ID, Filename: a.Filename, ContentType: a.ContentType, Size: a.Size})
@@ -100,15 +103,16 @@ func storedAttachments(atts []runtime.Attachment) []history.Attachment {
 }
 
 func equalStored(a, b history.Message) bool {
-	if a.Seq != b.Seq || a.MessageID != b.MessageID || a.Direction != b.Direction || a.From != b.From ||
-		!a.SentAt.Equal(b.SentAt) || a.SentAt.Location() != time.UTC || a.Subject != b.Subject ||
+	if a.Seq != b.Seq || a.ThreadID != b.ThreadID || a.MessageID != b.MessageID || a.InReplyTo != b.InReplyTo ||
+		!slices.Equal(a.References, b.References) || a.Direction != b.Direction || a.From != b.From ||
+		!a.Date.Equal(b.Date) || a.Date.Location() != time.UTC || a.Subject != b.Subject ||
 		a.Text != b.Text || a.HTML != b.HTML || strings.Join(a.To, "\x00") != strings.Join(b.To, "\x00") ||
 		strings.Join(a.Cc, "\x00") != strings.Join(b.Cc, "\x00") || len(a.Attachments) != len(b.Attachments) {
 		return false
 	}
 	for i := range a.Attachments {
 		x, y := a.Attachments[i], b.Attachments[i]
-		if x.ID != y.ID || x.Filename != y.Filename || x.ContentType != y.ContentType || x.Size != y.Size {
+		if x.ID != y.ID || x.Filename != y.Filename || x.ContentType != y.ContentType || x.Size != y.Size || x.Data != nil {
 			return false
 		}
 	}
@@ -135,7 +139,7 @@ func TestSentAtRoundTripsToTheMicrosecondInUTC(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if g := got[0].SentAt; !g.Equal(c.want) || g.Location() != time.UTC {
+			if g := got[0].Date; !g.Equal(c.want) || g.Location() != time.UTC {
 				t.Errorf("%s: SentAt = %v (%v), want %v UTC", c.name, g, g.Location(), c.want)
 			}
 		}
@@ -172,7 +176,7 @@ func TestAppendOfAStoredMessageIDReturnsItsSeq(t *testing.T) {
 		ctx := context.Background()
 		first := msg("t1", "m1", baseTime.Add(123456789*time.Nanosecond))
 		first.Cc = []string{"b@example.com"}
-		first.Attachments = []runtime.Attachment{{ID: "a", Filename: "f", ContentType: "text/plain", Size: 1}}
+		first.Attachments = []history.Attachment{{ID: "a", Filename: "f", ContentType: "text/plain", Size: 1}}
 		seq := mustAppend(t, s, first)
 
 		again, err := s.AppendMessage(ctx, first)
@@ -196,12 +200,12 @@ func TestAppendOfAStoredMessageIDReturnsItsSeq(t *testing.T) {
 		if n := countRows(t, s, "attachments", ""); n != 1 {
 			t.Errorf("%d attachments stored, want the first copy's 1", n)
 		}
-		thread, m, err := s.Message(ctx, "m1")
-		if err != nil || thread != "t1" || m.Seq != seq || m.Text != first.Text || len(m.Attachments) != 1 ||
+		m, err := s.Message(ctx, "", "m1")
+		if err != nil || m.ThreadID != "t1" || m.Seq != seq || m.Text != first.Text || len(m.Attachments) != 1 ||
 			!slices.Equal(m.Cc, first.Cc) {
-			t.Errorf("Message(m1) = %q, %+v, %v; want the first copy in t1", thread, m, err)
+			t.Errorf("Message(m1) = %+v, %v; want the first copy in t1", m, err)
 		}
-		if _, _, err := s.Message(ctx, "nope"); !errors.Is(err, ErrMessageNotFound) {
+		if _, err := s.Message(ctx, "", "nope"); !errors.Is(err, ErrMessageNotFound) {
 			t.Errorf("Message(unknown) error = %v, want ErrMessageNotFound", err)
 		}
 	})
@@ -213,40 +217,40 @@ func equalAppended(a, b Appended) bool {
 
 func TestAppendMessageRejectsInvalidValues(t *testing.T) {
 	long := func(n int) string { return strings.Repeat("x", n) }
-	att := func(edit func(*runtime.Attachment)) func(*NewMessage) {
-		return func(m *NewMessage) {
-			a := runtime.Attachment{ID: "a", Filename: "f", ContentType: "x/y", Size: 1}
+	att := func(edit func(*history.Attachment)) func(*Message) {
+		return func(m *Message) {
+			a := history.Attachment{ID: "a", Filename: "f", ContentType: "x/y", Size: 1}
 			edit(&a)
-			m.Attachments = []runtime.Attachment{a}
+			m.Attachments = []history.Attachment{a}
 		}
 	}
 	cases := []struct {
 		name string
-		edit func(*NewMessage)
+		edit func(*Message)
 		want string // the part of the error that names the field and the limit
 	}{
-		{"empty thread id", func(m *NewMessage) { m.ThreadID = "" }, "thread id is empty"},
-		{"thread id over 191 characters", func(m *NewMessage) { m.ThreadID = strings.Repeat("😀", 192) }, "thread id has 192 characters (at most 191)"},
-		{"empty message id", func(m *NewMessage) { m.MessageID = "" }, "message id is empty"},
-		{"message id over 255 characters", func(m *NewMessage) { m.MessageID = long(256) }, "message id has 256 characters (at most 255)"},
-		{"message id ending in a space", func(m *NewMessage) { m.MessageID = "m1 " }, `message id "m1 " ends with a space`},
-		{"thread id ending in a space", func(m *NewMessage) { m.ThreadID = "t " }, `thread id "t " ends with a space`},
-		{"unknown direction", func(m *NewMessage) { m.Direction = "sideways" }, `direction "sideways"`},
-		{"zero sent_at", func(m *NewMessage) { m.SentAt = time.Time{} }, "sent at 0001-01-01"},
-		{"sent_at before year 1000", func(m *NewMessage) { m.SentAt = time.Date(999, 12, 31, 0, 0, 0, 0, time.UTC) }, "sent at 0999-12-31"},
-		{"invalid UTF-8 body", func(m *NewMessage) { m.Text = "ok \xff not ok" }, "text body is not valid UTF-8"},
-		{"invalid UTF-8 recipient", func(m *NewMessage) { m.To = []string{"\xc3"} }, "to[0] is not valid UTF-8"},
-		{"70,000-byte subject", func(m *NewMessage) { m.Subject = long(70000) }, "subject has 70000 bytes (at most 16384)"},
-		{"70,000-byte sender", func(m *NewMessage) { m.From = long(70000) }, "from has 70000 bytes (at most 998)"},
-		{"over-long cc entry", func(m *NewMessage) { m.Cc = []string{"a@b", long(999)} }, "cc[1] has 999 bytes (at most 998)"},
-		{"too many recipients", func(m *NewMessage) { m.To = make([]string, MaxAddresses+1) }, "to has 501 addresses (at most 500)"},
-		{"17 MiB body", func(m *NewMessage) { m.Text = long(17 << 20) }, "text body has 17825792 bytes (at most 2097152)"},
-		{"over-long HTML body", func(m *NewMessage) { m.HTML = long(MaxBodyBytes + 1) }, "html body has 2097153 bytes (at most 2097152)"},
-		{"70,000-byte filename", att(func(a *runtime.Attachment) { a.Filename = long(70000) }), "attachment[0] filename has 70000 bytes (at most 998)"},
-		{"over-long attachment id", att(func(a *runtime.Attachment) { a.ID = long(999) }), "attachment[0] id has 999 bytes (at most 998)"},
-		{"over-long content type", att(func(a *runtime.Attachment) { a.ContentType = long(256) }), "attachment[0] content type has 256 characters (at most 255)"},
-		{"negative attachment size", att(func(a *runtime.Attachment) { a.Size = -1 }), "attachment[0] size -1 bytes is negative"},
-		{"too many attachments", func(m *NewMessage) { m.Attachments = make([]runtime.Attachment, MaxAttachments+1) }, "501 attachments (at most 500)"},
+		{"empty thread id", func(m *Message) { m.ThreadID = "" }, "thread id is empty"},
+		{"thread id over 191 characters", func(m *Message) { m.ThreadID = strings.Repeat("😀", 192) }, "thread id has 192 characters (at most 191)"},
+		{"empty message id", func(m *Message) { m.MessageID = "" }, "message id is empty"},
+		{"message id over 255 characters", func(m *Message) { m.MessageID = long(256) }, "message id has 256 characters (at most 255)"},
+		{"message id ending in a space", func(m *Message) { m.MessageID = "m1 " }, `message id "m1 " ends with a space`},
+		{"thread id ending in a space", func(m *Message) { m.ThreadID = "t " }, `thread id "t " ends with a space`},
+		{"unknown direction", func(m *Message) { m.Direction = "sideways" }, `direction "sideways"`},
+		{"zero sent_at", func(m *Message) { m.Date = time.Time{} }, "date 0001-01-01"},
+		{"sent_at before year 1000", func(m *Message) { m.Date = time.Date(999, 12, 31, 0, 0, 0, 0, time.UTC) }, "date 0999-12-31"},
+		{"invalid UTF-8 body", func(m *Message) { m.Text = "ok \xff not ok" }, "text body is not valid UTF-8"},
+		{"invalid UTF-8 recipient", func(m *Message) { m.To = []string{"\xc3"} }, "to[0] is not valid UTF-8"},
+		{"70,000-byte subject", func(m *Message) { m.Subject = long(70000) }, "subject has 70000 bytes (at most 16384)"},
+		{"70,000-byte sender", func(m *Message) { m.From = long(70000) }, "from has 70000 bytes (at most 998)"},
+		{"over-long cc entry", func(m *Message) { m.Cc = []string{"a@b", long(999)} }, "cc[1] has 999 bytes (at most 998)"},
+		{"too many recipients", func(m *Message) { m.To = make([]string, MaxAddresses+1) }, "to has 501 entries (at most 500)"},
+		{"17 MiB body", func(m *Message) { m.Text = long(17 << 20) }, "text body has 17825792 bytes (at most 2097152)"},
+		{"over-long HTML body", func(m *Message) { m.HTML = long(MaxBodyBytes + 1) }, "html body has 2097153 bytes (at most 2097152)"},
+		{"70,000-byte filename", att(func(a *history.Attachment) { a.Filename = long(70000) }), "attachment[0] filename has 70000 bytes (at most 998)"},
+		{"over-long attachment id", att(func(a *history.Attachment) { a.ID = long(999) }), "attachment[0] id has 999 bytes (at most 998)"},
+		{"over-long content type", att(func(a *history.Attachment) { a.ContentType = long(256) }), "attachment[0] content type has 256 characters (at most 255)"},
+		{"negative attachment size", att(func(a *history.Attachment) { a.Size = -1 }), "attachment[0] size -1 bytes is negative"},
+		{"too many attachments", func(m *Message) { m.Attachments = make([]history.Attachment, MaxAttachments+1) }, "501 attachments (at most 500)"},
 	}
 	errs := map[Dialect][]string{}
 	eachDB(t, func(t *testing.T, s *Store) {
@@ -288,12 +292,12 @@ func TestLargestAllowedMessageRoundTrips(t *testing.T) {
 		m.To[i], m.Cc[i] = nuls, nuls
 	}
 	for i := range MaxAttachments {
-		m.Attachments = append(m.Attachments, runtime.Attachment{ID: escaped(MaxAttachmentIDBytes),
+		m.Attachments = append(m.Attachments, history.Attachment{ID: escaped(MaxAttachmentIDBytes),
 			Filename: escaped(MaxFilenameBytes), ContentType: strings.Repeat("😀", MaxContentTypeChars), Size: int64(i)})
 	}
 	eachDB(t, func(t *testing.T, s *Store) {
 		seq := mustAppend(t, s, m)
-		_, got, err := s.Message(context.Background(), "largest")
+		got, err := s.Message(context.Background(), "", "largest")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,7 +325,7 @@ func TestDeleteThreadLeavesNoneOfItsRows(t *testing.T) {
 		for _, thread := range []string{"doomed", "kept"} {
 			for i := range 3 {
 				m := msg(thread, thread+"-"+string(rune('a'+i)), baseTime)
-				m.Attachments = []runtime.Attachment{{ID: "x", Filename: "f.txt", ContentType: "text/plain", Size: 3}}
+				m.Attachments = []history.Attachment{{ID: "x", Filename: "f.txt", ContentType: "text/plain", Size: 3}}
 				seq := mustAppend(t, s, m)
 				keepSeq = seq
 				if _, err := s.RecordRound(ctx, testRound(Owner{OwnerMessage, seq}, "run-"+thread, 0, 2)); err != nil {
