@@ -251,6 +251,14 @@ func TestAppendMessageRejectsInvalidValues(t *testing.T) {
 		{"over-long content type", att(func(a *history.Attachment) { a.ContentType = long(256) }), "attachment[0] content type has 256 characters (at most 255)"},
 		{"negative attachment size", att(func(a *history.Attachment) { a.Size = -1 }), "attachment[0] size -1 bytes is negative"},
 		{"too many attachments", func(m *Message) { m.Attachments = make([]history.Attachment, MaxAttachments+1) }, "501 attachments (at most 500)"},
+		{"over-long mailbox", func(m *Message) { m.Mailbox = long(192) }, "mailbox has 192 characters (at most 191)"},
+		{"mailbox ending in a space", func(m *Message) { m.Mailbox = "a@b " }, `mailbox "a@b " ends with a space`},
+		{"over-long in reply to", func(m *Message) { m.InReplyTo = long(256) }, "in reply to has 256 characters (at most 255)"},
+		{"too many references", func(m *Message) { m.References = make([]string, MaxReferences+1) }, "references has 501 entries (at most 500)"},
+		{"over-long reference", func(m *Message) { m.References = []string{"<a>", long(256)} }, "references[1] has 256 characters (at most 255)"},
+		{"run key ending in a space", func(m *Message) { m.RunKey = "run " }, `run key "run " ends with a space`},
+		{"over-long not-to-answer reason", func(m *Message) { m.NotToAnswer = long(999) }, "not to answer has 999 bytes (at most 998)"},
+		{"too many problems", func(m *Message) { m.Problems = make([]string, MaxProblems+1) }, "problems has 101 entries (at most 100)"},
 	}
 	errs := map[Dialect][]string{}
 	eachDB(t, func(t *testing.T, s *Store) {
@@ -424,6 +432,81 @@ func TestThreadListsInOrderOfRecord(t *testing.T) {
 		}
 		if want := []string{"m-late", "m-early", "m-early-too"}; !slices.Equal(ids, want) {
 			t.Errorf("Thread order = %v, want %v", ids, want)
+		}
+	})
+}
+
+func TestMessageIDsAreUniquePerMailbox(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		a, b := msg("support/t", "<m1@x>", baseTime), msg("sales/t", "<m1@x>", baseTime)
+		a.Mailbox, b.Mailbox = "support@acme.test", "sales@acme.test"
+		seqA, seqB := mustAppend(t, s, a), mustAppend(t, s, b)
+		if seqA == seqB {
+			t.Fatalf("one email delivered to two mailboxes has one seq %d, want two copies", seqA)
+		}
+		if got, err := s.AppendMessage(ctx, a); err != nil || got.Seq != seqA || got.Outcome != AlreadyStored {
+			t.Errorf("second delivery to the first mailbox = %+v, %v; want seq %d already stored", got, err, seqA)
+		}
+		if got, err := s.Message(ctx, "sales@acme.test", "<m1@x>"); err != nil || got.Seq != seqB || got.ThreadID != "sales/t" {
+			t.Errorf("Message(sales) = %+v, %v; want seq %d in sales/t", got, err, seqB)
+		}
+		if _, err := s.Message(ctx, "", "<m1@x>"); !errors.Is(err, ErrMessageNotFound) {
+			t.Errorf("Message(default mailbox) error = %v, want ErrMessageNotFound", err)
+		}
+	})
+}
+
+func TestARunHasAtMostOneReply(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		reply := msg("t", "<r1@x>", baseTime)
+		reply.Direction, reply.RunKey = history.Outbound, "run-1"
+		mustAppend(t, s, reply)
+		other := reply
+		other.MessageID = "<r2@x>"
+		if _, err := s.AppendMessage(ctx, other); !errors.Is(err, ErrConflict) {
+			t.Errorf("a second reply of run-1 error = %v, want ErrConflict", err)
+		}
+		if n := countRows(t, s, "messages", ""); n != 1 {
+			t.Errorf("%d messages stored, want the first reply only", n)
+		}
+		if got, err := s.AppendMessage(ctx, reply); err != nil || got.Outcome != AlreadyStored {
+			t.Errorf("the reply again = %+v, %v; want already stored", got, err)
+		}
+	})
+}
+
+func TestThreadOfFindsTheFirstStoredReference(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		for _, m := range []struct{ mailbox, thread, id string }{
+			{"a", "a/t1", "<m1@x>"}, {"a", "a/t2", "<m2@x>"}, {"b", "b/t3", "<m3@x>"},
+		} {
+			mm := msg(m.thread, m.id, baseTime)
+			mm.Mailbox = m.mailbox
+			mustAppend(t, s, mm)
+		}
+		cases := []struct {
+			mailbox    string
+			ids        []string
+			thread, id string
+			found      bool
+		}{
+			{"a", []string{"<unknown@x>", "<m2@x>", "<m1@x>"}, "a/t2", "<m2@x>", true},
+			{"a", []string{"<m1@x>", "<m2@x>"}, "a/t1", "<m1@x>", true},
+			{"b", []string{"<m1@x>", "<m2@x>"}, "", "", false},
+			{"a", nil, "", "", false},
+		}
+		for _, c := range cases {
+			thread, id, found, err := s.ThreadOf(ctx, c.mailbox, c.ids)
+			if err != nil || thread != c.thread || id != c.id || found != c.found {
+				t.Errorf("ThreadOf(%q, %q) = %q, %q, %t, %v; want %q, %q, %t", c.mailbox, c.ids, thread, id, found, err,
+					c.thread, c.id, c.found)
+			}
+		}
+		if _, _, _, err := s.ThreadOf(ctx, "a", make([]string, MaxReferences+2)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ThreadOf(too many ids) error = %v, want ErrInvalid", err)
 		}
 	})
 }

@@ -101,15 +101,6 @@ type Lease struct {
 // before Expires.
 func (l Lease) Live(now time.Time) bool { return l.Holder != "" && now.Before(l.Expires) }
 
-// Usage is the model usage of a run in tokens: input (prompt) tokens, output (completion)
-// tokens, and the input tokens read from and written to the provider's prompt cache.
-type Usage struct {
-	InputTokens      int64
-	OutputTokens     int64
-	CacheReadTokens  int64
-	CacheWriteTokens int64
-}
-
 // Run is one row of the runs table: a reply run or a scheduled run and its status trail. Times
 // are UTC with microsecond precision; FinishedAt is zero while the run is running.
 type Run struct {
@@ -145,9 +136,10 @@ type Run struct {
 	StartedAt  time.Time
 	FinishedAt time.Time
 	// StopReason is why the model stopped on the run's last call (the provider's stop reason,
-	// "" for none), and Usage the run's total model usage, both as FinishRun stored them.
+	// "" for none), and Usage the run's total model usage in tokens, both as FinishRun stored
+	// them.
 	StopReason string
-	Usage      Usage
+	Usage      runtime.Usage
 }
 
 // NewRun is a run to start with StartRun.
@@ -191,9 +183,9 @@ type Finish struct {
 	Reason string
 	// StopReason is the provider's stop reason of the last model call (at most 191 characters).
 	StopReason string
-	// Usage is the run's total model usage (not an increment: a retried FinishRun stores the
-	// same totals).
-	Usage Usage
+	// Usage is the run's total model usage in tokens (not an increment: a retried FinishRun
+	// stores the same totals).
+	Usage runtime.Usage
 }
 
 // runRow is a runs row as the store reads it.
@@ -234,7 +226,7 @@ func (r runRow) run() Run {
 		Lease:   Lease{Holder: r.LeaseHolder, Expires: r.LeaseExpires.Time},
 		Attempt: r.Attempt, StartedAt: r.StartedAt.Time, FinishedAt: r.FinishedAt.Time,
 		StopReason: r.StopReason,
-		Usage: Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
+		Usage: runtime.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
 			CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens},
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/personagen/personagen/runtime"
 )
 
 // fireAt is the fire instant of the scheduled runs the tests start.
@@ -88,7 +90,7 @@ func TestReplyAndScheduledRunsShareOneAPI(t *testing.T) {
 		}
 
 		clock.Advance(90 * time.Second)
-		usage := Usage{InputTokens: 1200, OutputTokens: 300, CacheReadTokens: 1000, CacheWriteTokens: 200}
+		usage := runtime.Usage{InputTokens: 1200, OutputTokens: 300, CacheReadTokens: 1000, CacheWriteTokens: 200}
 		reason := "fetch failed: " + fourByte + strings.Repeat("x", 20000)
 		for i, f := range []struct {
 			key, holder string
@@ -322,7 +324,7 @@ func TestFinishRunIsIdempotentAndOnce(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		r := startScheduled(t, s, "p", "r")
-		fin := Finish{Status: RunFailed, Reason: "boom \xff", StopReason: "max_tokens", Usage: Usage{InputTokens: 5}}
+		fin := Finish{Status: RunFailed, Reason: "boom \xff", StopReason: "max_tokens", Usage: runtime.Usage{InputTokens: 5}}
 		if out, err := s.FinishRun(ctx, r.Key, "w1", fin); err != nil || out != Stored {
 			t.Fatalf("FinishRun = %v, %v", out, err)
 		}
