@@ -16,7 +16,7 @@ var _ history.Source = (*Store)(nil)
 // historyToolUseRow is a tool_uses row as History reads it.
 type historyToolUseRow struct {
 	Seq        int64  `db:"seq"`
-	SourceID   int64  `db:"source_id"`
+	OwnerID    int64  `db:"owner_id"`
 	RunID      string `db:"run_id"`
 	TurnIndex  int    `db:"turn_index"`
 	Position   int    `db:"position"`
@@ -38,7 +38,7 @@ const maxListedSeqs = 500
 // the order the store received them (by seq, the insertion key; sent_at, which the sender sets,
 // plays no part), at most q.Limit of them (0 = history.DefaultLimit, history.NoLimit = all),
 // each with its attachments' metadata in their stored order and, when q.ToolUses is set, the
-// tool uses recorded for it (source_type 'message'), in no particular order (the replay orders
+// tool uses recorded for it (owner_type 'message'), in no particular order (the replay orders
 // them by seq). When q.CountOmitted is set, Omitted counts the selected messages left before
 // the window by the limit; otherwise it is 0.
 //
@@ -122,7 +122,7 @@ func (s *Store) History(ctx context.Context, q history.Query) (*history.Window, 
 		return nil, fmt.Errorf("store: history tool uses of thread %q: %w", q.ThreadID, err)
 	}
 	for _, u := range uses {
-		if i, ok := index[u.SourceID]; ok {
+		if i, ok := index[u.OwnerID]; ok {
 			w.Messages[i].ToolUses = append(w.Messages[i].ToolUses, history.ToolUse{
 				Seq: u.Seq, RunID: u.RunID, TurnIndex: u.TurnIndex, Position: u.Position,
 				ToolCallID: u.ToolCallID, ToolName: u.ToolName, Arguments: u.Arguments,
@@ -137,8 +137,8 @@ func (s *Store) History(ctx context.Context, q history.Query) (*history.Window, 
 const (
 	indexThreadWindow   = "messages_thread_window"       // messages (thread_id, seq, message_id)
 	indexAttachmentsMsg = "attachments_message_position" // attachments (message_seq, position)
-	indexUsesOwner      = "tool_uses_round_position"     // tool_uses (source_type, source_id, run_id, …)
-	indexUsesThread     = "tool_uses_thread_source"      // tool_uses (thread_id, source_id, seq)
+	indexUsesOwner      = "tool_uses_round_position"     // tool_uses (owner_type, owner_id, run_id, …)
+	indexUsesThread     = "tool_uses_thread_owner"       // tool_uses (thread_id, owner_id, seq)
 )
 
 // windowQuery returns the query of q's window, newest first: the selected messages of the
@@ -146,8 +146,7 @@ const (
 // reads the window's rows and no others (the excluded message is skipped in the index).
 func windowQuery(d Dialect, q history.Query) (string, []any) {
 	where, args := historyFilter(q)
-	query := `SELECT seq, message_id, direction, sender, recipients, cc, subject, sent_at, text_body, html_body
-		FROM ` + d.indexed("messages", indexThreadWindow) + ` WHERE ` + where + ` ORDER BY seq DESC`
+	query := `SELECT ` + messageColumns + ` FROM ` + d.indexed("messages", indexThreadWindow) + ` WHERE ` + where + ` ORDER BY seq DESC`
 	if n, bounded := q.MaxMessages(); bounded {
 		query += " LIMIT ?"
 		args = append(args, n)
@@ -187,15 +186,15 @@ func attachmentsQuery(d Dialect, thread string, seqs []int64) (string, []any) {
 // toolUsesQuery returns the query of the tool uses recorded for the window's messages, whose
 // seqs are seqs (ascending), in no particular order: one probe of the owner index per seq, or
 // for a window of more than maxListedSeqs messages the thread's tool uses in the window's seq
-// range, read along (thread_id, source_id).
+// range, read along (thread_id, owner_id).
 func toolUsesQuery(d Dialect, thread string, seqs []int64) (string, []any) {
-	const cols = `seq, source_id, run_id, turn_index, position, tool_call_id, tool_name, arguments, result, succeeded`
+	const cols = `seq, owner_id, run_id, turn_index, position, tool_call_id, tool_name, arguments, result, succeeded`
 	if len(seqs) <= maxListedSeqs {
-		return `SELECT ` + cols + ` FROM ` + d.indexed("tool_uses", indexUsesOwner) + ` WHERE source_type = 'message'
-		AND source_id IN (` + placeholders(len(seqs)) + `)`, seqArgs(seqs)
+		return `SELECT ` + cols + ` FROM ` + d.indexed("tool_uses", indexUsesOwner) + ` WHERE owner_type = 'message'
+		AND owner_id IN (` + placeholders(len(seqs)) + `)`, seqArgs(seqs)
 	}
 	return `SELECT ` + cols + ` FROM ` + d.indexed("tool_uses", indexUsesThread) + ` WHERE thread_id = ?
-		AND source_type = 'message' AND source_id >= ? AND source_id <= ?`, []any{thread, seqs[0], seqs[len(seqs)-1]}
+		AND owner_type = 'message' AND owner_id >= ? AND owner_id <= ?`, []any{thread, seqs[0], seqs[len(seqs)-1]}
 }
 
 func seqArgs(seqs []int64) []any {
