@@ -139,7 +139,7 @@ var planExpect = map[string]struct {
 	"m":           {[]string{indexThreadWindow}, []string{"thread_id=?"}},
 	"attachments": {[]string{indexAttachmentsMsg}, []string{"message_seq=?"}},
 	"a":           {[]string{indexAttachmentsMsg}, []string{"message_seq=?"}},
-	"tool_uses":   {[]string{indexUsesOwner, indexUsesThread}, []string{"source_type=? AND source_id=?", "thread_id=?"}},
+	"tool_uses":   {[]string{indexUsesOwner, indexUsesThread}, []string{"owner_type=? AND owner_id=?", "thread_id=?"}},
 	"compactions": {[]string{"compactions_thread_status", "compactions_thread_boundary"}, []string{"thread_id=?"}},
 }
 

@@ -94,7 +94,7 @@ func seedScale(tb testing.TB, s *Store, threads []scaleThread) map[string]*seede
 		bulk(`INSERT INTO messages (seq, thread_id, message_id, direction, sender, recipients, cc, subject, sent_at,
 			text_body, html_body)`, 11, msgs)
 		bulk(`INSERT INTO attachments (message_seq, position, attachment_id, filename, content_type, size_bytes)`, 6, atts)
-		bulk(`INSERT INTO tool_uses (source_type, source_id, thread_id, persona, run_id, turn_index, position,
+		bulk(`INSERT INTO tool_uses (owner_type, owner_id, thread_id, persona, run_id, turn_index, position,
 			tool_call_id, tool_name, arguments, result, succeeded)`, 12, uses)
 		msgs, atts, uses = msgs[:0], atts[:0], uses[:0]
 	}
