@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"slices"
 	"unicode/utf8"
 
 	"github.com/personagen/personagen/runtime/history"
@@ -23,17 +24,21 @@ type CompactionPolicy struct {
 	// inputs and tool results as ThreadHistory renders them with its defaults) holds more
 	// characters than this — a rough token estimate is MaxChars/4; 0 disables the size trigger.
 	MaxChars int
-	// Keep is how many of the most recent messages stay out of the new compaction, replayed
-	// verbatim: 0 = 10; a value below 1 is treated as 1, so the newest message — whose run may
-	// still be recording tool rounds — is never summarised.
+	// Keep is how many of the most recently stored messages (the greatest Seqs) stay out of the
+	// new compaction, replayed verbatim: 0 = 10; a value below 1 is treated as
+	// 1, so the newest message — whose run may still be recording tool rounds — is never
+	// summarised.
 	Keep int
 }
 
-// Plan reports whether msgs (a thread's messages after its latest compaction, oldest first, as
-// a history.Source returns them) should be compacted now, and if so the boundary to pass to
-// Compact: the greatest Seq among all but the Keep most recent messages, so those Keep messages
-// (at least) are replayed after the summary. It returns (0, false) when no trigger fires or when
-// no more than Keep messages are given. Plan is a pure function of its inputs.
+// Plan reports whether msgs (a thread's messages after its latest compaction, as a
+// history.Source returns them) should be compacted now, and if so the boundary to pass to
+// Compact. The Keep messages with the greatest Seq — the most recently stored, whatever their
+// Date or their order in msgs — are kept; the boundary is the greatest Seq of the others, so it
+// is always older (in order of arrival) than every kept message, and Compact summarises exactly
+// the messages with Seq up to it while every kept message is replayed after the summary. It
+// returns (0, false) when no trigger fires or when no more than Keep messages are given. Plan is
+// a pure function of its inputs.
 func (p CompactionPolicy) Plan(msgs []history.Message) (boundarySeq int64, ok bool) {
 	keep := p.Keep
 	switch {
@@ -52,9 +57,12 @@ func (p CompactionPolicy) Plan(msgs []history.Message) (boundarySeq int64, ok bo
 	if !fire {
 		return 0, false
 	}
-	for _, m := range msgs[:len(msgs)-keep] {
-		boundarySeq = max(boundarySeq, m.Seq)
+	seqs := make([]int64, len(msgs))
+	for i, m := range msgs {
+		seqs[i] = m.Seq
 	}
+	slices.Sort(seqs)
+	boundarySeq = seqs[len(seqs)-keep-1] // the greatest Seq below the Keep greatest
 	return boundarySeq, boundarySeq > 0
 }
 

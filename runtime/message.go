@@ -164,14 +164,19 @@ func ToolErrorMessage(callID, text string) Message {
 }
 
 // NewToolCall returns a ToolCall whose Input is the JSON object encoding of input (a map, a
-// struct, or a json.RawMessage); a nil input, or one that encodes to null, gives {}. It returns
-// an error wrapping encoding/json's when input cannot be encoded, and an error when it encodes
-// to a JSON value other than an object.
+// struct, or a json.RawMessage), compact and without HTML escaping (so "<", ">" and "&" stay one
+// character each, as the model wrote them, instead of six-character \u003c escapes that would
+// reach the stored payload's clip far sooner); a nil input, or one that encodes to null, gives
+// {}. It returns an error wrapping encoding/json's when input cannot be encoded, and an error
+// when it encodes to a JSON value other than an object.
 func NewToolCall(id, name string, input any) (ToolCall, error) {
-	raw, err := json.Marshal(input)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(input); err != nil {
 		return ToolCall{}, fmt.Errorf("tool call %s: encode input: %w", id, err)
 	}
+	raw := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if input == nil || bytes.Equal(raw, []byte("null")) {
 		raw = []byte("{}")
 	}

@@ -98,6 +98,9 @@ func TestNewToolCallInput(t *testing.T) {
 			Q string `json:"q"`
 		}{"go"}, `{"q":"go"}`, ""},
 		{"raw object kept", json.RawMessage(`{"k":[1,2]}`), `{"k":[1,2]}`, ""},
+		{"raw object compacted", json.RawMessage("{ \"k\" :\n 1 }"), `{"k":1}`, ""},
+		{"no HTML escaping", map[string]string{"q": "<a href=\"x\">&amp;</a>"}, `{"q":"<a href=\"x\">&amp;</a>"}`, ""},
+		{"no HTML escaping in raw input", json.RawMessage(`{"q":"a<b && c>d"}`), `{"q":"a<b && c>d"}`, ""},
 		{"array refused", []int{1}, "", `tool call c1: input must encode to a JSON object, got [1]`},
 		{"string refused", "x", "", `tool call c1: input must encode to a JSON object, got "x"`},
 		{"unencodable refused", func() {}, "", `tool call c1: encode input: json: unsupported type: func()`},
