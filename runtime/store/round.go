@@ -154,13 +154,13 @@ func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 type toolUseRow struct {
 	RoundText  sql.NullString `db:"round_text"`
 	RoundState sql.NullString `db:"round_state"`
-	Persona    string `db:"persona"`
-	Position   int    `db:"position"`
-	ToolCallID string `db:"tool_call_id"`
-	ToolName   string `db:"tool_name"`
-	Arguments  string `db:"arguments"`
-	Result     string `db:"result"`
-	Succeeded  bool   `db:"succeeded"`
+	Persona    string         `db:"persona"`
+	Position   int            `db:"position"`
+	ToolCallID string         `db:"tool_call_id"`
+	ToolName   string         `db:"tool_name"`
+	Arguments  string         `db:"arguments"`
+	Result     string         `db:"result"`
+	Succeeded  bool           `db:"succeeded"`
 }
 
 // roundHooks lets tests inject faults into the store's writes; nil in production.
