@@ -426,3 +426,29 @@ func TestRoundsReadBackARunsRoundsWithTextAndState(t *testing.T) {
 		}
 	})
 }
+
+// The largest round the limits allow — 100 calls whose arguments and results are 16,000
+// four-byte characters, text and state at their limits, all of it needing the most escaping —
+// is one INSERT under MariaDB's default 16 MiB max_allowed_packet, on both dialects.
+func TestLargestAllowedRoundIsStored(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		r := testRound(messageSource(t, s, "t"), "run-1", 0, MaxRoundCalls)
+		big := strings.Repeat("😀", StoredPayloadLimit)
+		for i := range r.Calls {
+			r.Calls[i].Input = json.RawMessage(`"` + big + `"`)
+			r.Results[i].Content = big
+		}
+		r.Text = strings.Repeat("'", MaxRoundTextBytes)
+		// Data of backslashes: each is 2 bytes of JSON string, then 2 again when escaped in SQL.
+		data := `"` + strings.Repeat(`\\`, (MaxRoundStateBytes-40)/4) + `"`
+		r.State = []runtime.ProviderState{{Provider: "p", Data: json.RawMessage(data)}}
+		if out, err := s.RecordRound(context.Background(), r); err != nil || out != Stored {
+			t.Fatalf("RecordRound(the largest round) = %v, %.300v", out, err)
+		}
+		got, err := s.Rounds(context.Background(), r.Owner, r.RunID)
+		if err != nil || len(got) != 1 || got[0].Text != r.Text || string(got[0].State[0].Data) != data ||
+			got[0].Results[99].Content != big {
+			t.Fatalf("the largest round did not read back (%v)", err)
+		}
+	})
+}
