@@ -15,10 +15,9 @@ import (
 )
 
 // StoredPayloadLimit is how many characters of a tool call's arguments and of its result the
-// store keeps (protege's STORED_PAYLOAD_LIMIT, seed 003). Longer payloads are cut with
-// runtime.Clip, which ends them with runtime.TruncationMarker so they have exactly this many
-// characters. In bytes that is at most 64,000 (4 bytes a character), which the TEXT columns
-// (65,535 bytes on MySQL) hold.
+// store keeps. Longer payloads are cut with runtime.Clip, which ends them with
+// runtime.TruncationMarker so they have exactly this many characters. In bytes that is at most
+// 64,000 (4 bytes a character), which the TEXT columns (65,535 bytes on MySQL) hold.
 const StoredPayloadLimit = 16000
 
 // MaxRoundCalls is the most calls one round may carry. A round is one INSERT statement; this
@@ -44,8 +43,7 @@ const (
 	OwnerRun OwnerType = "run"
 )
 
-// Owner is what a round's tool uses belong to: the message answered, or the run (protege's
-// polymorphic ToolUse#source).
+// Owner is what a round's tool uses belong to: the message answered, or the run.
 type Owner struct {
 	Type OwnerType
 	ID   int64
@@ -175,7 +173,7 @@ type roundHooks struct {
 }
 
 // RecordRound stores one tool-calling round: one tool_uses row per call, paired with its
-// result, re-creating protege's ToolUse.record_round (seed 003) with these guarantees:
+// result, with these guarantees:
 //
 //   - Validated first: a count mismatch between Calls and Results (or another ErrInvalidRound
 //     case) is an error before anything is written.
