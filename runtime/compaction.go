@@ -7,15 +7,15 @@ import (
 	"github.com/personagen/personagen/runtime/history"
 )
 
-// DefaultCompactionKeep is the number of most recent messages CompactionPolicy.Plan leaves out
+// defaultCompactionKeep is the number of most recent messages CompactionPolicy.Plan leaves out
 // of a new compaction when Keep is 0.
-const DefaultCompactionKeep = 10
+const defaultCompactionKeep = 10
 
 // CompactionPolicy is a ready-made trigger policy for compaction; when to compact is the host's
 // decision, and this helper is one reasonable answer. The host reads the messages after the
 // thread's latest compaction (history.Source.History with AfterSeq = its BoundarySeq, Limit
-// history.NoLimit, ToolUses set) after a run finished, asks Plan for a boundary, and passes it to its store's
-// Compact (e.g. (*store.Store).Compact) with its Summarizer.
+// history.NoLimit, ToolUses set) after a run finished, asks Plan for a boundary, and passes it
+// to its store's Compact (e.g. (*store.Store).Compact) with its summarizer.
 type CompactionPolicy struct {
 	// MaxMessages triggers a compaction when more messages than this lie after the latest
 	// compaction; 0 disables the count trigger.
@@ -25,7 +25,7 @@ type CompactionPolicy struct {
 	// characters than this — a rough token estimate is MaxChars/4; 0 disables the size trigger.
 	MaxChars int
 	// Keep is how many of the most recently stored messages (the greatest Seqs) stay out of the
-	// new compaction, replayed verbatim: 0 = DefaultCompactionKeep; a value below 1 is treated as
+	// new compaction, replayed verbatim: 0 = 10; a value below 1 is treated as
 	// 1, so the newest message — whose run may still be recording tool rounds — is never
 	// summarised.
 	Keep int
@@ -43,7 +43,7 @@ func (p CompactionPolicy) Plan(msgs []history.Message) (boundarySeq int64, ok bo
 	keep := p.Keep
 	switch {
 	case keep == 0:
-		keep = DefaultCompactionKeep
+		keep = defaultCompactionKeep
 	case keep < 1:
 		keep = 1
 	}
@@ -52,7 +52,7 @@ func (p CompactionPolicy) Plan(msgs []history.Message) (boundarySeq int64, ok bo
 	}
 	fire := p.MaxMessages > 0 && len(msgs) > p.MaxMessages
 	if !fire && p.MaxChars > 0 {
-		fire = ReplayChars(msgs) > p.MaxChars
+		fire = replayChars(msgs) > p.MaxChars
 	}
 	if !fire {
 		return 0, false
@@ -66,11 +66,10 @@ func (p CompactionPolicy) Plan(msgs []history.Message) (boundarySeq int64, ok bo
 	return boundarySeq, boundarySeq > 0
 }
 
-// ReplayChars returns the number of characters (runes) of the replay of msgs as a zero
+// replayChars returns the number of characters (runes) of the replay of msgs as a zero
 // ThreadHistory renders it: every message's text, every tool call's name and input, every tool
-// result (clipped to DefaultReplayResultLimit). It is the size CompactionPolicy.MaxChars
-// measures.
-func ReplayChars(msgs []history.Message) int {
+// result (clipped to 4,000 characters). It is the size CompactionPolicy.MaxChars measures.
+func replayChars(msgs []history.Message) int {
 	var h ThreadHistory
 	n := 0
 	for _, m := range h.AppendReplay(nil, msgs) {

@@ -73,7 +73,7 @@ func TestCompactionPolicyBoundaryIsOlderThanEveryKeptMessage(t *testing.T) {
 func TestReplayCharsCountsTurnsCallsAndResults(t *testing.T) {
 	m := history.Message{Text: "héllo", ToolUses: []history.ToolUse{
 		{RunID: "r", ToolCallID: "c", ToolName: "search", Arguments: `{"q":1}`, Result: "résult", HasResult: true}}}
-	text, _ := runtime.HistoryText(&m)
+	text, _ := runtime.TurnText(&m)
 	want := utf8.RuneCountInString(text) + len("search") + len(`{"q":1}`) + utf8.RuneCountInString("résult")
 	if got := runtime.ReplayChars([]history.Message{m}); got != want {
 		t.Errorf("ReplayChars = %d, want %d", got, want)

@@ -1,7 +1,7 @@
 // Package store is personagen's SQL store (through github.com/jmoiron/sqlx): threads and their
 // messages with attachment metadata, reply and scheduled runs with their status trail and lease,
-// and the tool uses of every run, so an agent remembers what it did. It implements the runtime's
-// HistorySource for history replay and compaction (history.go, compaction.go).
+// and the tool uses of every run, so an agent remembers what it did. It implements history.Source
+// (package runtime/history) for history replay and compaction (history.go, compaction.go).
 //
 // # Databases
 //

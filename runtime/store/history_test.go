@@ -26,6 +26,9 @@ import (
 
 var h0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 
+// truncationMarker ends a text runtime.Clip cut short.
+const truncationMarker = "…[truncated]"
+
 const histThread = "thread-h"
 
 func tu(run string, turn, pos int, id, args, result string) history.ToolUse {
@@ -398,7 +401,7 @@ func TestStoreHistoryReplaysRecordedRounds(t *testing.T) {
 			t.Fatalf("first round calls: %+v", calls)
 		}
 		var wrapped map[string]string
-		if err := json.Unmarshal(calls[1].Input, &wrapped); err != nil || !strings.HasSuffix(wrapped[runtime.ClippedArgumentsKey], runtime.TruncationMarker) {
+		if err := json.Unmarshal(calls[1].Input, &wrapped); err != nil || !strings.HasSuffix(wrapped["_clipped_arguments"], truncationMarker) {
 			t.Errorf("clipped arguments should replay wrapped, got %.80s (%v)", calls[1].Input, err)
 		}
 		if out[2].Text != "result 0/0" || out[3].Text != "result 0/1" || out[5].Text != "result 1/0" {

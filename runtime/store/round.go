@@ -15,9 +15,9 @@ import (
 )
 
 // StoredPayloadLimit is how many characters of a tool call's arguments and of its result the
-// store keeps. Longer payloads are cut with runtime.Clip, which ends them with
-// runtime.TruncationMarker so they have exactly this many characters. In bytes that is at most
-// 64,000 (4 bytes a character), which the TEXT columns (65,535 bytes on MySQL) hold.
+// store keeps. Longer payloads are cut with runtime.Clip, which ends them with "…[truncated]"
+// so they have exactly this many characters. In bytes that is at most 64,000 (4 bytes a
+// character), which the TEXT columns (65,535 bytes on MySQL) hold.
 const StoredPayloadLimit = 16000
 
 // MaxRoundCalls is the most calls one round may carry. A round is one INSERT statement; this

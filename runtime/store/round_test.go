@@ -188,7 +188,7 @@ func TestRecordRoundClipsAHugeResult(t *testing.T) {
 			if want := runtime.Clip(p.src, StoredPayloadLimit); p.got != want {
 				t.Errorf("%s: stored text differs from runtime.Clip's (len %d vs %d)", p.name, len(p.got), len(want))
 			}
-			if !strings.HasSuffix(p.got, runtime.TruncationMarker) || !utf8.ValidString(p.got) {
+			if !strings.HasSuffix(p.got, truncationMarker) || !utf8.ValidString(p.got) {
 				t.Errorf("%s: stored text lacks the marker or is not UTF-8", p.name)
 			}
 		}
