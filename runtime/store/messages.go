@@ -96,6 +96,9 @@ func (s *Store) AppendMessage(ctx context.Context, m Message) (Appended, error) 
 		var seq int64
 		err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 			d := s.dialect
+			// First, and on every append: the upsert takes the thread row's write lock, held to
+			// the commit, so the thread's seqs commit in the order they are handed out (see the
+			// package doc, Concurrency). Do not move it after the message's insert.
 			if _, err := tx.ExecContext(ctx, d.insertIgnoringConflict("threads", []string{"id"}, []string{"id"}), m.ThreadID); err != nil {
 				return err
 			}
