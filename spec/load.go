@@ -66,6 +66,7 @@ func Load(name string, data []byte) (p *Persona, diags []Diagnostic) {
 	tb := &treeBuilder{
 		file: name, src: src, budget: MaxAliasExpansion,
 		aliases: make(map[Pos]aliasUse), built: make(map[*yaml.Node]bool), quiet: make(map[Pos]bool),
+		open: make(map[*yaml.Node]bool),
 	}
 	tree := tb.build(root, 0)
 	diags = append(diags, tb.diags...)
