@@ -123,6 +123,19 @@ func emptyDocument(name string, src *source, root *yaml.Node) Diagnostic {
 	return Diagnostic{Pos: Pos{File: name, Line: n.Line, Col: n.Column}, Message: "the document is null; " + want}
 }
 
+// onlyMarkers reports whether src holds nothing but blank lines,
+// comments, directives and document markers (--- and ...): a file yaml.v3
+// may refuse with a parser message although it is simply empty.
+func onlyMarkers(src *source) bool {
+	for _, l := range src.lines {
+		t := strings.TrimSpace(string(l))
+		if t != "" && t != "---" && t != "..." && !strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "%") {
+			return false
+		}
+	}
+	return true
+}
+
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // parseYAML decodes exactly one YAML document into a node tree.
@@ -131,6 +144,9 @@ func parseYAML(name string, src *source, data []byte) (*yaml.Node, []Diagnostic)
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
+			return nil, []Diagnostic{{Pos: Pos{File: name, Line: 1, Col: 1}, Message: "spec is empty; a spec is a mapping with at least version: 1 and name: NAME"}}
+		}
+		if onlyMarkers(src) {
 			return nil, []Diagnostic{{Pos: Pos{File: name, Line: 1, Col: 1}, Message: "spec is empty; a spec is a mapping with at least version: 1 and name: NAME"}}
 		}
 		return nil, []Diagnostic{yamlError(name, src, data, err)}
