@@ -104,6 +104,9 @@ func Load(name string, data []byte) (p *Persona, diags []Diagnostic) {
 	}
 	diags = append(diags, later...)
 	if len(diags) > 0 {
+		for i := range diags {
+			diags[i].Message = printable(diags[i].Message)
+		}
 		return nil, SortDiagnostics(diags)
 	}
 	return persona, nil

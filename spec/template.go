@@ -112,7 +112,7 @@ func ParseTemplate(src string, pos Pos, cols Columns) (Template, []*TemplateErro
 			}
 		default:
 			errs = append(errs, &TemplateError{Pos: at(open), Message: withOddRunes(fmt.Sprintf(
-				"{{%s}} is outside the template subset: only {{ .Field.Chain }} references are allowed (no pipes, functions, actions or trim markers)", inner), "{{"+inner+"}}")})
+				"{{%s}} is outside the template subset: only {{ .Field.Chain }} references are allowed (no pipes, functions, actions or trim markers)", printable(inner)), "{{"+inner+"}}")})
 		}
 		i = next
 	}
