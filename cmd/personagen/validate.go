@@ -18,11 +18,16 @@ func init() {
 // runValidate loads every spec under the arguments and prints all
 // diagnostics, sorted by file, line, column: as "file:line:col: message"
 // lines on stderr (text), as a JSON array on stdout (json), or as GitHub
-// Actions ::error annotations on stdout (github). Exit 0 when all specs are
-// valid, 1 when any is not, 2 on a usage error.
+// Actions ::error annotations on stdout (github). With -check it also runs
+// generate's checks against the Go code, writing nothing (see
+// checkDiagnostics). Exit 0 when all specs are valid, 1 when any is not,
+// 2 on a usage error.
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("validate", "PATH...", stderr)
 	format := fs.String("format", "text", "output `format`: text, json or github")
+	check := fs.Bool("check", false, "also run generate's checks against the Go code (host references, with values, prompt files), writing nothing; with no PATH, for every //go:generate line that runs personagen generate")
+	var ga genArgs
+	addOutputFlags(fs, &ga)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -45,23 +50,33 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "personagen validate: %s\n", msg)
 		return exitUsage
 	}
-	if fs.NArg() == 0 {
+	if code, ok := checkOutputFlags(fs, *check, stderr); !ok {
+		return code
+	}
+	if fs.NArg() == 0 && !*check {
 		fmt.Fprintln(stderr, "personagen validate: no paths given")
 		fs.Usage()
 		return exitUsage
 	}
-	if code, ok := checkPaths(fs, stderr); !ok {
+	if code, ok := checkPaths(fs, args, stderr); !ok {
 		return code
 	}
-	_, diags := spec.LoadPaths(fs.Args())
+	var diags []spec.Diagnostic
+	code := exitOK
+	if *check {
+		ga.paths = fs.Args()
+		diags, code = checkDiagnostics(ctx, &ga, stderr)
+	} else {
+		_, diags = spec.LoadPaths(fs.Args())
+	}
 	if err := write(out, diags); err != nil {
 		fmt.Fprintf(stderr, "personagen validate: %v\n", err)
 		return exitFail
 	}
 	if len(diags) > 0 {
-		return exitFail
+		code = max(code, exitFail)
 	}
-	return exitOK
+	return code
 }
 
 func writeText(w io.Writer, ds []spec.Diagnostic) error {
