@@ -27,16 +27,16 @@ func TestMessageEqualRules(t *testing.T) {
 		{"different text", UserMessage("hi"), UserMessage("ho"), false},
 		{"different role", UserMessage("hi"), SystemMessage("hi"), false},
 		{"nil parts equal empty parts", Message{Role: RoleUser}, Message{Role: RoleUser, Parts: []Part{}}, true},
-		{"empty text equals nil parts", UserMessage(""), PartsMessage(RoleUser), true},
-		{"text equals one text part", UserMessage("x"), PartsMessage(RoleUser, TextPart("x")), true},
-		{"text differs from two text parts", UserMessage("xy"), PartsMessage(RoleUser, TextPart("x"), TextPart("y")), false},
+		{"empty text equals nil parts", UserMessage(""), partsMessage(RoleUser), true},
+		{"text equals one text part", UserMessage("x"), partsMessage(RoleUser, TextPart("x")), true},
+		{"text differs from two text parts", UserMessage("xy"), partsMessage(RoleUser, TextPart("x"), TextPart("y")), false},
 		{"text ignored when parts set", Message{Role: RoleUser, Text: "ignored", Parts: []Part{TextPart("x")}}, UserMessage("x"), true},
-		{"empty text part is not empty content", PartsMessage(RoleUser, TextPart("")), UserMessage(""), false},
-		{"image bytes compare", PartsMessage(RoleUser, ImagePart("image/png", []byte{1, 2})), PartsMessage(RoleUser, ImagePart("image/png", []byte{1, 2})), true},
-		{"image bytes differ", PartsMessage(RoleUser, ImagePart("image/png", []byte{1, 2})), PartsMessage(RoleUser, ImagePart("image/png", []byte{1, 3})), false},
-		{"nil data equals empty data", PartsMessage(RoleUser, ImagePart("image/png", nil)), PartsMessage(RoleUser, ImagePart("image/png", []byte{})), true},
-		{"document filename compares", PartsMessage(RoleUser, DocumentPart("a.pdf", "application/pdf", nil)), PartsMessage(RoleUser, DocumentPart("b.pdf", "application/pdf", nil)), false},
-		{"part type compares", PartsMessage(RoleUser, Part{Type: PartImage, MediaType: "x"}), PartsMessage(RoleUser, Part{Type: PartDocument, MediaType: "x"}), false},
+		{"empty text part is not empty content", partsMessage(RoleUser, TextPart("")), UserMessage(""), false},
+		{"image bytes compare", partsMessage(RoleUser, ImagePart("image/png", []byte{1, 2})), partsMessage(RoleUser, ImagePart("image/png", []byte{1, 2})), true},
+		{"image bytes differ", partsMessage(RoleUser, ImagePart("image/png", []byte{1, 2})), partsMessage(RoleUser, ImagePart("image/png", []byte{1, 3})), false},
+		{"nil data equals empty data", partsMessage(RoleUser, ImagePart("image/png", nil)), partsMessage(RoleUser, ImagePart("image/png", []byte{})), true},
+		{"document filename compares", partsMessage(RoleUser, DocumentPart("a.pdf", "application/pdf", nil)), partsMessage(RoleUser, DocumentPart("b.pdf", "application/pdf", nil)), false},
+		{"part type compares", partsMessage(RoleUser, Part{Type: PartImage, MediaType: "x"}), partsMessage(RoleUser, Part{Type: PartDocument, MediaType: "x"}), false},
 		{"tool call id compares", ToolMessage("a", "r"), ToolMessage("b", "r"), false},
 		{"nil and empty tool calls", Message{Role: RoleAssistant}, Message{Role: RoleAssistant, ToolCalls: []ToolCall{}}, true},
 		{"input whitespace ignored", AssistantMessage("", call("c1", `{"q": "go",  "n":1}`)), AssistantMessage("", call("c1", `{"q":"go","n":1}`)), true},
@@ -46,6 +46,18 @@ func TestMessageEqualRules(t *testing.T) {
 		{"call order matters", AssistantMessage("", call("c1", "{}"), call("c2", "{}")), AssistantMessage("", call("c2", "{}"), call("c1", "{}")), false},
 		{"call name compares", AssistantMessage("", ToolCall{ID: "c", Name: "a"}), AssistantMessage("", ToolCall{ID: "c", Name: "b"}), false},
 		{"call count compares", AssistantMessage("", call("c1", "{}")), AssistantMessage(""), false},
+		{"error flag compares", ToolErrorMessage("c", "r"), ToolMessage("c", "r"), false},
+		{"error flags equal", ToolErrorMessage("c", "r"), Message{Role: RoleTool, ToolCallID: "c", Parts: []Part{TextPart("r")}, IsError: true}, true},
+		{"nil and empty state", Message{Role: RoleAssistant}, Message{Role: RoleAssistant, State: []ProviderState{}}, true},
+		{"state data whitespace ignored", Message{Role: RoleAssistant, State: []ProviderState{{"p", json.RawMessage(`{"a": 1}`)}}},
+			Message{Role: RoleAssistant, State: []ProviderState{{"p", json.RawMessage(`{"a":1}`)}}}, true},
+		{"state data compares", Message{Role: RoleAssistant, State: []ProviderState{{"p", json.RawMessage(`{"a":1}`)}}},
+			Message{Role: RoleAssistant, State: []ProviderState{{"p", json.RawMessage(`{"a":2}`)}}}, false},
+		{"state provider compares", Message{Role: RoleAssistant, State: []ProviderState{{"p", nil}}},
+			Message{Role: RoleAssistant, State: []ProviderState{{"q", nil}}}, false},
+		{"empty state data equals null", Message{Role: RoleAssistant, State: []ProviderState{{"p", nil}}},
+			Message{Role: RoleAssistant, State: []ProviderState{{"p", json.RawMessage("null")}}}, true},
+		{"state count compares", Message{Role: RoleAssistant, State: []ProviderState{{"p", nil}}}, Message{Role: RoleAssistant}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,24 +71,16 @@ func TestMessageEqualRules(t *testing.T) {
 	}
 }
 
-func TestEqualMessagesNilAndEmpty(t *testing.T) {
-	if !EqualMessages(nil, []Message{}) {
-		t.Error("nil and empty lists must be equal")
-	}
-	if EqualMessages([]Message{UserMessage("a")}, []Message{UserMessage("a"), UserMessage("a")}) {
-		t.Error("lists of different length must differ")
-	}
-}
-
-func TestParseRole(t *testing.T) {
-	for _, s := range []string{"system", "user", "assistant", "tool"} {
-		if r, err := ParseRole(s); err != nil || string(r) != s {
-			t.Errorf("ParseRole(%q) = %q, %v", s, r, err)
+func TestRoleValid(t *testing.T) {
+	for _, r := range []Role{RoleSystem, RoleUser, RoleAssistant, RoleTool} {
+		if !r.Valid() {
+			t.Errorf("%q.Valid() = false", r)
 		}
 	}
-	_, err := ParseRole("bot")
-	if err == nil || err.Error() != `unknown role "bot": use system, user, assistant or tool` {
-		t.Errorf("ParseRole(bot) error = %v", err)
+	for _, r := range []Role{"", "bot", "System", "tools"} {
+		if r.Valid() {
+			t.Errorf("%q.Valid() = true", r)
+		}
 	}
 }
 
@@ -94,6 +98,9 @@ func TestNewToolCallInput(t *testing.T) {
 			Q string `json:"q"`
 		}{"go"}, `{"q":"go"}`, ""},
 		{"raw object kept", json.RawMessage(`{"k":[1,2]}`), `{"k":[1,2]}`, ""},
+		{"raw object compacted", json.RawMessage("{ \"k\" :\n 1 }"), `{"k":1}`, ""},
+		{"no HTML escaping", map[string]string{"q": "<a href=\"x\">&amp;</a>"}, `{"q":"<a href=\"x\">&amp;</a>"}`, ""},
+		{"no HTML escaping in raw input", json.RawMessage(`{"q":"a<b && c>d"}`), `{"q":"a<b && c>d"}`, ""},
 		{"array refused", []int{1}, "", `tool call c1: input must encode to a JSON object, got [1]`},
 		{"string refused", "x", "", `tool call c1: input must encode to a JSON object, got "x"`},
 		{"unencodable refused", func() {}, "", `tool call c1: encode input: json: unsupported type: func()`},
@@ -178,7 +185,7 @@ func sampleMessages(t testing.TB) []Message {
 	return []Message{
 		SystemMessage("You are a support agent.\n"),
 		UserMessage("Where is <my> order & invoice?"),
-		PartsMessage(RoleUser,
+		partsMessage(RoleUser,
 			TextPart("See attached."),
 			ImagePart("image/png", []byte{0x89, 'P', 'N', 'G'}),
 			DocumentPart("invoice.pdf", "application/pdf", []byte("%PDF-1.7")),
@@ -187,6 +194,9 @@ func sampleMessages(t testing.TB) []Message {
 		ToolMessage("call_1", `{"status":"shipped"}`),
 		ToolMessage("call_2", `"2025-01-02"`),
 		{Role: RoleAssistant, Text: "ignored because parts are set", Parts: []Part{TextPart("Your order has shipped. é 日本 🎉")}},
+		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "call_3", Name: "refund", Input: json.RawMessage(`{"order":"A-17"}`)}},
+			State: []ProviderState{{Provider: "anthropic", Data: json.RawMessage(`{"type": "thinking", "thinking": "Refund it.", "signature": "c2ln"}`)}}},
+		ToolErrorMessage("call_3", "refunds are closed on Sundays"),
 	}
 }
 
@@ -210,7 +220,7 @@ func TestMessageJSONIsCanonicalAndRoundTrips(t *testing.T) {
 	if err := json.Unmarshal(got, &back); err != nil {
 		t.Fatal(err)
 	}
-	if !EqualMessages(back, msgs) {
+	if !equalMessages(back, msgs) {
 		t.Errorf("decoded messages differ from the originals:\n%+v\n%+v", back, msgs)
 	}
 	// Decoding and encoding again is a fixed point.
@@ -229,7 +239,18 @@ func TestMessageJSONOmitsEmptyFields(t *testing.T) {
 	if want := `{"role":"tool","text":"ok","tool_call_id":"c"}`; string(b) != want {
 		t.Errorf("got %s, want %s", b, want)
 	}
-	if !strings.Contains(string(mustJSON(t, PartsMessage(RoleUser, ImagePart("image/png", []byte{1})))), `"data":"AQ=="`) {
+	b, _ = json.Marshal(ToolErrorMessage("c", "boom"))
+	if want := `{"role":"tool","text":"boom","tool_call_id":"c","is_error":true}`; string(b) != want {
+		t.Errorf("got %s, want %s", b, want)
+	}
+	b, _ = json.Marshal(Message{Role: RoleAssistant, State: []ProviderState{{Provider: "p", Data: json.RawMessage(` { "a" : 1 } `)}, {Provider: "q"}}})
+	if want := `{"role":"assistant","state":[{"provider":"p","data":{"a":1}},{"provider":"q","data":null}]}`; string(b) != want {
+		t.Errorf("got %s, want %s", b, want)
+	}
+	if _, err := json.Marshal(ProviderState{Provider: "p", Data: json.RawMessage("{")}); err == nil {
+		t.Error("state data that is not JSON must not encode")
+	}
+	if !strings.Contains(string(mustJSON(t, partsMessage(RoleUser, ImagePart("image/png", []byte{1})))), `"data":"AQ=="`) {
 		t.Error("part data must encode as standard base64")
 	}
 }
