@@ -1,0 +1,35 @@
+package mail
+
+import (
+	"fmt"
+	netmail "net/mail"
+	"unicode/utf8"
+)
+
+// checkUTF8 returns an error naming the first string field of m that is not valid UTF-8.
+func checkUTF8(m *Message) error {
+	type field struct{ name, v string }
+	fields := []field{{"message id", m.MessageID}, {"in-reply-to", m.InReplyTo}, {"subject", m.Subject},
+		{"text", m.Text}, {"html", m.HTML}, {"no-reply detail", m.NoReply.Detail}}
+	for i, r := range m.References {
+		fields = append(fields, field{fmt.Sprintf("references[%d]", i), r})
+	}
+	for name, list := range map[string][]netmail.Address{"from": m.From, "to": m.To, "cc": m.Cc, "bcc": m.Bcc, "reply-to": m.ReplyTo} {
+		for i, a := range list {
+			fields = append(fields, field{fmt.Sprintf("%s[%d] name", name, i), a.Name}, field{fmt.Sprintf("%s[%d] address", name, i), a.Address})
+		}
+	}
+	for i, a := range m.Attachments {
+		fields = append(fields, field{fmt.Sprintf("attachment[%d] filename", i), a.Filename},
+			field{fmt.Sprintf("attachment[%d] content type", i), a.ContentType}, field{fmt.Sprintf("attachment[%d] content id", i), a.ContentID})
+	}
+	for i, p := range m.Problems {
+		fields = append(fields, field{fmt.Sprintf("problem[%d]", i), p.Detail})
+	}
+	for _, f := range fields {
+		if !utf8.ValidString(f.v) {
+			return fmt.Errorf("%s is not valid UTF-8: %q", f.name, f.v)
+		}
+	}
+	return nil
+}

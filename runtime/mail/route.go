@@ -1,0 +1,88 @@
+package mail
+
+import (
+	netmail "net/mail"
+	"slices"
+	"strings"
+
+	"github.com/personagen/personagen/runtime"
+)
+
+// Delivery is one persona a message is for, and whether that persona must leave it unanswered.
+type Delivery struct {
+	Persona *runtime.Persona
+	// NoReply is the message's own NoReply, or, when it has none and the message comes from
+	// this persona's own address or one of its aliases, ReasonOwnAddress.
+	NoReply NoReply
+}
+
+// Route returns the personas m is for, in the order of personas: every persona with a mailbox
+// whose Address or one of whose Aliases is among m's recipients. The recipients are the To, Cc
+// and Bcc addresses and the envelope recipients the host received the message for (SMTP RCPT
+// TO; pass none when unknown, e.g. for a .eml file). Addresses compare case-insensitively;
+// a persona without a mailbox address is never routed to. Each persona listed gets its own copy
+// of the message and of the thread.
+func Route(m *Message, personas []*runtime.Persona, envelope ...string) []Delivery {
+	rcpts := map[string]bool{}
+	for _, list := range [][]string{addrs(m.To), addrs(m.Cc), addrs(m.Bcc), envelope} {
+		for _, a := range list {
+			if a = canonicalAddress(a); a != "" {
+				rcpts[a] = true
+			}
+		}
+	}
+	sender := canonicalAddress(m.Sender().Address)
+	var out []Delivery
+	for _, p := range personas {
+		if p == nil || p.Mailbox.Address == "" {
+			continue
+		}
+		box := mailboxAddresses(p.Mailbox)
+		if !hasAny(rcpts, box) {
+			continue
+		}
+		d := Delivery{Persona: p, NoReply: m.NoReply}
+		if !d.NoReply.Skip() && sender != "" && slices.Contains(box, sender) {
+			d.NoReply = NoReply{ReasonOwnAddress, m.Sender().Address}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// mailboxAddresses returns a mailbox's address and aliases in canonical form.
+func mailboxAddresses(b runtime.Mailbox) []string {
+	out := make([]string, 0, 1+len(b.Aliases))
+	for _, a := range append([]string{b.Address}, b.Aliases...) {
+		if a = canonicalAddress(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// canonicalAddress returns the comparable form of an address: the addr-spec without angle
+// brackets or surrounding space, lower-cased (domains are case-insensitive, and mail systems
+// treat local parts so in practice).
+func canonicalAddress(a string) string {
+	a = strings.TrimSpace(a)
+	a = strings.TrimSuffix(strings.TrimPrefix(a, "<"), ">")
+	return strings.ToLower(strings.TrimSpace(a))
+}
+
+func addrs(list []netmail.Address) []string {
+	out := make([]string, len(list))
+	for i, a := range list {
+		out[i] = a.Address
+	}
+	return out
+}
+
+func hasAny(set map[string]bool, list []string) bool {
+	for _, a := range list {
+		if set[a] {
+			return true
+		}
+	}
+	return false
+}
