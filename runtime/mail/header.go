@@ -200,6 +200,16 @@ func splitAddressList(v string) []string {
 		cur.WriteRune(r)
 	}
 	flush()
+	if inQuote || angle > 0 || comment > 0 {
+		// An unclosed quote, bracket or comment swallowed the rest of the list: split at every
+		// comma instead, so the items after it are still read.
+		items = items[:0]
+		for _, s := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' }) {
+			if s = strings.TrimSpace(s); s != "" {
+				items = append(items, s)
+			}
+		}
+	}
 	return items
 }
 
