@@ -76,7 +76,12 @@ func (d *headerDecoder) text(name, raw string) string {
 	v := d.raw(name, raw)
 	if strings.Contains(v, "=?") {
 		if dec, err := d.words.DecodeHeader(v); err == nil {
-			v = dec
+			// mime.WordDecoder decodes UTF-8 and ISO-8859-1 words itself, passing invalid
+			// bytes through; make them valid like any other.
+			var ok bool
+			if v, ok = validText([]byte(dec)); !ok {
+				d.msg.problem(ProblemCharset, "%s: an encoded word holds bytes that are not valid in its charset", name)
+			}
 		}
 	}
 	return oneLine(v)
@@ -129,7 +134,8 @@ func (d *headerDecoder) clean(list []*netmail.Address) []netmail.Address {
 		if a == nil || a.Address == "" {
 			continue
 		}
-		out = append(out, netmail.Address{Name: d.text("name", a.Name), Address: strings.TrimSpace(a.Address)})
+		addr, _ := validText([]byte(strings.TrimSpace(a.Address)))
+		out = append(out, netmail.Address{Name: d.text("name", a.Name), Address: addr})
 	}
 	return out
 }

@@ -56,8 +56,8 @@ type Message struct {
 	// NoReply says why the message must not be answered whoever it is for (auto-replies, bulk
 	// mail, delivery reports, null senders); Route adds the per-persona reason OwnAddress.
 	NoReply NoReply
-	// Problems lists, in the order met, what could not be read exactly. Parse never fails for
-	// them; at most maxProblems are kept.
+	// Problems lists, in the order met, what could not be read exactly (the same input always
+	// gives the same list). Parse never fails for them; at most 50 are kept.
 	Problems []Problem
 	// Size is the raw message size in bytes.
 	Size int64

@@ -2,6 +2,7 @@ package mail
 
 import (
 	"bufio"
+	"cmp"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"net/textproto"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -329,7 +331,13 @@ func AttachmentID(data []byte) string {
 // problems.
 func (st *state) collectErrors(root *enmime.Part) {
 	_ = root.DepthMatchAll(func(p *enmime.Part) bool {
-		for _, e := range p.Errors {
+		// enmime reports a header's malformed parameters in map order; sort each part's
+		// errors so the same input always gives the same problems.
+		errs := slices.Clone(p.Errors)
+		slices.SortStableFunc(errs, func(a, b *enmime.Error) int {
+			return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Detail, b.Detail))
+		})
+		for _, e := range errs {
 			switch e.Name {
 			case enmime.ErrorMissingContentType, enmime.ErrorPlainTextFromHTML:
 				continue
