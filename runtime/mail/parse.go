@@ -2,8 +2,8 @@ package mail
 
 import (
 	"bufio"
-	"cmp"
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"

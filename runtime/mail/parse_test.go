@@ -199,12 +199,12 @@ func TestParseBodies(t *testing.T) {
 		},
 		{
 			name: "windows-1252 8bit",
-			raw: "From: a@x.y\r\nMessage-ID: <1@x>\r\nDate: Mon, 02 Feb 2026 10:00:00 +0000\r\nContent-Type: text/plain; charset=windows-1252\r\nContent-Transfer-Encoding: 8bit\r\n\r\n\x80 5, it\x92s \x84fine\x93\r\n",
+			raw:  "From: a@x.y\r\nMessage-ID: <1@x>\r\nDate: Mon, 02 Feb 2026 10:00:00 +0000\r\nContent-Type: text/plain; charset=windows-1252\r\nContent-Transfer-Encoding: 8bit\r\n\r\n\x80 5, it\x92s \x84fine\x93\r\n",
 			text: "€ 5, it’s „fine“\n",
 		},
 		{
 			name: "ISO-2022-JP",
-			raw: "From: a@x.y\r\nMessage-ID: <1@x>\r\nDate: Mon, 02 Feb 2026 10:00:00 +0000\r\nContent-Type: text/plain; charset=ISO-2022-JP\r\n\r\n\x1b$BF|K\\8l\x1b(B\r\n",
+			raw:  "From: a@x.y\r\nMessage-ID: <1@x>\r\nDate: Mon, 02 Feb 2026 10:00:00 +0000\r\nContent-Type: text/plain; charset=ISO-2022-JP\r\n\r\n\x1b$BF|K\\8l\x1b(B\r\n",
 			text: "日本語\n",
 		},
 		{
