@@ -259,6 +259,9 @@ func (g *fileGen) personaFields() jen.Code {
 
 func (g *fileGen) model(m *spec.Model) jen.Code {
 	items := []jen.Code{field("Name", jen.Lit(m.Name.Value))}
+	if m.Provider.Value != "" {
+		items = append(items, field("Provider", jen.Lit(m.Provider.Value)))
+	}
 	if m.MaxTokens != nil {
 		items = append(items, field("MaxTokens", jen.Lit(int(m.MaxTokens.Value))))
 	}
@@ -278,7 +281,7 @@ func (g *fileGen) model(m *spec.Model) jen.Code {
 	if m.Extra != nil {
 		items = append(items, field("Extra", anyMap(m.Extra)))
 	}
-	return rt("Model").Add(multi("{", "}", items))
+	return rt("ModelSettings").Add(multi("{", "}", items))
 }
 
 // anyLit renders v as the natural Go value of an `any`: string, int,

@@ -25,14 +25,19 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 	p := &runtime.Persona{
 		Name:        "research-assistant",
 		Description: "Research Assistant who follows topics for its owner and answers research questions.",
-		Model: runtime.Model{
-			Name:        "claude-sonnet-4-5",
-			MaxTokens:   8192,
-			Temperature: new(0.4),
+		Model: runtime.ModelSettings{
+			Name:      "gpt-5",
+			Provider:  "openai-responses",
+			MaxTokens: 8192,
+			Extra: map[string]any{
+				"reasoning": map[string]any{
+					"effort": "medium",
+				},
+			},
 		},
 		Tools: []runtime.Tool{
-			/*line examples/research-assistant.persona.yaml:16:4*/ host. /*line examples/research-assistant.persona.yaml:16:4*/ WebSearch, /*line generated/research_assistant.go:34:178*/
-			/*line examples/research-assistant.persona.yaml:17:4*/ host. /*line examples/research-assistant.persona.yaml:17:4*/ WebFetch, /*line generated/research_assistant.go:35:177*/
+			/*line examples/research-assistant.persona.yaml:18:4*/ host. /*line examples/research-assistant.persona.yaml:18:4*/ WebSearch, /*line generated/research_assistant.go:39:178*/
+			/*line examples/research-assistant.persona.yaml:19:4*/ host. /*line examples/research-assistant.persona.yaml:19:4*/ WebFetch, /*line generated/research_assistant.go:40:177*/
 		},
 		Responsibilities: []runtime.Responsibility{
 			{Name: "daily-digest", Schedule: "0 8 * * *", Timezone: "Europe/Berlin", Enabled: true},
@@ -43,82 +48,82 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 	p.MessageChain = runtime.NewChain(
 		runtime.Step{
 			Kind:     "load_file",
-			Pos:      "examples/research-assistant.persona.yaml:19:5",
+			Pos:      "examples/research-assistant.persona.yaml:21:5",
 			Resolver: &runtime.LoadFile{Path: "prompts/system.md", Files: opts.Files},
 		},
 		runtime.Step{
 			Kind:     "load_file",
-			Pos:      "examples/research-assistant.persona.yaml:20:5",
+			Pos:      "examples/research-assistant.persona.yaml:22:5",
 			Resolver: &runtime.LoadFile{PathFunc: researchAssistantMessage2Path, Files: opts.Files},
 		},
 		runtime.Step{
 			Kind: "load_record",
-			Pos:  "examples/research-assistant.persona.yaml:21:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:21:25*/, env. /*line examples/research-assistant.persona.yaml:21:26*/ WatchedTopics /*line generated/research_assistant.go:57:234*/, func(r host.Topic) (string, error) {
-				return /*line examples/research-assistant.persona.yaml:21:61*/ r. /*line examples/research-assistant.persona.yaml:21:61*/ LLMText() /*line generated/research_assistant.go:58:184*/, nil
+			Pos:  "examples/research-assistant.persona.yaml:23:5",
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:23:25*/, env. /*line examples/research-assistant.persona.yaml:23:26*/ WatchedTopics /*line generated/research_assistant.go:62:234*/, func(r host.Topic) (string, error) {
+				return /*line examples/research-assistant.persona.yaml:23:61*/ r. /*line examples/research-assistant.persona.yaml:23:61*/ LLMText() /*line generated/research_assistant.go:63:184*/, nil
 			}),
 		},
 		runtime.Step{
 			Kind:     "thread_history",
-			Pos:      "examples/research-assistant.persona.yaml:22:5",
+			Pos:      "examples/research-assistant.persona.yaml:24:5",
 			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: 20},
 		},
 	)
 	p.ResponsibilityChain = runtime.NewChain(
 		runtime.Step{
 			Kind:     "load_file",
-			Pos:      "examples/research-assistant.persona.yaml:24:5",
+			Pos:      "examples/research-assistant.persona.yaml:26:5",
 			Resolver: &runtime.LoadFile{PathFunc: researchAssistantResponsibility1Path, Files: opts.Files},
 		},
 		runtime.Step{
 			Kind:     "load_file",
-			Pos:      "examples/research-assistant.persona.yaml:25:5",
+			Pos:      "examples/research-assistant.persona.yaml:27:5",
 			Resolver: &runtime.LoadFile{PathFunc: researchAssistantResponsibility2Path, Files: opts.Files},
 		},
 		runtime.Step{
 			Kind: "load_record",
-			Pos:  "examples/research-assistant.persona.yaml:26:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:26:25*/, env. /*line examples/research-assistant.persona.yaml:26:26*/ WatchedTopics /*line generated/research_assistant.go:81:234*/, func(r host.Topic) (string, error) {
-				return /*line examples/research-assistant.persona.yaml:26:61*/ r. /*line examples/research-assistant.persona.yaml:26:61*/ LLMText() /*line generated/research_assistant.go:82:184*/, nil
+			Pos:  "examples/research-assistant.persona.yaml:28:5",
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:28:25*/, env. /*line examples/research-assistant.persona.yaml:28:26*/ WatchedTopics /*line generated/research_assistant.go:86:234*/, func(r host.Topic) (string, error) {
+				return /*line examples/research-assistant.persona.yaml:28:61*/ r. /*line examples/research-assistant.persona.yaml:28:61*/ LLMText() /*line generated/research_assistant.go:87:184*/, nil
 			}),
 		},
 		runtime.Step{
 			Kind:     "load_text",
-			Pos:      "examples/research-assistant.persona.yaml:27:5",
+			Pos:      "examples/research-assistant.persona.yaml:29:5",
 			Resolver: &runtime.LoadText{TextFunc: researchAssistantResponsibility4Text, Role: runtime.RoleUser},
 		},
 	)
 	return p, nil
 }
 
-// researchAssistantMessage2Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (examples/research-assistant.persona.yaml:20:23).
+// researchAssistantMessage2Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (examples/research-assistant.persona.yaml:22:23).
 func researchAssistantMessage2Path(inv *runtime.Invocation) (string, error) {
 	if inv.Persona == nil {
-		return "", errors.New("template at examples/research-assistant.persona.yaml:20:23: the invocation has no Persona")
+		return "", errors.New("template at examples/research-assistant.persona.yaml:22:23: the invocation has no Persona")
 	}
 	return "personas/" + inv.Persona.Name + "/PERSONA.md", nil
 }
 
-// researchAssistantResponsibility1Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (examples/research-assistant.persona.yaml:24:23).
+// researchAssistantResponsibility1Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (examples/research-assistant.persona.yaml:26:23).
 func researchAssistantResponsibility1Path(inv *runtime.Invocation) (string, error) {
 	if inv.Persona == nil {
-		return "", errors.New("template at examples/research-assistant.persona.yaml:24:23: the invocation has no Persona")
+		return "", errors.New("template at examples/research-assistant.persona.yaml:26:23: the invocation has no Persona")
 	}
 	return "personas/" + inv.Persona.Name + "/PERSONA.md", nil
 }
 
-// researchAssistantResponsibility2Path renders the template "prompts/responsibilities/{{ .Responsibility.Name }}.md" (examples/research-assistant.persona.yaml:25:23).
+// researchAssistantResponsibility2Path renders the template "prompts/responsibilities/{{ .Responsibility.Name }}.md" (examples/research-assistant.persona.yaml:27:23).
 func researchAssistantResponsibility2Path(inv *runtime.Invocation) (string, error) {
 	if inv.Responsibility == nil {
-		return "", errors.New("template at examples/research-assistant.persona.yaml:25:23: the invocation has no Responsibility (a reply run)")
+		return "", errors.New("template at examples/research-assistant.persona.yaml:27:23: the invocation has no Responsibility (a reply run)")
 	}
 	return "prompts/responsibilities/" + inv.Responsibility.Name + ".md", nil
 }
 
-// researchAssistantResponsibility4Text renders the template "Run: {{ .Responsibility.Name }} (schedule {{ .Responsibility.Schedule }}, {{ .Responsibility.Timezone }}). Write the result as one email to the owner." (examples/research-assistant.persona.yaml:28:13).
+// researchAssistantResponsibility4Text renders the template "Run: {{ .Responsibility.Name }} (schedule {{ .Responsibility.Schedule }}, {{ .Responsibility.Timezone }}). Write the result as one email to the owner." (examples/research-assistant.persona.yaml:30:13).
 func researchAssistantResponsibility4Text(inv *runtime.Invocation) (string, error) {
 	if inv.Responsibility == nil {
-		return "", errors.New("template at examples/research-assistant.persona.yaml:28:13: the invocation has no Responsibility (a reply run)")
+		return "", errors.New("template at examples/research-assistant.persona.yaml:30:13: the invocation has no Responsibility (a reply run)")
 	}
 	return "Run: " + inv.Responsibility.Name + " (schedule " + inv.Responsibility.Schedule + ", " + inv.Responsibility.Timezone + "). Write the result as one email to the owner.", nil
 }

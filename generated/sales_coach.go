@@ -22,8 +22,9 @@ func NewSalesCoach(opts runtime.Options) (*runtime.Persona, error) {
 	p := &runtime.Persona{
 		Name:        "sales-coach",
 		Description: "Coaches Acme's account executives on prospecting and follow-up email.",
-		Model: runtime.Model{
-			Name:        "claude-haiku-4-5",
+		Model: runtime.ModelSettings{
+			Name:        "gpt-4.1-mini",
+			Provider:    "openai",
 			MaxTokens:   2048,
 			Temperature: new(0.7),
 			Stop:        []string{"\n\nSigned,"},
@@ -32,27 +33,27 @@ func NewSalesCoach(opts runtime.Options) (*runtime.Persona, error) {
 	p.MessageChain = runtime.NewChain(
 		runtime.Step{
 			Kind:     "load_file",
-			Pos:      "examples/sales-coach.persona.yaml:15:5",
+			Pos:      "examples/sales-coach.persona.yaml:16:5",
 			Resolver: &runtime.LoadFile{PathFunc: salesCoachMessage1Path, Files: opts.Files},
 		},
 		runtime.Step{
 			Kind:     "load_transcript",
-			Pos:      "examples/sales-coach.persona.yaml:16:5",
+			Pos:      "examples/sales-coach.persona.yaml:17:5",
 			Resolver: &transcript.Load{Path: "prompts/sales-coach-examples.chat", Files: opts.Files},
 		},
 		runtime.Step{
 			Kind:     "thread_history",
-			Pos:      "examples/sales-coach.persona.yaml:17:5",
+			Pos:      "examples/sales-coach.persona.yaml:18:5",
 			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: 10, SkipToolCalls: true},
 		},
 	)
 	return p, nil
 }
 
-// salesCoachMessage1Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (examples/sales-coach.persona.yaml:15:23).
+// salesCoachMessage1Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (examples/sales-coach.persona.yaml:16:23).
 func salesCoachMessage1Path(inv *runtime.Invocation) (string, error) {
 	if inv.Persona == nil {
-		return "", errors.New("template at examples/sales-coach.persona.yaml:15:23: the invocation has no Persona")
+		return "", errors.New("template at examples/sales-coach.persona.yaml:16:23: the invocation has no Persona")
 	}
 	return "personas/" + inv.Persona.Name + "/PERSONA.md", nil
 }

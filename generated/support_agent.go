@@ -27,10 +27,10 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 	p := &runtime.Persona{
 		Name:        "support-agent",
 		Description: "Answers customer email for Acme Tracker, the project-tracking product.",
-		Model: runtime.Model{
-			Name:        "claude-sonnet-4-5",
-			MaxTokens:   4096,
-			Temperature: new(0.2),
+		Model: runtime.ModelSettings{
+			Name:      "claude-sonnet-4-5",
+			Provider:  "anthropic",
+			MaxTokens: 4096,
 		},
 		Tools: []runtime.Tool{
 			/*line examples/support-agent.persona.yaml:17:4*/ host. /*line examples/support-agent.persona.yaml:17:4*/ LookupOrder, /*line generated/support_agent.go:36:165*/

@@ -1,6 +1,10 @@
 package runtime
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"github.com/personagen/personagen/runtime/history"
+)
 
 // DefaultCompactionKeep is the number of most recent messages CompactionPolicy.Plan leaves out
 // of a new compaction when Keep is 0.
@@ -8,8 +12,8 @@ const DefaultCompactionKeep = 10
 
 // CompactionPolicy is a ready-made trigger policy for compaction; when to compact is the host's
 // decision, and this helper is one reasonable answer. The host reads the messages after the
-// thread's latest compaction (HistorySource.History with AfterSeq = its BoundarySeq, no Limit,
-// ToolUses set) after a run finished, asks Plan for a boundary, and passes it to its store's
+// thread's latest compaction (history.Source.History with AfterSeq = its BoundarySeq, Limit
+// history.NoLimit, ToolUses set) after a run finished, asks Plan for a boundary, and passes it to its store's
 // Compact (e.g. (*store.Store).Compact) with its Summarizer.
 type CompactionPolicy struct {
 	// MaxMessages triggers a compaction when more messages than this lie after the latest
@@ -26,11 +30,11 @@ type CompactionPolicy struct {
 }
 
 // Plan reports whether msgs (a thread's messages after its latest compaction, oldest first, as
-// a HistorySource returns them) should be compacted now, and if so the boundary to pass to
+// a history.Source returns them) should be compacted now, and if so the boundary to pass to
 // Compact: the greatest Seq among all but the Keep most recent messages, so those Keep messages
 // (at least) are replayed after the summary. It returns (0, false) when no trigger fires or when
 // no more than Keep messages are given. Plan is a pure function of its inputs.
-func (p CompactionPolicy) Plan(msgs []StoredMessage) (boundarySeq int64, ok bool) {
+func (p CompactionPolicy) Plan(msgs []history.Message) (boundarySeq int64, ok bool) {
 	keep := p.Keep
 	switch {
 	case keep == 0:
@@ -58,7 +62,7 @@ func (p CompactionPolicy) Plan(msgs []StoredMessage) (boundarySeq int64, ok bool
 // ThreadHistory renders it: every message's text, every tool call's name and input, every tool
 // result (clipped to DefaultReplayResultLimit). It is the size CompactionPolicy.MaxChars
 // measures.
-func ReplayChars(msgs []StoredMessage) int {
+func ReplayChars(msgs []history.Message) int {
 	var h ThreadHistory
 	n := 0
 	for _, m := range h.AppendReplay(nil, msgs) {

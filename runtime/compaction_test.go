@@ -6,12 +6,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/personagen/personagen/runtime"
+
+	"github.com/personagen/personagen/runtime/history"
 )
 
-func planMessages(n int, text string) []runtime.StoredMessage {
-	out := make([]runtime.StoredMessage, n)
+func planMessages(n int, text string) []history.Message {
+	out := make([]history.Message, n)
 	for i := range out {
-		out[i] = runtime.StoredMessage{Seq: int64(10 + i), MessageID: "m", Direction: runtime.DirectionInbound, Text: text}
+		out[i] = history.Message{Seq: int64(10 + i), MessageID: "m", Direction: history.Inbound, Text: text}
 	}
 	return out
 }
@@ -21,7 +23,7 @@ func TestCompactionPolicyPlan(t *testing.T) {
 	cases := []struct {
 		name     string
 		policy   runtime.CompactionPolicy
-		msgs     []runtime.StoredMessage
+		msgs     []history.Message
 		boundary int64
 		ok       bool
 	}{
@@ -56,11 +58,11 @@ func TestCompactionPolicyBoundaryIsGreatestSeq(t *testing.T) {
 }
 
 func TestReplayCharsCountsTurnsCallsAndResults(t *testing.T) {
-	m := runtime.StoredMessage{Text: "héllo", ToolUses: []runtime.ToolUse{
+	m := history.Message{Text: "héllo", ToolUses: []history.ToolUse{
 		{RunID: "r", ToolCallID: "c", ToolName: "search", Arguments: `{"q":1}`, Result: "résult", HasResult: true}}}
 	text, _ := runtime.HistoryText(&m)
 	want := utf8.RuneCountInString(text) + len("search") + len(`{"q":1}`) + utf8.RuneCountInString("résult")
-	if got := runtime.ReplayChars([]runtime.StoredMessage{m}); got != want {
+	if got := runtime.ReplayChars([]history.Message{m}); got != want {
 		t.Errorf("ReplayChars = %d, want %d", got, want)
 	}
 }

@@ -36,7 +36,7 @@
 // LoadFile (a prompt file from a Files root: a directory read through os.Root, or an fs.FS such
 // as an embed.FS), LoadText (a static or computed text) and LoadRecord (host records rendered to
 // text) are the load_file, load_text and load_record entries of a spec. ThreadHistory and
-// ThreadSummary replay a thread from a HistorySource (the SQL store in runtime/store
+// ThreadSummary replay a thread from a history.Source (the SQL store in runtime/store
 // implements it); the transcript package's Load reads few-shot chat files. Host code adds its
 // own resolvers by implementing Resolver, or with ResolverFunc.
 //

@@ -10,15 +10,13 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/personagen/personagen/runtime/history"
 )
 
-// DefaultHistoryLimit is the number of earlier messages ThreadHistory replays when its Limit is
-// 0 (protege's ThreadHistoryResolver::DEFAULT_LIMIT, seed 000).
-const DefaultHistoryLimit = 50
-
 // NoLimit, as ThreadHistory.Limit, replays the whole thread; as ThreadHistory.ReplayResultLimit,
-// replays every tool result unclipped.
-const NoLimit = -1
+// replays every tool result unclipped. It is [history.NoLimit]: one convention for every limit.
+const NoLimit = history.NoLimit
 
 // DefaultReplayResultLimit is the number of characters (runes) a replayed tool result is clipped
 // to when ThreadHistory.ReplayResultLimit is 0 (protege's REPLAY_RESULT_LIMIT, seed 000).
@@ -48,8 +46,10 @@ var ErrInvalidHistoryOption = errors.New("invalid history option")
 //
 // It needs inv.Inbound: in a scheduled run (no Inbound), or for an Inbound with an empty
 // ThreadID, it contributes nothing. The message being answered (inv.Inbound.MessageID) is left
-// out; it arrives as the request's trailing user message. The replay is, oldest first (by sent
-// time, then by the order of record), the most recent Limit messages, each as one turn — inbound
+// out; it arrives as the request's trailing user message. When it is stored (inv.Inbound.Seq >
+// 0), only the messages the source received before it are replayed: one that arrived while the
+// run was pending belongs to a later run. The replay is, in the order the source
+// received them (never by the senders' Date headers), the most recent Limit messages, each as one turn — inbound
 // as a user message, outbound as an assistant message — rendered by HistoryText; a message with
 // neither a body nor attachments contributes no turn. Unless SkipToolCalls is set, each
 // message's recorded tool rounds follow it (even when its own turn was skipped): per round one
@@ -67,9 +67,10 @@ var ErrInvalidHistoryOption = errors.New("invalid history option")
 // Zero values mean the seed's defaults. The output always satisfies Validate.
 type ThreadHistory struct {
 	// Source reads the thread; required in reply runs.
-	Source HistorySource
-	// Limit is the number of most recent messages replayed: 0 = DefaultHistoryLimit (50),
-	// NoLimit (-1) = the whole thread; below -1 is an error.
+	Source history.Source
+	// Limit is the number of most recent messages replayed: 0 = history.DefaultLimit (50),
+	// NoLimit (-1) = the whole thread; below -1 is an error. A history.Query's Limit means the
+	// same, and Resolve passes it on as it is.
 	Limit int
 	// SkipToolCalls leaves the tool rounds out (the zero value includes them, the seed default).
 	SkipToolCalls bool
@@ -88,7 +89,7 @@ func (h *ThreadHistory) Resolve(ctx context.Context, inv *Invocation, dst []Mess
 	}
 	if h.Limit < NoLimit {
 		return dst, fmt.Errorf("thread history: %w: limit %d (use a positive number, 0 for %d, or %d for the whole thread)",
-			ErrInvalidHistoryOption, h.Limit, DefaultHistoryLimit, NoLimit)
+			ErrInvalidHistoryOption, h.Limit, history.DefaultLimit, NoLimit)
 	}
 	if h.ReplayResultLimit < NoLimit {
 		return dst, fmt.Errorf("thread history: %w: replay result limit %d (use a positive number, 0 for %d, or %d for unclipped)",
@@ -98,23 +99,21 @@ func (h *ThreadHistory) Resolve(ctx context.Context, inv *Invocation, dst []Mess
 		return dst, fmt.Errorf("thread history: %w", ErrNoHistorySource)
 	}
 	thread := inv.Inbound.ThreadID
-	q := HistoryQuery{
+	q := history.Query{
 		ThreadID:         thread,
 		ExcludeMessageID: inv.Inbound.MessageID,
+		Limit:            h.Limit,
 		ToolUses:         !h.SkipToolCalls,
 	}
-	switch h.Limit {
-	case 0:
-		q.Limit = DefaultHistoryLimit
-	case NoLimit:
-		q.Limit = 0
-	default:
-		q.Limit = h.Limit
+	if inv.Inbound.Seq > 0 {
+		// A stored message is answered with what the store received before it: a message that
+		// arrived while the run was pending belongs to a later run.
+		q.UpToSeq = inv.Inbound.Seq - 1
 	}
 	key := compactionKey(h.Source, thread)
-	var comp *Compaction
+	var comp *history.Compaction
 	if v, ok := inv.snap.peek(key); ok {
-		comp, _ = v.(*Compaction)
+		comp, _ = v.(*history.Compaction)
 	} else {
 		inv.snap.mark(historyRanKey{key}, true)
 	}
@@ -134,12 +133,12 @@ func (h *ThreadHistory) Resolve(ctx context.Context, inv *Invocation, dst []Mess
 	return h.AppendReplay(dst, hist.Messages), nil
 }
 
-// AppendReplay appends the replay of msgs (oldest first, as a HistorySource returns them) to dst
+// AppendReplay appends the replay of msgs (oldest first, as a history.Source returns them) to dst
 // and returns the extended slice; it is the rendering half of Resolve, also used to show a
 // Summarizer the messages it summarises. Per message: its turn (HistoryText; none when the
 // message has neither body nor attachments), then, unless h.SkipToolCalls, its tool rounds.
 //
-// A round is the ToolUses sharing (RunID, TurnIndex). Rounds replay in the order SortToolUses
+// A round is the ToolUses sharing (RunID, TurnIndex). Rounds replay in the order sortToolUses
 // defines (first recorded round first; within a round by Position), whatever order the source
 // gave. Each round is one assistant message (empty text) with one ToolCall per use — ID
 // ToolCallID, Name ToolName, Input ReplayInput(Arguments) — then one tool message per use, in
@@ -150,17 +149,17 @@ func (h *ThreadHistory) Resolve(ctx context.Context, inv *Invocation, dst []Mess
 // DefaultReplayResultLimit here.
 //
 // The output depends on msgs alone: no clock, no map order, no state.
-func (h *ThreadHistory) AppendReplay(dst []Message, msgs []StoredMessage) []Message {
+func (h *ThreadHistory) AppendReplay(dst []Message, msgs []history.Message) []Message {
 	limit := h.ReplayResultLimit
 	if limit == 0 || limit < NoLimit {
 		limit = DefaultReplayResultLimit
 	}
-	var uses []ToolUse
+	var uses []history.ToolUse
 	for i := range msgs {
 		m := &msgs[i]
 		if text, ok := HistoryText(m); ok {
 			role := RoleUser
-			if m.Direction == DirectionOutbound {
+			if m.Direction == history.Outbound {
 				role = RoleAssistant
 			}
 			dst = append(dst, Message{Role: role, Text: text})
@@ -169,7 +168,7 @@ func (h *ThreadHistory) AppendReplay(dst []Message, msgs []StoredMessage) []Mess
 			continue
 		}
 		uses = append(uses[:0], m.ToolUses...)
-		SortToolUses(uses)
+		sortToolUses(uses)
 		for start := 0; start < len(uses); {
 			end := start + 1
 			for end < len(uses) && sameRound(uses[start], uses[end]) {
@@ -182,7 +181,7 @@ func (h *ThreadHistory) AppendReplay(dst []Message, msgs []StoredMessage) []Mess
 	return dst
 }
 
-func appendRound(dst []Message, round []ToolUse, limit int) []Message {
+func appendRound(dst []Message, round []history.ToolUse, limit int) []Message {
 	calls := make([]ToolCall, len(round))
 	// Where each result is cut (-1: replayed whole), found once: counting characters is the
 	// largest cost of a replay.
@@ -328,16 +327,17 @@ func uniqueCallIDs(calls []ToolCall) {
 	}
 }
 
-func sameRound(a, b ToolUse) bool { return a.RunID == b.RunID && a.TurnIndex == b.TurnIndex }
+func sameRound(a, b history.ToolUse) bool { return a.RunID == b.RunID && a.TurnIndex == b.TurnIndex }
 
-// SortToolUses sorts one message's tool uses in place into replay order: rounds (uses sharing
+// sortToolUses sorts one message's tool uses in place into replay order: rounds (uses sharing
 // RunID and TurnIndex) by the smallest Seq of each round — the order they were recorded —, then
 // by TurnIndex, and within a round by Position, then Seq. Run ids are only compared for
 // equality, never as text, and timestamps play no part. The uses of one round always end up
 // adjacent: rounds whose smallest Seq and TurnIndex tie (possible only when a source repeats
 // Seqs) keep the order of their first appearance. Uses whose keys are all equal keep their
-// relative order (the sort is stable). Sources call it to meet the ToolUse ordering contract.
-func SortToolUses(uses []ToolUse) {
+// relative order (the sort is stable). Sources hand tool uses over in any order; this is the
+// one place that orders them.
+func sortToolUses(uses []history.ToolUse) {
 	if len(uses) < 2 {
 		return
 	}
@@ -358,7 +358,7 @@ func SortToolUses(uses []ToolUse) {
 			rounds[k] = roundOrder{first: u.Seq, ordinal: r.ordinal}
 		}
 	}
-	slices.SortStableFunc(uses, func(a, b ToolUse) int {
+	slices.SortStableFunc(uses, func(a, b history.ToolUse) int {
 		ra, rb := rounds[roundKey{a.RunID, a.TurnIndex}], rounds[roundKey{b.RunID, b.TurnIndex}]
 		switch {
 		case ra.first != rb.first:
@@ -409,12 +409,12 @@ func ReplayInput(args string) json.RawMessage {
 //	[attachment: report.pdf (application/pdf, 1234 bytes, id att-1)]
 //
 // The five header lines are always present, in this order, "Name: value" or "Name:" when the
-// value is empty; To and Cc join their addresses with ", "; Date is FormatDate(SentAt) (UTC).
+// value is empty; To and Cc join their addresses with ", "; Date is FormatDate(Date) (UTC).
 // Line breaks inside header values, and inside attachment fields, become spaces, so a value
 // can never forge a header line. The body is Text with surrounding white space trimmed, or,
 // when that is blank, HTMLText(HTML); it is omitted when blank. Each attachment adds one
 // AttachmentNote line (metadata only), in the message's order.
-func HistoryText(m *StoredMessage) (string, bool) {
+func HistoryText(m *history.Message) (string, bool) {
 	body := strings.TrimSpace(m.Text)
 	if body == "" && m.HTML != "" {
 		body = HTMLText(m.HTML)
@@ -424,7 +424,7 @@ func HistoryText(m *StoredMessage) (string, bool) {
 	}
 	from, subject := oneLine(m.From), oneLine(m.Subject)
 	var date [64]byte
-	d := m.SentAt.UTC().AppendFormat(date[:0], DateLayout)
+	d := m.Date.UTC().AppendFormat(date[:0], DateLayout)
 	n := len("From: \nTo: \nCc: \nDate: \nSubject: \n\n\n") + len(from) + len(subject) + len(d) + len(body)
 	for _, a := range m.To {
 		n += len(a) + 2

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/runtime"
+
+	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/memory"
 )
 
@@ -20,12 +22,14 @@ func benchSource(b *testing.B) *memory.Source {
 	result := `{"items":[` + strings.Repeat(`{"title":"a result","url":"https://example.com/x"},`, 30) + `{}]}`
 	for i := range 1000 {
 		id := "m" + strconv.Itoa(i)
-		m := runtime.StoredMessage{MessageID: id, Direction: runtime.DirectionInbound, From: "ada@example.com",
-			To: []string{"support@acme.test"}, Subject: "Subject " + strconv.Itoa(i), SentAt: t0.Add(time.Duration(i) * time.Second), Text: body}
+		m := history.Message{MessageID: id, Direction: history.Inbound, From: "ada@example.com",
+			To: []string{"support@acme.test"}, Subject: "Subject " + strconv.Itoa(i), Date: t0.Add(time.Duration(i) * time.Second), Text: body}
 		if i%2 == 1 {
-			m.Direction = runtime.DirectionOutbound
+			m.Direction = history.Outbound
 		}
-		if _, err := s.AddMessage(thread, m); err != nil {
+		m.ThreadID = thread
+		seq, err := s.AppendMessage(context.Background(), m)
+		if err != nil {
 			b.Fatal(err)
 		}
 		if i%2 == 1 {
@@ -33,7 +37,7 @@ func benchSource(b *testing.B) *memory.Source {
 		}
 		for turn := range 2 {
 			for pos := range 2 {
-				if err := s.AddToolUses(id, use("run-"+id, turn, pos, "call-"+strconv.Itoa(turn)+strconv.Itoa(pos), "search",
+				if err := s.RecordToolUses(context.Background(), seq, use("run-"+id, turn, pos, "call-"+strconv.Itoa(turn)+strconv.Itoa(pos), "search",
 					`{"q":"query `+id+`"}`, result)); err != nil {
 					b.Fatal(err)
 				}

@@ -13,6 +13,8 @@ import (
 	"github.com/personagen/personagen/internal/chatgolden"
 
 	"github.com/personagen/personagen/runtime"
+
+	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/memory"
 )
 
@@ -40,61 +42,66 @@ const thread = "thread-1"
 
 // fixture builds a memory source message by message.
 type fixture struct {
-	t testing.TB
-	s *memory.Source
-	n int
+	t    testing.TB
+	s    *memory.Source
+	n    int
+	seqs map[string]int64 // message id -> seq
 }
 
-func newFixture(t testing.TB) *fixture { return &fixture{t: t, s: memory.New()} }
+func newFixture(t testing.TB) *fixture {
+	return &fixture{t: t, s: memory.New(), seqs: map[string]int64{}}
+}
 
 // in adds an inbound message with a plain body, sent n minutes after t0.
 func (f *fixture) in(id, text string) int64 {
-	return f.add(runtime.StoredMessage{MessageID: id, Direction: runtime.DirectionInbound,
+	return f.add(history.Message{MessageID: id, Direction: history.Inbound,
 		From: "Ada Lovelace <ada@example.com>", To: []string{"support@acme.test"}, Subject: "Invoice 42", Text: text})
 }
 
 // out adds an outbound message with a plain body.
 func (f *fixture) out(id, text string) int64 {
-	return f.add(runtime.StoredMessage{MessageID: id, Direction: runtime.DirectionOutbound,
+	return f.add(history.Message{MessageID: id, Direction: history.Outbound,
 		From: "support@acme.test", To: []string{"Ada Lovelace <ada@example.com>"}, Subject: "Re: Invoice 42", Text: text})
 }
 
-func (f *fixture) add(m runtime.StoredMessage) int64 {
+func (f *fixture) add(m history.Message) int64 {
 	f.t.Helper()
-	if m.SentAt.IsZero() {
-		m.SentAt = t0.Add(time.Duration(f.n) * time.Minute)
+	if m.Date.IsZero() {
+		m.Date = t0.Add(time.Duration(f.n) * time.Minute)
 	}
 	f.n++
-	seq, err := f.s.AddMessage(thread, m)
+	m.ThreadID = thread
+	seq, err := f.s.AppendMessage(context.Background(), m)
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	f.seqs[m.MessageID] = seq
 	return seq
 }
 
-func (f *fixture) uses(messageID string, uses ...runtime.ToolUse) {
+func (f *fixture) uses(messageID string, uses ...history.ToolUse) {
 	f.t.Helper()
-	if err := f.s.AddToolUses(messageID, uses...); err != nil {
+	if err := f.s.RecordToolUses(context.Background(), f.seqs[messageID], uses...); err != nil {
 		f.t.Fatal(err)
 	}
 }
 
 func (f *fixture) compaction(boundary int64, summary string) {
 	f.t.Helper()
-	if err := f.s.SetCompaction(runtime.Compaction{ThreadID: thread, BoundarySeq: boundary, Summary: summary}); err != nil {
+	if err := f.s.SetCompaction(context.Background(), history.Compaction{ThreadID: thread, BoundarySeq: boundary, Summary: summary}); err != nil {
 		f.t.Fatal(err)
 	}
 }
 
 // use is a recorded call with a result.
-func use(run string, turn, pos int, id, name, args, result string) runtime.ToolUse {
-	return runtime.ToolUse{RunID: run, TurnIndex: turn, Position: pos, ToolCallID: id, ToolName: name,
+func use(run string, turn, pos int, id, name, args, result string) history.ToolUse {
+	return history.ToolUse{RunID: run, TurnIndex: turn, Position: pos, ToolCallID: id, ToolName: name,
 		Arguments: args, Result: result, HasResult: true, Succeeded: true}
 }
 
 // current is the inbound message being answered.
 func current() *runtime.Invocation {
-	return &runtime.Invocation{Inbound: &runtime.Inbound{ThreadID: thread, MessageID: "current", From: "ada@example.com"}}
+	return &runtime.Invocation{Inbound: &history.Message{ThreadID: thread, MessageID: "current", From: "ada@example.com"}}
 }
 
 // replay runs the chain [summary?, history] on inv and checks the output passes Validate.
@@ -123,28 +130,28 @@ func TestThreadHistoryGolden(t *testing.T) {
 			f.in("m1", "Hello, my invoice is wrong.")
 			f.out("m2", "Which invoice do you mean?")
 			f.in("current", "The one from March.") // excluded wherever it lies
-			f.add(runtime.StoredMessage{MessageID: "m3", Direction: runtime.DirectionInbound, From: "Ada <ada@example.com>",
+			f.add(history.Message{MessageID: "m3", Direction: history.Inbound, From: "Ada <ada@example.com>",
 				To: []string{"support@acme.test", "billing@acme.test"}, Cc: []string{"Bob <bob@example.com>"},
 				Subject: "Invoice 42\r\nFrom: forged@evil.test", Text: "  \nNumber 42, sorry.\n\n"})
 			return []runtime.Resolver{&runtime.ThreadHistory{Source: f.s}}
 		}},
 		{"html_only_body", func(f *fixture) []runtime.Resolver {
-			f.add(runtime.StoredMessage{MessageID: "m1", Direction: runtime.DirectionInbound, From: "ada@example.com",
+			f.add(history.Message{MessageID: "m1", Direction: history.Inbound, From: "ada@example.com",
 				Subject: "Formatted", Text: " \n ",
 				HTML: `<html><head><style>p{color:red}</style><script>alert(1)</script></head><body><p>First &amp; foremost.</p><p>Second<br>line.</p></body></html>`})
 			return []runtime.Resolver{&runtime.ThreadHistory{Source: f.s}}
 		}},
 		{"attachment_only_message", func(f *fixture) []runtime.Resolver {
-			f.add(runtime.StoredMessage{MessageID: "m1", Direction: runtime.DirectionInbound, From: "ada@example.com",
-				Subject: "Scans", Attachments: []runtime.Attachment{
-					{ID: "att-1", Filename: "scan.pdf", ContentType: "application/pdf", Size: 48213, Data: []byte("ignored")},
+			f.add(history.Message{MessageID: "m1", Direction: history.Inbound, From: "ada@example.com",
+				Subject: "Scans", Attachments: []history.Attachment{
+					{ID: "att-1", Filename: "scan.pdf", ContentType: "application/pdf", Size: 48213},
 					{ID: "att-2", Filename: "photo\n.png", ContentType: "image/png", Size: 1024},
 				}})
 			return []runtime.Resolver{&runtime.ThreadHistory{Source: f.s}}
 		}},
 		{"empty_message_skipped_rounds_kept", func(f *fixture) []runtime.Resolver {
 			f.in("m1", "Look this up please.")
-			f.add(runtime.StoredMessage{MessageID: "m2", Direction: runtime.DirectionInbound, From: "ada@example.com",
+			f.add(history.Message{MessageID: "m2", Direction: history.Inbound, From: "ada@example.com",
 				Text: "  \n\t", HTML: "<p> </p>"})
 			f.uses("m2", use("r1", 0, 0, "c1", "search", `{"q":"march"}`, `{"hits":0}`))
 			f.out("m3", "Nothing found.")
@@ -194,11 +201,17 @@ func TestThreadHistoryGolden(t *testing.T) {
 			f.out("m2", "Only A answered.")
 			return []runtime.Resolver{&runtime.ThreadHistory{Source: f.s}}
 		}},
-		{"equal_sent_at_ordered_by_record", func(f *fixture) []runtime.Resolver {
-			at := t0.Add(time.Hour)
-			f.add(runtime.StoredMessage{MessageID: "z-first", Direction: runtime.DirectionInbound, From: "ada@example.com", SentAt: at, Text: "recorded first"})
-			f.add(runtime.StoredMessage{MessageID: "a-second", Direction: runtime.DirectionOutbound, From: "support@acme.test", SentAt: at, Text: "recorded second"})
-			f.add(runtime.StoredMessage{MessageID: "early", Direction: runtime.DirectionInbound, From: "ada@example.com", SentAt: t0, Text: "recorded last, sent earliest"})
+		{"clock_skew_replays_in_order_of_record", func(f *fixture) []runtime.Resolver {
+			// The customer's clock runs three hours fast: the reply is dated before the question
+			// it answers. Replay follows the order of record; the Date lines show the headers.
+			day := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+			f.add(history.Message{MessageID: "q1", Direction: history.Inbound, From: "ada@example.com",
+				Date: day.Add(12 * time.Hour), Text: "Where is order 7?"})
+			f.uses("q1", use("r1", 0, 0, "c1", "order_status", `{"order":7}`, `"shipped"`))
+			f.add(history.Message{MessageID: "reply", Direction: history.Outbound, From: "support@acme.test",
+				Date: day.Add(9*time.Hour + 5*time.Minute), Text: "It shipped this morning."})
+			f.add(history.Message{MessageID: "q2", Direction: history.Inbound, From: "ada@example.com",
+				Date: day.Add(12*time.Hour + 30*time.Minute), Text: "Thanks, and the tracking number?"})
 			return []runtime.Resolver{&runtime.ThreadHistory{Source: f.s}}
 		}},
 		{"clipped_arguments_and_results", func(f *fixture) []runtime.Resolver {
@@ -290,7 +303,7 @@ func TestThreadHistoryContributesNothingWithoutInbound(t *testing.T) {
 	f.in("m1", "Hello.")
 	for name, inv := range map[string]*runtime.Invocation{
 		"scheduled run":  {Responsibility: &runtime.Responsibility{Name: "daily"}},
-		"empty thread":   {Inbound: &runtime.Inbound{MessageID: "x"}},
+		"empty thread":   {Inbound: &history.Message{MessageID: "x"}},
 		"nil invocation": nil,
 	} {
 		for _, r := range []runtime.Resolver{&runtime.ThreadHistory{}, &runtime.ThreadSummary{}} {
@@ -300,6 +313,25 @@ func TestThreadHistoryContributesNothingWithoutInbound(t *testing.T) {
 				t.Errorf("%s, %T: got %v, %v; want dst unchanged", name, r, out, err)
 			}
 		}
+	}
+}
+
+// A stored inbound message is answered with what the store received before it: a message that
+// arrived while the run was pending is not replayed.
+func TestThreadHistoryStopsBeforeAStoredInbound(t *testing.T) {
+	f := newFixture(t)
+	f.in("m1", "Before.")
+	seq := f.in("current", "Being answered.")
+	f.in("m3", "Arrived while the run was pending.")
+	inv := current()
+	inv.Inbound.Seq = seq
+	out := replay(t, inv, &runtime.ThreadHistory{Source: f.s})
+	if len(out) != 1 || !strings.HasSuffix(out[0].Text, "\n\nBefore.") {
+		t.Fatalf("replay = %s, want m1 only", encodeMessages(t, out))
+	}
+	// Without a Seq (a message the host did not store), the later message is replayed.
+	if out := replay(t, current(), &runtime.ThreadHistory{Source: f.s}); len(out) != 2 {
+		t.Fatalf("replay without Seq = %s, want m1 and m3", encodeMessages(t, out))
 	}
 }
 
@@ -338,7 +370,7 @@ func TestThreadHistoryLimits(t *testing.T) {
 	}
 	for _, c := range []struct {
 		limit, want int
-	}{{0, runtime.DefaultHistoryLimit}, {runtime.NoLimit, 60}, {7, 7}, {100, 60}} {
+	}{{0, history.DefaultLimit}, {runtime.NoLimit, 60}, {7, 7}, {100, 60}} {
 		out := replay(t, current(), &runtime.ThreadHistory{Source: f.s, Limit: c.limit, SkipToolCalls: true})
 		if len(out) != c.want {
 			t.Errorf("Limit %d: %d messages, want %d", c.limit, len(out), c.want)
@@ -384,12 +416,12 @@ type countingSource struct {
 	failFirst bool
 }
 
-func (c *countingSource) LatestCompaction(ctx context.Context, thread string) (*runtime.Compaction, error) {
+func (c *countingSource) LatestCompaction(ctx context.Context, thread string) (*history.Compaction, error) {
 	c.latest++
 	return c.Source.LatestCompaction(ctx, thread)
 }
 
-func (c *countingSource) History(ctx context.Context, q runtime.HistoryQuery) (*runtime.History, error) {
+func (c *countingSource) History(ctx context.Context, q history.Query) (*history.Window, error) {
 	if c.failFirst {
 		c.failFirst = false
 		return nil, errors.New("connection reset")
@@ -410,7 +442,7 @@ func TestSummaryAndHistoryShareOneCompactionRow(t *testing.T) {
 	chain := runtime.NewChain(
 		runtime.Step{Kind: "thread_summary", Resolver: &runtime.ThreadSummary{Source: src}},
 		runtime.Step{Kind: "compact mid-run", Resolver: runtime.ResolverFunc(func(ctx context.Context, _ *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
-			return dst, f.s.SetCompaction(runtime.Compaction{ThreadID: thread, BoundarySeq: b2, Summary: "up to two"})
+			return dst, f.s.SetCompaction(ctx, history.Compaction{ThreadID: thread, BoundarySeq: b2, Summary: "up to two"})
 		})},
 		runtime.Step{Kind: "thread_history", Resolver: &runtime.ThreadHistory{Source: src}},
 	)
@@ -465,18 +497,18 @@ func TestReplayIsByteIdentical(t *testing.T) {
 }
 
 func TestHistoryTextFormat(t *testing.T) {
-	m := runtime.StoredMessage{
+	m := history.Message{
 		From: "Ada <ada@example.com>", To: []string{"a@x.test", "b@x.test"},
-		SentAt:  time.Date(2026, 1, 2, 3, 4, 5, 600000, time.FixedZone("CET", 3600)),
+		Date:    time.Date(2026, 1, 2, 3, 4, 5, 600000, time.FixedZone("CET", 3600)),
 		Subject: "Hi", Text: "Body.",
-		Attachments: []runtime.Attachment{{ID: "a1", Filename: "f.txt", ContentType: "text/plain", Size: 3}},
+		Attachments: []history.Attachment{{ID: "a1", Filename: "f.txt", ContentType: "text/plain", Size: 3}},
 	}
 	want := "From: Ada <ada@example.com>\nTo: a@x.test, b@x.test\nCc:\nDate: Fri, 02 Jan 2026 02:04:05 +0000\nSubject: Hi\n\nBody.\n\n[attachment: f.txt (text/plain, 3 bytes, id a1)]"
 	got, ok := runtime.HistoryText(&m)
 	if !ok || got != want {
 		t.Errorf("HistoryText =\n%q\nwant\n%q", got, want)
 	}
-	if _, ok := runtime.HistoryText(&runtime.StoredMessage{Text: " ", HTML: "<br>"}); ok {
+	if _, ok := runtime.HistoryText(&history.Message{Text: " ", HTML: "<br>"}); ok {
 		t.Error("a message with neither body nor attachments must report no content")
 	}
 }
@@ -506,7 +538,7 @@ func TestReplayInput(t *testing.T) {
 }
 
 func TestSortToolUsesNeverComparesRunIDsAsText(t *testing.T) {
-	uses := []runtime.ToolUse{
+	uses := []history.ToolUse{
 		{Seq: 9, RunID: "run-10", TurnIndex: 0, Position: 0},
 		{Seq: 3, RunID: "run-9", TurnIndex: 1, Position: 1},
 		{Seq: 2, RunID: "run-9", TurnIndex: 1, Position: 0},
@@ -536,17 +568,17 @@ func FuzzReplayAlwaysValidates(f *testing.F) {
 	f.Add([]byte{1, 1, 1, 1, 2, 2, 2, 2}, "[1,2]")
 	f.Fuzz(func(t *testing.T, data []byte, args string) {
 		ids := []string{"", "a", "b", "a~1"}
-		var uses []runtime.ToolUse
+		var uses []history.ToolUse
 		for i := 0; i+3 < len(data) && len(uses) < 64; i += 4 {
-			uses = append(uses, runtime.ToolUse{
+			uses = append(uses, history.ToolUse{
 				Seq: int64(data[i] % 8), RunID: string(rune('p' + data[i+1]%3)), TurnIndex: int(data[i+2] % 3),
 				Position: int(data[i+3] % 4), ToolCallID: ids[int(data[i+3]/4)%len(ids)], ToolName: "t",
 				Arguments: args, Result: args, HasResult: data[i]%5 != 0,
 			})
 		}
-		m := runtime.StoredMessage{Direction: runtime.DirectionOutbound, Text: args, ToolUses: uses}
+		m := history.Message{Direction: history.Outbound, Text: args, ToolUses: uses}
 		var h runtime.ThreadHistory
-		out := h.AppendReplay(nil, []runtime.StoredMessage{m})
+		out := h.AppendReplay(nil, []history.Message{m})
 		if err := runtime.Validate(out); err != nil {
 			t.Fatalf("replay fails Validate: %v", err)
 		}
@@ -573,7 +605,7 @@ func FuzzReplayAlwaysValidates(f *testing.F) {
 		if assistants != len(distinct) {
 			t.Fatalf("%d rounds replayed as %d assistant messages: a round was split", len(distinct), assistants)
 		}
-		again := h.AppendReplay(nil, []runtime.StoredMessage{m})
+		again := h.AppendReplay(nil, []history.Message{m})
 		if !bytes.Equal(encodeMessages(t, out), encodeMessages(t, again)) {
 			t.Fatal("two replays of the same rows differ")
 		}

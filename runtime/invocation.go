@@ -3,6 +3,8 @@ package runtime
 import (
 	"log/slog"
 	"time"
+
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // Invocation is the read-only input of one run of a persona's chain: protege's resolver context
@@ -20,8 +22,9 @@ type Invocation struct {
 	Logger *slog.Logger
 	// CorrelationID ties the run's logs and records together (e.g. a job id); may be empty.
 	CorrelationID string
-	// Inbound is the message being answered in a reply run; nil in a scheduled run.
-	Inbound *Inbound
+	// Inbound is the message being answered in a reply run; nil in a scheduled run. When it is
+	// stored (Seq > 0), the thread's history is what the store received before it.
+	Inbound *history.Message
 	// Responsibility is the scheduled task being run; nil in a reply run.
 	Responsibility *Responsibility
 
@@ -37,35 +40,6 @@ func (inv *Invocation) Log() *slog.Logger {
 		return slog.Default()
 	}
 	return inv.Logger
-}
-
-// Inbound is the email-style message that starts a reply run: its thread, its identity, its
-// headers, its bodies and its attachments. Addresses are RFC 5322 address strings as received
-// ("Ada <ada@example.com>"). Date is the message's sent time; history renders it in UTC.
-type Inbound struct {
-	ThreadID  string
-	MessageID string
-	From      string
-	To        []string
-	Cc        []string
-	Date      time.Time
-	Subject   string
-	// Text is the plain-text body; HTML the HTML body. Either or both may be empty.
-	Text string
-	HTML string
-	// Attachments lists the message's attachments; Data may be nil when only metadata is known.
-	Attachments []Attachment
-}
-
-// Attachment describes one file attached to a message: its ID (as the host's attachment tools
-// accept it), Filename, ContentType (a media type such as "application/pdf"), Size in bytes,
-// and Data, the raw bytes when the host loaded them (nil for metadata only).
-type Attachment struct {
-	ID          string
-	Filename    string
-	ContentType string
-	Size        int64
-	Data        []byte
 }
 
 // Responsibility is the scheduled task that starts a scheduled run: its Name (kebab-case, unique

@@ -168,7 +168,7 @@ func checkResolve(t *testing.T, got []Message, err error, prior, want []Message,
 		t.Fatal(err)
 	}
 	if !EqualMessages(got, append(append([]Message(nil), prior...), want...)) {
-		t.Errorf("got %q, want %q after the prior messages", got, want)
+		t.Errorf("got %+v, want %+v after the prior messages", got, want)
 	}
 }
 

@@ -91,6 +91,10 @@ type ToolCall struct {
 // has at least one element; Text is then ignored by Equal and by every encoder in this module).
 // ToolCallID is set only on RoleTool messages and names the call this message answers. ToolCalls
 // is set only on RoleAssistant messages that request tools; such a message usually has empty Text.
+// IsError is set only on RoleTool messages: the tool failed and the content says how. State is
+// set only on RoleAssistant messages a model returned: provider state that must go back to the
+// same provider with the message (see ProviderState). Model adapters ignore IsError and State on
+// messages of other roles.
 //
 // Messages are plain values; the runtime never mutates a message after a resolver returned it,
 // but slices inside (Parts, ToolCalls, Data, Input) are shared, so callers treat them as read-only.
@@ -98,11 +102,53 @@ type ToolCall struct {
 // JSON: MarshalJSON writes one canonical shape (see there) and encoding/json decodes it back
 // into a message Equal to the original; Equal, not ==, is the comparison to use.
 type Message struct {
-	Role       Role       `json:"role"`
-	Text       string     `json:"text,omitempty"`
-	Parts      []Part     `json:"parts,omitempty"`
-	ToolCallID string     `json:"tool_call_id,omitempty"`
-	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	Role       Role            `json:"role"`
+	Text       string          `json:"text,omitempty"`
+	Parts      []Part          `json:"parts,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	ToolCalls  []ToolCall      `json:"tool_calls,omitempty"`
+	IsError    bool            `json:"is_error,omitempty"`
+	State      []ProviderState `json:"state,omitempty"`
+}
+
+// ProviderState is one item of opaque state that a model provider returned with an assistant
+// message and requires back, unchanged, when the same conversation continues: an Anthropic
+// thinking or redacted_thinking block with its signature, or an OpenAI Responses reasoning item
+// with its encrypted content. Provider names the adapter that produced it ("anthropic",
+// "openai-responses"; see package runtime/provider) and Data is a JSON value only that adapter
+// reads. An adapter sends back the state of its own provider, in order, ahead of the message's
+// text and tool calls, and skips state of any other provider.
+//
+// State belongs to a run: a runner appends the returned assistant message, state included, and
+// the following calls of the run send it back (the Anthropic API rejects a tool loop whose
+// thinking blocks are missing). A runner stores it with the round so that a resumed run sends
+// the same bytes; thread history replays earlier runs without it.
+type ProviderState struct {
+	Provider string          `json:"provider"`
+	Data     json.RawMessage `json:"data"`
+}
+
+// Equal reports whether two state items name the same provider and hold the same Data after
+// json.Compact (Data that is not valid JSON compares by raw bytes; nil and empty equal null).
+func (s ProviderState) Equal(o ProviderState) bool {
+	return s.Provider == o.Provider && bytes.Equal(compactData(s.Data), compactData(o.Data))
+}
+
+// MarshalJSON writes {"provider":…,"data":…} with Data compacted; empty Data is written as
+// null, and Data that is not valid JSON is an error.
+func (s ProviderState) MarshalJSON() ([]byte, error) {
+	type plain ProviderState
+	if len(bytes.TrimSpace(s.Data)) == 0 {
+		s.Data = json.RawMessage("null")
+	}
+	return json.Marshal(plain(s))
+}
+
+func compactData(d json.RawMessage) []byte {
+	if len(bytes.TrimSpace(d)) == 0 {
+		return []byte("null")
+	}
+	return compactInput(d)
 }
 
 // SystemMessage returns a system message with text content.
@@ -120,6 +166,12 @@ func AssistantMessage(text string, calls ...ToolCall) Message {
 // ToolMessage returns a tool message carrying the result text of the call with id callID.
 func ToolMessage(callID, result string) Message {
 	return Message{Role: RoleTool, Text: result, ToolCallID: callID}
+}
+
+// ToolErrorMessage returns a tool message reporting that the call with id callID failed, with
+// text describing the failure (IsError set).
+func ToolErrorMessage(callID, text string) Message {
+	return Message{Role: RoleTool, Text: text, ToolCallID: callID, IsError: true}
 }
 
 // PartsMessage returns a message of the given role whose content is the given parts.
@@ -141,6 +193,54 @@ func NewToolCall(id, name string, input any) (ToolCall, error) {
 		return ToolCall{}, fmt.Errorf("tool call %s: input must encode to a JSON object, got %.40s", id, raw)
 	}
 	return ToolCall{ID: id, Name: name, Input: raw}, nil
+}
+
+// InvalidArgumentsKey is the only key of the JSON object that stands in for a tool call's input
+// when the model produced arguments that are not a JSON object (cut-off JSON, a bare string, an
+// array): the call's Input is {"_invalid_arguments": "<the arguments as produced>"}, so Input is
+// still an object and nothing the model wrote is lost. ToolCall.InvalidArguments recognises it;
+// a runner answers such a call with an error result instead of running the tool.
+const InvalidArgumentsKey = "_invalid_arguments"
+
+// ToolCallFromArguments returns the call a model produced with arguments as raw text (the
+// OpenAI wire form, a JSON string holding an object). Arguments that form a JSON object are the
+// Input as they are; empty or blank arguments, and JSON null, give {}; anything else gives the
+// {"_invalid_arguments": "<arguments>"} object (see InvalidArgumentsKey), encoded without HTML
+// escaping, invalid UTF-8 as U+FFFD. It never fails.
+func ToolCallFromArguments(id, name, arguments string) ToolCall {
+	in := bytes.TrimSpace([]byte(arguments))
+	switch {
+	case len(in) == 0 || string(in) == "null":
+		return ToolCall{ID: id, Name: name, Input: json.RawMessage("{}")}
+	case in[0] == '{' && json.Valid(in):
+		return ToolCall{ID: id, Name: name, Input: json.RawMessage(arguments)}
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"` + InvalidArgumentsKey + `":`)
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(arguments) // a string always encodes
+	b.Truncate(b.Len() - 1)   // the encoder's newline
+	b.WriteByte('}')
+	return ToolCall{ID: id, Name: name, Input: b.Bytes()}
+}
+
+// InvalidArguments reports whether the call's Input is the stand-in for arguments that were not
+// a JSON object (see InvalidArgumentsKey), and returns those arguments as they were produced.
+func (c ToolCall) InvalidArguments() (string, bool) {
+	in := bytes.TrimSpace(c.Input)
+	if !bytes.HasPrefix(in, []byte(`{"`+InvalidArgumentsKey+`"`)) {
+		return "", false
+	}
+	var w map[string]json.RawMessage
+	if json.Unmarshal(in, &w) != nil || len(w) != 1 {
+		return "", false
+	}
+	var raw string
+	if json.Unmarshal(w[InvalidArgumentsKey], &raw) != nil {
+		return "", false
+	}
+	return raw, true
 }
 
 // MarshalJSON writes the call as {"id":…,"name":…,"input":{…}}. An Input that is nil or only
@@ -176,11 +276,11 @@ func (c *ToolCall) UnmarshalJSON(data []byte) error {
 
 // MarshalJSON writes the message in one canonical shape:
 //
-//	{"role":"assistant","text":"…","parts":[…],"tool_call_id":"…","tool_calls":[…]}
+//	{"role":"assistant","text":"…","parts":[…],"tool_call_id":"…","tool_calls":[…],"is_error":true,"state":[…]}
 //
 // where "text" is written only when Parts is empty and Text is not (Text is ignored when Parts
-// is set, see Message), and "parts", "tool_call_id" and "tool_calls" only when non-empty. Part
-// data is standard base64. Two messages built the same way encode to the same bytes, and
+// is set, see Message), "parts", "tool_call_id", "tool_calls" and "state" only when non-empty,
+// and "is_error" only when true. Part data is standard base64. Two messages built the same way encode to the same bytes, and
 // decoding the result with encoding/json gives a message Equal to m.
 func (m Message) MarshalJSON() ([]byte, error) {
 	type plain Message
@@ -204,13 +304,15 @@ func (m Message) Content() []Part {
 }
 
 // Equal reports whether m and o are the same message. Two messages are the same when their
-// roles and ToolCallIDs are equal, their Content() is equal part by part (so Text "x" equals
-// Parts [TextPart("x")], and empty Text equals nil or empty Parts), and their tool calls are
-// equal in order, where nil and empty ToolCalls are the same and two inputs are the same when
-// they are equal after json.Compact (insignificant whitespace is ignored; key order is not).
+// roles, ToolCallIDs and IsError flags are equal, their Content() is equal part by part (so Text
+// "x" equals Parts [TextPart("x")], and empty Text equals nil or empty Parts), their tool calls
+// are equal in order, where nil and empty ToolCalls are the same and two inputs are the same
+// when they are equal after json.Compact (insignificant whitespace is ignored; key order is
+// not), and their State items are equal in order (ProviderState.Equal; nil and empty alike).
 // Part data compares by bytes, with nil and empty equal.
 func (m Message) Equal(o Message) bool {
-	if m.Role != o.Role || m.ToolCallID != o.ToolCallID || len(m.ToolCalls) != len(o.ToolCalls) {
+	if m.Role != o.Role || m.ToolCallID != o.ToolCallID || m.IsError != o.IsError ||
+		len(m.ToolCalls) != len(o.ToolCalls) || !slices.EqualFunc(m.State, o.State, ProviderState.Equal) {
 		return false
 	}
 	a, b := m.Content(), o.Content()

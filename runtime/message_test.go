@@ -46,6 +46,18 @@ func TestMessageEqualRules(t *testing.T) {
 		{"call order matters", AssistantMessage("", call("c1", "{}"), call("c2", "{}")), AssistantMessage("", call("c2", "{}"), call("c1", "{}")), false},
 		{"call name compares", AssistantMessage("", ToolCall{ID: "c", Name: "a"}), AssistantMessage("", ToolCall{ID: "c", Name: "b"}), false},
 		{"call count compares", AssistantMessage("", call("c1", "{}")), AssistantMessage(""), false},
+		{"error flag compares", ToolErrorMessage("c", "r"), ToolMessage("c", "r"), false},
+		{"error flags equal", ToolErrorMessage("c", "r"), Message{Role: RoleTool, ToolCallID: "c", Parts: []Part{TextPart("r")}, IsError: true}, true},
+		{"nil and empty state", Message{Role: RoleAssistant}, Message{Role: RoleAssistant, State: []ProviderState{}}, true},
+		{"state data whitespace ignored", Message{Role: RoleAssistant, State: []ProviderState{{"p", json.RawMessage(`{"a": 1}`)}}},
+			Message{Role: RoleAssistant, State: []ProviderState{{"p", json.RawMessage(`{"a":1}`)}}}, true},
+		{"state data compares", Message{Role: RoleAssistant, State: []ProviderState{{"p", json.RawMessage(`{"a":1}`)}}},
+			Message{Role: RoleAssistant, State: []ProviderState{{"p", json.RawMessage(`{"a":2}`)}}}, false},
+		{"state provider compares", Message{Role: RoleAssistant, State: []ProviderState{{"p", nil}}},
+			Message{Role: RoleAssistant, State: []ProviderState{{"q", nil}}}, false},
+		{"empty state data equals null", Message{Role: RoleAssistant, State: []ProviderState{{"p", nil}}},
+			Message{Role: RoleAssistant, State: []ProviderState{{"p", json.RawMessage("null")}}}, true},
+		{"state count compares", Message{Role: RoleAssistant, State: []ProviderState{{"p", nil}}}, Message{Role: RoleAssistant}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,6 +199,9 @@ func sampleMessages(t testing.TB) []Message {
 		ToolMessage("call_1", `{"status":"shipped"}`),
 		ToolMessage("call_2", `"2025-01-02"`),
 		{Role: RoleAssistant, Text: "ignored because parts are set", Parts: []Part{TextPart("Your order has shipped. é 日本 🎉")}},
+		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "call_3", Name: "refund", Input: json.RawMessage(`{"order":"A-17"}`)}},
+			State: []ProviderState{{Provider: "anthropic", Data: json.RawMessage(`{"type": "thinking", "thinking": "Refund it.", "signature": "c2ln"}`)}}},
+		ToolErrorMessage("call_3", "refunds are closed on Sundays"),
 	}
 }
 
@@ -228,6 +243,17 @@ func TestMessageJSONOmitsEmptyFields(t *testing.T) {
 	b, _ = json.Marshal(ToolMessage("c", "ok"))
 	if want := `{"role":"tool","text":"ok","tool_call_id":"c"}`; string(b) != want {
 		t.Errorf("got %s, want %s", b, want)
+	}
+	b, _ = json.Marshal(ToolErrorMessage("c", "boom"))
+	if want := `{"role":"tool","text":"boom","tool_call_id":"c","is_error":true}`; string(b) != want {
+		t.Errorf("got %s, want %s", b, want)
+	}
+	b, _ = json.Marshal(Message{Role: RoleAssistant, State: []ProviderState{{Provider: "p", Data: json.RawMessage(` { "a" : 1 } `)}, {Provider: "q"}}})
+	if want := `{"role":"assistant","state":[{"provider":"p","data":{"a":1}},{"provider":"q","data":null}]}`; string(b) != want {
+		t.Errorf("got %s, want %s", b, want)
+	}
+	if _, err := json.Marshal(ProviderState{Provider: "p", Data: json.RawMessage("{")}); err == nil {
+		t.Error("state data that is not JSON must not encode")
 	}
 	if !strings.Contains(string(mustJSON(t, PartsMessage(RoleUser, ImagePart("image/png", []byte{1})))), `"data":"AQ=="`) {
 		t.Error("part data must encode as standard base64")

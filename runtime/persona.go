@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // Version is the runtime API version that generated code is compiled against. Generated files
@@ -28,12 +30,17 @@ type Tool interface {
 	InputSchema() json.RawMessage
 }
 
-// Model holds the model settings a persona passes through to the Request: the model Name,
-// MaxTokens (the reply's token budget; 0 means the provider's default), Temperature and TopP
-// (nil when unset), Stop sequences, and Extra, free-form provider options (nil when unset).
-// encoding/json writes Extra's keys sorted, so a Request encodes deterministically.
-type Model struct {
+// ModelSettings holds the model settings a persona passes through to the Request: the model
+// Name, Provider (the API the settings are written for: "anthropic", "openai" or
+// "openai-responses", see package runtime/provider; "" when the persona does not say), MaxTokens
+// (the reply's token budget; 0 means the adapter's default), Temperature and TopP (nil when
+// unset), Stop sequences, and Extra, free-form provider options (nil when unset) that an adapter
+// sends as top-level fields of the request body. encoding/json writes Extra's keys sorted, so a
+// Request encodes deterministically. Which settings each provider accepts is the table of
+// package runtime/provider; an adapter refuses the others before its first call.
+type ModelSettings struct {
 	Name        string         `json:"name,omitempty"`
+	Provider    string         `json:"provider,omitempty"`
 	MaxTokens   int            `json:"max_tokens,omitempty"`
 	Temperature *float64       `json:"temperature,omitempty"`
 	TopP        *float64       `json:"top_p,omitempty"`
@@ -49,7 +56,7 @@ type Model struct {
 type Persona struct {
 	Name                string
 	Description         string
-	Model               Model
+	Model               ModelSettings
 	Tools               []Tool
 	MessageChain        *Chain
 	ResponsibilityChain *Chain
@@ -83,9 +90,9 @@ func (p *Persona) Responsibility(name string) (Responsibility, bool) {
 // model may call (protege's Provider::Request, seed 000). Messages and Tools are owned by the
 // caller once BuildRequest returns; a provider adapter translates them to its wire format.
 type Request struct {
-	Model    Model     `json:"model"`
-	Messages []Message `json:"messages"`
-	Tools    []Tool    `json:"-"`
+	Model    ModelSettings `json:"model"`
+	Messages []Message     `json:"messages"`
+	Tools    []Tool        `json:"-"`
 }
 
 // MarshalJSON writes the request for review and logging:
@@ -102,9 +109,9 @@ func (r Request) MarshalJSON() ([]byte, error) {
 		InputSchema json.RawMessage `json:"input_schema"`
 	}
 	out := struct {
-		Model    Model     `json:"model"`
-		Messages []Message `json:"messages"`
-		Tools    []tool    `json:"tools,omitempty"`
+		Model    ModelSettings `json:"model"`
+		Messages []Message     `json:"messages"`
+		Tools    []tool        `json:"tools,omitempty"`
 	}{Model: r.Model, Messages: r.Messages}
 	if out.Messages == nil {
 		out.Messages = []Message{}
@@ -169,7 +176,7 @@ func BuildRequestInto(ctx context.Context, inv *Invocation, dst []Message) (*Req
 // body nor attachments would make an empty user turn, which model APIs reject, so its text is
 // then "Subject: <subject>" — an email whose whole message is its subject line is common — or
 // EmptyInboundText when the subject is blank too.
-func InboundMessage(in *Inbound) Message {
+func InboundMessage(in *history.Message) Message {
 	body := in.Text
 	if strings.TrimSpace(body) == "" {
 		body = ""
@@ -209,7 +216,7 @@ const EmptyInboundText = "[The message has no text.]"
 
 // AttachmentNote renders one attachment's metadata as one line:
 // `[attachment: report.pdf (application/pdf, 1234 bytes, id att-1)]`.
-func AttachmentNote(a Attachment) string {
+func AttachmentNote(a history.Attachment) string {
 	return fmt.Sprintf("[attachment: %s (%s, %d bytes, id %s)]", a.Filename, a.ContentType, a.Size, a.ID)
 }
 
@@ -219,5 +226,5 @@ func AttachmentNote(a Attachment) string {
 // constructor whose spec uses either returns an error when it is nil).
 type Options struct {
 	Files   *Files
-	History HistorySource
+	History history.Source
 }

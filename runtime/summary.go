@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // SummaryPreamble opens the message ThreadSummary emits, followed by a blank line and the stored
@@ -28,7 +30,7 @@ var ErrSummaryAfterHistory = errors.New("thread summary must come before thread 
 // the same row even when a compaction completes while the run is assembling its request.
 type ThreadSummary struct {
 	// Source reads the thread's compaction; required in reply runs.
-	Source HistorySource
+	Source history.Source
 	// Role of the emitted message; "" = RoleUser. RoleTool is refused (a tool message needs a call).
 	Role Role
 }
@@ -78,7 +80,7 @@ func OmittedNote(n int) string {
 
 // loadCompaction reads the thread's latest completed compaction through inv's snapshot, so that
 // every resolver of the run sees the same row (nil when there is none).
-func loadCompaction(ctx context.Context, inv *Invocation, src HistorySource, thread string) (*Compaction, error) {
+func loadCompaction(ctx context.Context, inv *Invocation, src history.Source, thread string) (*history.Compaction, error) {
 	key := compactionKey(src, thread)
 	if _, ranFirst := inv.snap.peek(historyRanKey{key}); ranFirst {
 		if _, loaded := inv.snap.peek(key); !loaded {
@@ -95,7 +97,7 @@ func loadCompaction(ctx context.Context, inv *Invocation, src HistorySource, thr
 	if err != nil {
 		return nil, err
 	}
-	c, _ := v.(*Compaction)
+	c, _ := v.(*history.Compaction)
 	return c, nil
 }
 
@@ -111,30 +113,34 @@ type historyRanKey struct{ compactionSnapshotKey }
 
 // compactionKey returns the snapshot key of (src, thread). A source whose dynamic type cannot
 // be a map key (a struct value holding a slice, say) is keyed by its thread only.
-func compactionKey(src HistorySource, thread string) compactionSnapshotKey {
+func compactionKey(src history.Source, thread string) compactionSnapshotKey {
 	if v := reflect.ValueOf(src); !v.IsValid() || !v.Comparable() {
 		return compactionSnapshotKey{thread: thread}
 	}
 	return compactionSnapshotKey{src: src, thread: thread}
 }
 
-// Summarizer writes the summary of a stretch of a thread; the host implements it with its own
-// model call (the runtime never talks to a model). A store's Compact calls it once per
-// compaction boundary, outside any transaction. It returns the summary text, which must not be
-// blank, or an error.
-type Summarizer interface {
-	Summarize(ctx context.Context, in SummaryInput) (string, error)
-}
-
-// SummarizerFunc adapts an ordinary function to the Summarizer interface.
+// SummarizerFunc is a [history.Summarizer] written against rendered messages: its Summarize
+// renders the messages a store's compaction hands it as a zero ThreadHistory replays them
+// (each message's turn and its tool rounds, results clipped to 4,000 characters) and calls f
+// with them. The host implements f with its own model call; the runtime never talks to a
+// model. A host that wants another rendering implements history.Summarizer itself and renders
+// with (*ThreadHistory).AppendReplay.
 type SummarizerFunc func(ctx context.Context, in SummaryInput) (string, error)
 
-// Summarize calls f(ctx, in).
-func (f SummarizerFunc) Summarize(ctx context.Context, in SummaryInput) (string, error) {
-	return f(ctx, in)
+// Summarize renders in.Messages (see SummarizerFunc) and returns f's result.
+func (f SummarizerFunc) Summarize(ctx context.Context, in history.SummaryInput) (string, error) {
+	var h ThreadHistory
+	return f(ctx, SummaryInput{
+		ThreadID:            in.ThreadID,
+		Previous:            in.Previous,
+		Messages:            h.AppendReplay(nil, in.Messages),
+		BoundarySeq:         in.BoundarySeq,
+		PreviousBoundarySeq: in.PreviousBoundarySeq,
+	})
 }
 
-// SummaryInput is what a Summarizer summarises: the ThreadID, Previous, the summary of the
+// SummaryInput is what a SummarizerFunc summarises: the ThreadID, Previous, the summary of the
 // thread's earlier compaction ("" for the first one; a new summary must cover it too, which makes
 // compaction recursive), and Messages, the thread's messages after the previous boundary up to
 // and including the new one, rendered as ThreadHistory replays them (turns and tool rounds).

@@ -40,7 +40,7 @@ func TestValidateReportsEachProblemOnce(t *testing.T) {
 			[]string{`/message_resolvers/0 invalid: a resolver entry must have exactly one key: load_file, load_text, load_record, load_transcript, thread_history, thread_summary or use`}},
 		{"null limit allowed", `{"version":1,"name":"a","message_resolvers":[{"thread_history":{"limit":null}}]}`, nil},
 		{"far unknown key lists keys", `{"version":1,"name":"a","model":{"name":"m","zzzzzzzzzz":1}}`,
-			[]string{`/model/zzzzzzzzzz unknown: unknown key "zzzzzzzzzz"; expected one of: extra, max_tokens, name, stop, temperature, top_p`}},
+			[]string{`/model/zzzzzzzzzz unknown: unknown key "zzzzzzzzzz"; expected one of: extra, max_tokens, name, provider, stop, temperature, top_p`}},
 	}
 	kinds := map[Kind]string{Invalid: "invalid", UnknownKey: "unknown", WrongType: "type"}
 	for _, tt := range tests {

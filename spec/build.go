@@ -5,9 +5,10 @@ import (
 	"math"
 	"strings"
 	"time"
-	_ "time/tzdata" // timezone checks must not depend on the machine's zoneinfo
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/personagen/personagen/internal/zone"
 )
 
 // personaBuilder turns a tree into the typed model, tolerating values of
@@ -135,6 +136,7 @@ func (b *personaBuilder) ref(n *tnode, qualified bool) *GoRef {
 func (b *personaBuilder) model(t *tnode) *Model {
 	m := &Model{Pos: t.pos}
 	m.Name, _ = str(t.get("name"))
+	m.Provider, _ = str(t.get("provider"))
 	if v, ok := integer(t.get("max_tokens")); ok {
 		m.MaxTokens = &v
 	}
@@ -155,6 +157,7 @@ func (b *personaBuilder) model(t *tnode) *Model {
 			m.Extra = []MapEntry{}
 		}
 	}
+	b.checkProvider(t, m)
 	return m
 }
 
@@ -367,10 +370,8 @@ func (b *personaBuilder) responsibility(t *tnode) (Responsibility, bool) {
 	r.Schedule, _ = str(t.get("schedule"))
 	if tz, ok := str(t.get("timezone")); ok {
 		r.Timezone = tz
-		if tz.Value == "Local" {
-			b.errorf(tz.Pos, "timezone Local depends on the machine; name an IANA zone such as Europe/Berlin or UTC")
-		} else if _, err := time.LoadLocation(tz.Value); err != nil && tz.Value != "" {
-			b.errorf(tz.Pos, "unknown timezone %q (want an IANA name such as Europe/Berlin)", tz.Value)
+		if _, err := zone.Load(tz.Value); err != nil && tz.Value != "" {
+			b.errorf(tz.Pos, "%v", err)
 		}
 	}
 	if s := r.Schedule.Value; s != "" {

@@ -117,6 +117,10 @@ type Model struct {
 	Pos Pos
 	// Name is the provider's model name (claude-sonnet-4-5); required.
 	Name String
+	// Provider is the API the settings are written for (anthropic, openai,
+	// openai-responses); zero when absent. When set, validation refuses the
+	// settings that provider cannot take (runtime/provider.CheckSettings).
+	Provider String
 	// MaxTokens is the output token limit, > 0.
 	MaxTokens *Int
 	// Temperature is in [0, 2].

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/bench/assembly/internal/host"
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // PromptPath is the path of the system prompt in Fixture.Files, the path the spec names.
@@ -35,13 +35,13 @@ var systemPrompt []byte
 type Fixture struct {
 	// Rows are the thread's earlier messages, oldest first, with their tool uses in recording
 	// order, as a HistorySource returns them.
-	Rows []runtime.StoredMessage
+	Rows []history.Message
 	// Files holds the system prompt at PromptPath.
 	Files fstest.MapFS
 	// Env holds the sender's account.
 	Env *host.Env
 	// Current is the message being answered.
-	Current runtime.Inbound
+	Current history.Message
 }
 
 var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
@@ -58,7 +58,7 @@ func NewFixture() *Fixture {
 			"ada@example.com": {Email: "ada@example.com", Name: "Ada Lovelace", Company: "Analytical Engines Ltd",
 				Plan: "Business", Seats: 42, OpenTickets: 2},
 		}},
-		Current: runtime.Inbound{ThreadID: Thread, MessageID: "msg-current", From: "ada@example.com",
+		Current: history.Message{ThreadID: Thread, MessageID: "msg-current", From: "ada@example.com",
 			To: []string{"support@acme.test"}, Date: t0.Add(HistoryMessages * time.Hour), Subject: "Re: Export fails",
 			Text: "Thanks. The export still stops at 80 % for the Q1 board; could you look again? It is due tomorrow."},
 	}
@@ -66,26 +66,26 @@ func NewFixture() *Fixture {
 		"keeps failing with a timeout after a few minutes, although smaller boards export fine. "
 	use := 0
 	for i := range HistoryMessages {
-		m := runtime.StoredMessage{
+		m := history.Message{
 			MessageID: "msg-" + strconv.Itoa(i),
-			SentAt:    t0.Add(time.Duration(i) * time.Hour),
+			Date:      t0.Add(time.Duration(i) * time.Hour),
 			Subject:   "Re: Export fails (" + strconv.Itoa(i/2) + ")",
 			Text:      "\n" + strings.Repeat(para, 2+i%5) + "\n",
 		}
 		if i%2 == 0 {
-			m.Direction = runtime.DirectionInbound
+			m.Direction = history.Inbound
 			m.From = "Ada Lovelace <ada@example.com>"
 			m.To = []string{"support@acme.test"}
 			if i%6 == 0 {
 				m.Cc = []string{"Grace Hopper <grace@example.com>", "ops@example.com"}
 			}
 		} else {
-			m.Direction = runtime.DirectionOutbound
+			m.Direction = history.Outbound
 			m.From = "Acme Support <support@acme.test>"
 			m.To = []string{"Ada Lovelace <ada@example.com>"}
 		}
 		if i%7 == 0 {
-			m.Attachments = []runtime.Attachment{{ID: "att-" + strconv.Itoa(i), Filename: "export-log-" + strconv.Itoa(i) + ".txt",
+			m.Attachments = []history.Attachment{{ID: "att-" + strconv.Itoa(i), Filename: "export-log-" + strconv.Itoa(i) + ".txt",
 				ContentType: "text/plain", Size: int64(1000 + 37*i)}}
 		}
 		if i%4 == 0 && i < 4*ToolRounds/2 {
@@ -103,8 +103,8 @@ func NewFixture() *Fixture {
 
 var toolNames = [...]string{"lookup_order", "search_help_center", "get_export_status", "escalate_ticket", "read_attachment"}
 
-func toolUse(msg, turn, pos, n int) runtime.ToolUse {
-	u := runtime.ToolUse{
+func toolUse(msg, turn, pos, n int) history.ToolUse {
+	u := history.ToolUse{
 		RunID:      "run-" + strconv.Itoa(msg),
 		TurnIndex:  turn,
 		Position:   pos,

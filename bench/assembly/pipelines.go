@@ -13,6 +13,7 @@ import (
 
 	"github.com/personagen/personagen/bench/assembly/internal/persona"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
 	memsource "github.com/personagen/personagen/runtime/memory"
 )
 
@@ -21,15 +22,16 @@ import (
 // fixture's rows.
 type Personagen struct {
 	persona *runtime.Persona
-	current *runtime.Inbound
+	current *history.Message
 }
 
-// NewPersonagen loads f's rows into an in-memory HistorySource (once, outside any timed loop)
+// NewPersonagen loads f's rows into an in-memory history.Source (once, outside any timed loop)
 // and builds the generated persona on it. It returns the Source's or the constructor's error.
 func NewPersonagen(f *Fixture) (*Personagen, error) {
 	src := memsource.New()
 	for _, m := range f.Rows {
-		if _, err := src.AddMessage(Thread, m); err != nil {
+		m.ThreadID = Thread
+		if _, err := src.AppendMessage(context.Background(), m); err != nil {
 			return nil, fmt.Errorf("load fixture: %w", err)
 		}
 	}
@@ -81,14 +83,14 @@ func (l *LangChainGo) Build(ctx context.Context) ([]llms.ChatMessage, error) {
 		m := &rows[i]
 		if text, ok := peerText(m); ok {
 			var msg llms.ChatMessage = llms.HumanChatMessage{Content: text}
-			if m.Direction == runtime.DirectionOutbound {
+			if m.Direction == history.Outbound {
 				msg = llms.AIChatMessage{Content: text}
 			}
 			if err := hist.AddMessage(ctx, msg); err != nil {
 				return nil, err
 			}
 		}
-		peerRounds(m.ToolUses, func(round []runtime.ToolUse) {
+		peerRounds(m.ToolUses, func(round []history.ToolUse) {
 			calls := make([]llms.ToolCall, len(round))
 			for k := range round {
 				calls[k] = llms.ToolCall{ID: round[k].ToolCallID, Type: "function",
@@ -145,13 +147,13 @@ func (e *Eino) Build(ctx context.Context) ([]*schema.Message, error) {
 	for i := range rows {
 		m := &rows[i]
 		if text, ok := peerText(m); ok {
-			if m.Direction == runtime.DirectionOutbound {
+			if m.Direction == history.Outbound {
 				hist = append(hist, schema.AssistantMessage(text, nil))
 			} else {
 				hist = append(hist, schema.UserMessage(text))
 			}
 		}
-		peerRounds(m.ToolUses, func(round []runtime.ToolUse) {
+		peerRounds(m.ToolUses, func(round []history.ToolUse) {
 			calls := make([]schema.ToolCall, len(round))
 			for k := range round {
 				calls[k] = schema.ToolCall{ID: round[k].ToolCallID, Type: "function",

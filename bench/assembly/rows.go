@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/personagen/personagen/runtime"
+
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // This file is the row conversion the peer pipelines share: what a user of langchaingo or eino
@@ -20,7 +22,7 @@ import (
 
 // peerText renders m as runtime.HistoryText does (header block, trimmed body, attachment notes)
 // and reports whether m has content.
-func peerText(m *runtime.StoredMessage) (string, bool) {
+func peerText(m *history.Message) (string, bool) {
 	body := strings.TrimSpace(m.Text)
 	if body == "" && m.HTML != "" {
 		body = runtime.HTMLText(m.HTML)
@@ -29,7 +31,7 @@ func peerText(m *runtime.StoredMessage) (string, bool) {
 		return "", false
 	}
 	var date [len(time.RFC1123Z) + 8]byte
-	d := m.SentAt.UTC().AppendFormat(date[:0], time.RFC1123Z)
+	d := m.Date.UTC().AppendFormat(date[:0], time.RFC1123Z)
 	n := len("From: \nTo: \nCc: \nDate: \nSubject: \n\n") + len(m.From) + len(m.Subject) + len(d) + len(body)
 	for _, a := range m.To {
 		n += len(a) + 2
@@ -155,7 +157,7 @@ func peerArguments(args string) string {
 
 // peerRounds calls fn once per tool round of uses (consecutive uses sharing RunID and
 // TurnIndex; the rows come in recording order, as a SQL ORDER BY gives them).
-func peerRounds(uses []runtime.ToolUse, fn func(round []runtime.ToolUse)) {
+func peerRounds(uses []history.ToolUse, fn func(round []history.ToolUse)) {
 	for start := 0; start < len(uses); {
 		end := start + 1
 		for end < len(uses) && uses[end].RunID == uses[start].RunID && uses[end].TurnIndex == uses[start].TurnIndex {
@@ -167,7 +169,7 @@ func peerRounds(uses []runtime.ToolUse, fn func(round []runtime.ToolUse)) {
 }
 
 // peerResult is the text of a replayed tool message.
-func peerResult(u *runtime.ToolUse) string {
+func peerResult(u *history.ToolUse) string {
 	if !u.HasResult {
 		return runtime.NoResultText
 	}

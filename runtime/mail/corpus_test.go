@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -113,12 +114,12 @@ func describe(m *Message) string {
 	line("message-id", "%s", id)
 	line("in-reply-to", "%s", m.InReplyTo)
 	line("references", "%s", strings.Join(m.References, " "))
-	thread, joined := ThreadID("support", m, func(string) (string, bool) { return "", false })
+	thread, joined := ThreadID("support", &m.Message, func(string) (string, bool) { return "", false })
 	line("thread", "%s (joined %v)", thread, joined)
-	line("from", "%s", formatList(m.From))
-	line("to", "%s", formatList(m.To))
-	line("cc", "%s", formatList(m.Cc))
-	line("reply-to", "%s", formatList(m.ReplyTo))
+	line("from", "%s", m.From)
+	line("to", "%s", strings.Join(m.To, ", "))
+	line("cc", "%s", strings.Join(m.Cc, ", "))
+	line("reply-to", "%s", strings.Join(m.ReplyTo, ", "))
 	src := "header"
 	if !m.DateFromHeader {
 		src = "arrival"
@@ -126,13 +127,15 @@ func describe(m *Message) string {
 	line("date", "%s (%s)", m.Date.Format(time.RFC3339), src)
 	line("subject", "%q", m.Subject)
 	line("no-reply", "%s", m.NoReply)
+	cids := map[string][]string{}
+	for cid, id := range m.ContentIDs {
+		cids[id] = append(cids[id], cid)
+	}
 	for _, a := range m.Attachments {
 		extra := ""
-		if a.Inline {
-			extra += " inline"
-		}
-		if a.ContentID != "" {
-			extra += " cid=" + a.ContentID
+		if list := cids[a.ID]; len(list) > 0 {
+			slices.Sort(list)
+			extra = " cid=" + strings.Join(list, ",")
 		}
 		line("attachment", "%s %q %s %d bytes%s", a.ID, a.Filename, a.ContentType, a.Size, extra)
 	}

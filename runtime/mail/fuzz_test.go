@@ -63,11 +63,11 @@ func FuzzParse(f *testing.F) {
 		if describe(m) != describe(again) {
 			t.Fatalf("two parses differ:\n%s", lineDiff(describe(m), describe(again)))
 		}
-		if th, _ := ThreadID("p", m, unknown); th == "" {
+		if th, _ := ThreadID("p", &m.Message, unknown); th == "" {
 			t.Fatal("empty thread id")
 		}
-		if len(m.From) > 0 || len(m.ReplyTo) > 0 {
-			out, err := NewReply(supportPersona, m, "run", m.Text, arrival)
+		if len(m.Addresses.From) > 0 || len(m.Addresses.ReplyTo) > 0 {
+			out, err := NewReply(supportPersona, &m.Message, "run", m.Text, arrival)
 			if err != nil {
 				t.Fatalf("NewReply: %v", err)
 			}

@@ -14,14 +14,24 @@ func checkUTF8(m *Message) error {
 	for i, r := range m.References {
 		fields = append(fields, field{fmt.Sprintf("references[%d]", i), r})
 	}
-	for name, list := range map[string][]netmail.Address{"from": m.From, "to": m.To, "cc": m.Cc, "bcc": m.Bcc, "reply-to": m.ReplyTo} {
+	fields = append(fields, field{"from", m.From})
+	for name, list := range map[string][]string{"to": m.To, "cc": m.Cc, "reply-to": m.ReplyTo} {
+		for i, a := range list {
+			fields = append(fields, field{fmt.Sprintf("%s[%d]", name, i), a})
+		}
+	}
+	a := m.Addresses
+	for name, list := range map[string][]netmail.Address{"from": a.From, "to": a.To, "cc": a.Cc, "bcc": a.Bcc, "reply-to": a.ReplyTo} {
 		for i, a := range list {
 			fields = append(fields, field{fmt.Sprintf("%s[%d] name", name, i), a.Name}, field{fmt.Sprintf("%s[%d] address", name, i), a.Address})
 		}
 	}
 	for i, a := range m.Attachments {
 		fields = append(fields, field{fmt.Sprintf("attachment[%d] filename", i), a.Filename},
-			field{fmt.Sprintf("attachment[%d] content type", i), a.ContentType}, field{fmt.Sprintf("attachment[%d] content id", i), a.ContentID})
+			field{fmt.Sprintf("attachment[%d] content type", i), a.ContentType})
+	}
+	for cid := range m.ContentIDs {
+		fields = append(fields, field{"content id", cid})
 	}
 	for i, p := range m.Problems {
 		fields = append(fields, field{fmt.Sprintf("problem[%d]", i), p.Detail})

@@ -6,51 +6,36 @@ import (
 	"strings"
 	"time"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
 )
 
-// Message is one parsed email. Every string is valid UTF-8; addresses, ids and texts are
-// decoded (no encoded words, no transfer encoding, no angle brackets around ids).
+// Message is one parsed email: the history.Message the store appends and the runner answers,
+// and what only parsing knows. Every string is valid UTF-8; addresses, ids and texts are decoded
+// (no encoded words, no transfer encoding, no angle brackets around ids).
+//
+// The embedded history.Message has Direction history.Inbound, no Seq and no ThreadID (ThreadID
+// decides it); From, To, Cc and ReplyTo are the parsed addresses rendered as "Name <addr>";
+// Attachments carry their bytes.
 type Message struct {
-	// MessageID is the Message-ID without angle brackets, or, when the header is missing or
-	// unusable, a synthetic id derived from the content (SyntheticID is then true), so that the
-	// same message parsed twice has the same id.
-	MessageID   string
+	history.Message
+
+	// SyntheticID is true when the message had no usable Message-ID and MessageID was derived
+	// from the content (the same message parsed twice gets the same id).
 	SyntheticID bool
-	// InReplyTo is the first id of the In-Reply-To header ("" when absent).
-	InReplyTo string
-	// References are the ids of the References header, oldest first, without duplicates and
-	// without the message's own id; at most 100 (the first and the 99 newest).
-	References []string
-
-	// From, To, Cc, Bcc and ReplyTo are the address headers; a malformed list keeps every
-	// address that could be read (see Problems). Names are decoded.
-	From    []netmail.Address
-	To      []netmail.Address
-	Cc      []netmail.Address
-	Bcc     []netmail.Address
-	ReplyTo []netmail.Address
-
-	// Date is the Date header, or the arrival time when the header is missing, unreadable or
-	// absurd (before 1970, or more than a day after arrival); DateFromHeader says which.
-	Date           time.Time
+	// Addresses holds the address headers as parsed; a malformed list keeps every address that
+	// could be read (see Problems).
+	Addresses Addresses
+	// DateFromHeader is false when Date is the arrival time, because the Date header was
+	// missing, unreadable or absurd (before 1970, or more than a day after arrival).
 	DateFromHeader bool
 	// Arrived is the arrival time Parse was given.
 	Arrived time.Time
-	// Subject is the decoded Subject header.
-	Subject string
-
-	// Text is the plain-text body: the text/plain alternative, the text/plain parts of a mixed
-	// message joined by a blank line, or, when there is none, the text runtime.HTMLText extracts
-	// from HTML (TextFromHTML is then true). Line breaks are "\n".
-	Text         string
+	// TextFromHTML is true when Text was extracted from the HTML body by runtime.HTMLText
+	// because the message has no plain text.
 	TextFromHTML bool
-	// HTML is the HTML body ("" when there is none), line breaks "\n".
-	HTML string
-	// Attachments are the message's other leaf parts in MIME order: attachments, inline images,
-	// forwarded messages, signatures, delivery status reports.
-	Attachments []Attachment
-
+	// ContentIDs maps the Content-ID of each part that has one (without angle brackets) to its
+	// attachment id, so an HTML body's cid: references can be resolved.
+	ContentIDs map[string]string
 	// Header is the top-level header as received: values unfolded but not decoded. Read only.
 	Header textproto.MIMEHeader
 	// NoReply says why the message must not be answered whoever it is for (auto-replies, bulk
@@ -63,25 +48,13 @@ type Message struct {
 	Size int64
 }
 
-// Attachment is one non-body part of a message.
-type Attachment struct {
-	// ID is stable: "att_" and the first 32 hex digits of the SHA-256 of Data, so the same bytes
-	// get the same id in every message and every ingestion (and a blob store can key on it).
-	ID string
-	// Filename is the decoded file name without directory components ("" when the part has
-	// none); ContentType the media type without parameters ("application/octet-stream" when the
-	// part declares none that parses).
-	Filename    string
-	ContentType string
-	// Size is len(Data), in bytes.
-	Size int64
-	// Data holds the decoded bytes.
-	Data []byte
-	// Inline is true for a part shown inside the body (Content-Disposition inline, or a
-	// Content-ID without a disposition), such as an image an HTML body refers to by cid:.
-	Inline bool
-	// ContentID is the Content-ID without angle brackets ("" when absent).
-	ContentID string
+// Addresses are a message's address headers, parsed, in header order.
+type Addresses struct {
+	From    []netmail.Address
+	To      []netmail.Address
+	Cc      []netmail.Address
+	Bcc     []netmail.Address
+	ReplyTo []netmail.Address
 }
 
 // ProblemKind classifies a Problem.
@@ -107,7 +80,7 @@ const (
 )
 
 // maxProblems bounds the problems kept per message, so hostile input cannot grow them without
-// limit; one last problem says how many more were dropped.
+// limit; one last problem says the rest were left out.
 const maxProblems = 50
 
 // Problem is one thing Parse could not read exactly: its Kind and a Detail in words that says
@@ -117,7 +90,7 @@ type Problem struct {
 	Detail string
 }
 
-// String renders the problem as "kind: detail".
+// String renders the problem as "kind: detail", the form the store records.
 func (p Problem) String() string { return string(p.Kind) + ": " + p.Detail }
 
 // Reason says why a message must not be answered.
@@ -128,7 +101,8 @@ type Reason string
 const (
 	// ReasonDeliveryReport: a multipart/report (a bounce, a delay or read notice).
 	ReasonDeliveryReport Reason = "delivery-report"
-	// ReasonNullSender: a null reverse path (Return-Path: <>) or no From address to answer.
+	// ReasonNullSender: a null reverse path (Return-Path or X-Envelope-From <>), or no From
+	// address to answer.
 	ReasonNullSender Reason = "null-sender"
 	// ReasonMailerDaemon: from MAILER-DAEMON.
 	ReasonMailerDaemon Reason = "mailer-daemon"
@@ -170,33 +144,10 @@ func ParseNoReply(s string) NoReply {
 
 // Sender returns the first From address, or the zero Address when the message has none.
 func (m *Message) Sender() netmail.Address {
-	if len(m.From) == 0 {
+	if len(m.Addresses.From) == 0 {
 		return netmail.Address{}
 	}
-	return m.From[0]
-}
-
-// Inbound returns the message as the runtime's Inbound in thread threadID: addresses rendered
-// as "Name <addr>", attachments with their bytes.
-func (m *Message) Inbound(threadID string) *runtime.Inbound {
-	in := &runtime.Inbound{
-		ThreadID:  threadID,
-		MessageID: m.MessageID,
-		From:      formatList(m.From),
-		To:        formatEach(m.To),
-		Cc:        formatEach(m.Cc),
-		Date:      m.Date,
-		Subject:   m.Subject,
-		Text:      m.Text,
-		HTML:      m.HTML,
-	}
-	if len(m.Attachments) > 0 {
-		in.Attachments = make([]runtime.Attachment, len(m.Attachments))
-		for i, a := range m.Attachments {
-			in.Attachments[i] = runtime.Attachment{ID: a.ID, Filename: a.Filename, ContentType: a.ContentType, Size: a.Size, Data: a.Data}
-		}
-	}
-	return in
+	return m.Addresses.From[0]
 }
 
 // formatEach renders each address with formatAddress; nil for none.

@@ -15,6 +15,7 @@ import (
 	"github.com/jhillyerd/enmime/v2"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // ErrNoRecipient is returned (wrapped) by NewReply when the message answered has no address to
@@ -24,23 +25,6 @@ var ErrNoRecipient = errors.New("mail: nothing to reply to")
 // ErrNoMailbox is returned (wrapped) by NewReply when the persona has no mailbox address to send
 // from.
 var ErrNoMailbox = errors.New("mail: persona has no mailbox address")
-
-// Outgoing is an email a persona sends: everything Render needs. Ids are without angle
-// brackets.
-type Outgoing struct {
-	MessageID  string
-	From       netmail.Address
-	To         []netmail.Address
-	Cc         []netmail.Address
-	Subject    string
-	Date       time.Time
-	InReplyTo  string
-	References []string
-	Text       string
-	HTML       string
-	// Attachments are attached in order (Filename, ContentType and Data are used).
-	Attachments []Attachment
-}
 
 // ReplyMessageID returns the Message-ID of the reply sent by the run with key runKey from the
 // address from: the first 32 hex digits of the SHA-256 of runKey, "@", and from's domain
@@ -60,20 +44,22 @@ func ReplyMessageID(runKey, from string) string {
 // replyPrefix matches a subject that already says it is a reply ("Re:", "RE[2]:", "AW:", "SV:").
 var replyPrefix = regexp.MustCompile(`(?i)^\s*(re|aw|sv|antw|vs)\s*(\[\d+\])?\s*:`)
 
-// NewReply returns the email with which persona answers the message answered in the run runKey,
-// dated date, with text as its body:
+// NewReply returns the outbound message with which persona answers the message answered in the
+// run runKey, dated date, with text as its body — the message the runner stores and Render
+// turns into email:
+//   - ThreadID: the answered message's; Direction: history.Outbound;
 //   - From: the persona's mailbox address, with the mailbox's display name;
-//   - To: the answered message's Reply-To addresses, else its From addresses (Cc: none);
+//   - To: the answered message's ReplyTo addresses, else its From addresses (Cc: none);
 //   - Subject: the answered subject with "Re: " in front, unless it already starts with a reply
 //     prefix;
-//   - Message-ID: ReplyMessageID(runKey, the persona's address);
-//   - In-Reply-To: the answered message's id; References: its References (or, when it has none,
+//   - MessageID: ReplyMessageID(runKey, the persona's address);
+//   - InReplyTo: the answered message's id; References: its References (or, when it has none,
 //     its In-Reply-To) followed by its id, so the customer's next message, which copies them,
 //     threads correctly. At most 100 ids are kept: the root and the newest.
 //
 // It returns ErrNoMailbox when the persona has no mailbox address, ErrNoRecipient when answered
 // has nobody to reply to, and an error for an empty runKey.
-func NewReply(persona *runtime.Persona, answered *Message, runKey, text string, date time.Time) (*Outgoing, error) {
+func NewReply(persona *runtime.Persona, answered *history.Message, runKey, text string, date time.Time) (*history.Message, error) {
 	if persona == nil || persona.Mailbox.Address == "" {
 		return nil, ErrNoMailbox
 	}
@@ -81,10 +67,15 @@ func NewReply(persona *runtime.Persona, answered *Message, runKey, text string, 
 		return nil, errors.New("mail: reply: empty run key")
 	}
 	to := answered.ReplyTo
-	if len(to) == 0 {
-		to = answered.From
+	if len(to) == 0 && answered.From != "" {
+		to = []string{answered.From}
 	}
-	if len(to) == 0 {
+	var rcpts []netmail.Address
+	if len(to) > 0 {
+		d := newHeaderDecoder(&Message{})
+		rcpts = d.addresses("To", strings.Join(to, ", "))
+	}
+	if len(rcpts) == 0 {
 		return nil, fmt.Errorf("%w: message %s has no Reply-To or From address", ErrNoRecipient, answered.MessageID)
 	}
 	subject := answered.Subject
@@ -99,62 +90,93 @@ func NewReply(persona *runtime.Persona, answered *Message, runKey, text string, 
 	if len(refs) > maxReferences {
 		refs = append(refs[:1], refs[len(refs)-(maxReferences-1):]...)
 	}
-	return &Outgoing{
+	return &history.Message{
+		ThreadID:   answered.ThreadID,
 		MessageID:  ReplyMessageID(runKey, persona.Mailbox.Address),
-		From:       netmail.Address{Name: persona.Mailbox.Name, Address: persona.Mailbox.Address},
-		To:         append([]netmail.Address(nil), to...),
-		Subject:    subject,
-		Date:       date,
 		InReplyTo:  answered.MessageID,
 		References: refs,
+		Direction:  history.Outbound,
+		From:       formatAddress(netmail.Address{Name: persona.Mailbox.Name, Address: persona.Mailbox.Address}),
+		To:         formatEach(rcpts),
+		Date:       date,
+		Subject:    subject,
 		Text:       text,
 	}, nil
 }
 
-// Render returns o as an RFC 5322 message (CRLF line endings), built with enmime's builder.
-// Besides o's fields it writes MIME-Version, Auto-Submitted: auto-replied (RFC 3834: the
-// message was written by a program in answer to another, so well-behaved auto-responders,
-// another persona included, do not answer it) and X-Auto-Response-Suppress: OOF, AutoReply (the
-// same request in Microsoft Exchange's terms). The rendering is deterministic: the same o gives
-// the same bytes (MIME boundaries are seeded from the Message-ID). It returns an error when o
-// has no MessageID, no From address or no recipient.
-func Render(o *Outgoing) ([]byte, error) {
-	if o.MessageID == "" {
+// Render returns m as an RFC 5322 message (CRLF line endings), built with enmime's builder:
+// From, To, Cc, Subject, Date, Message-ID, In-Reply-To and References from m's fields, the Text
+// and HTML bodies, and m's attachments (their Data). Besides those it writes MIME-Version,
+// Auto-Submitted: auto-replied (RFC 3834: a program wrote the message in answer to another, so
+// well-behaved auto-responders — another persona included — do not answer it) and
+// X-Auto-Response-Suppress: OOF, AutoReply (the same request in Microsoft Exchange's terms).
+// The rendering is deterministic: the same m gives the same bytes (MIME boundaries are seeded
+// from the Message-ID).
+//
+// It returns an error when m has no MessageID, when From is not exactly one address, when it
+// has no To or Cc recipient, or when an address does not parse.
+func Render(m *history.Message) ([]byte, error) {
+	if m.MessageID == "" {
 		return nil, errors.New("mail: render: no Message-ID")
 	}
+	from, err := netmail.ParseAddress(m.From)
+	if err != nil {
+		return nil, fmt.Errorf("mail: render %s: From %q: %w", m.MessageID, m.From, err)
+	}
+	to, err := parseEach("To", m.To)
+	if err != nil {
+		return nil, fmt.Errorf("mail: render %s: %w", m.MessageID, err)
+	}
+	cc, err := parseEach("Cc", m.Cc)
+	if err != nil {
+		return nil, fmt.Errorf("mail: render %s: %w", m.MessageID, err)
+	}
 	b := enmime.Builder().
-		From(o.From.Name, o.From.Address).
-		ToAddrs(o.To).
-		CCAddrs(o.Cc).
-		Subject(o.Subject).
-		Date(o.Date.UTC()).
-		Header("Message-ID", "<"+o.MessageID+">").
+		From(from.Name, from.Address).
+		ToAddrs(to).
+		CCAddrs(cc).
+		Subject(m.Subject).
+		Date(m.Date.UTC()).
+		Header("Message-ID", "<"+m.MessageID+">").
 		Header("Auto-Submitted", "auto-replied").
 		Header("X-Auto-Response-Suppress", "OOF, AutoReply").
-		Text([]byte(crlf(o.Text)))
-	if o.InReplyTo != "" {
-		b = b.Header("In-Reply-To", "<"+o.InReplyTo+">")
+		Text([]byte(crlf(m.Text)))
+	if m.InReplyTo != "" {
+		b = b.Header("In-Reply-To", "<"+m.InReplyTo+">")
 	}
-	if len(o.References) > 0 {
-		b = b.Header("References", "<"+strings.Join(o.References, "> <")+">")
+	if len(m.References) > 0 {
+		b = b.Header("References", "<"+strings.Join(m.References, "> <")+">")
 	}
-	if o.HTML != "" {
-		b = b.HTML([]byte(crlf(o.HTML)))
+	if m.HTML != "" {
+		b = b.HTML([]byte(crlf(m.HTML)))
 	}
-	for _, a := range o.Attachments {
+	for _, a := range m.Attachments {
 		b = b.AddAttachment(a.Data, a.ContentType, a.Filename)
 	}
-	sum := sha256.Sum256([]byte(o.MessageID))
+	sum := sha256.Sum256([]byte(m.MessageID))
 	b = b.RandSeed(int64(binary.BigEndian.Uint64(sum[:8])))
 	root, err := b.Build()
 	if err != nil {
-		return nil, fmt.Errorf("mail: render %s: %w", o.MessageID, err)
+		return nil, fmt.Errorf("mail: render %s: %w", m.MessageID, err)
 	}
 	var buf bytes.Buffer
 	if err := root.Encode(&buf); err != nil {
-		return nil, fmt.Errorf("mail: render %s: %w", o.MessageID, err)
+		return nil, fmt.Errorf("mail: render %s: %w", m.MessageID, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// parseEach parses one address per string.
+func parseEach(field string, list []string) ([]netmail.Address, error) {
+	out := make([]netmail.Address, len(list))
+	for i, s := range list {
+		a, err := netmail.ParseAddress(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: %w", field, s, err)
+		}
+		out[i] = *a
+	}
+	return out, nil
 }
 
 // crlf turns every line break of s into "\r\n".

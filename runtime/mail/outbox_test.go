@@ -3,7 +3,6 @@ package mail
 import (
 	"bytes"
 	"errors"
-	netmail "net/mail"
 	"os"
 	"reflect"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
 )
 
 var supportPersona = &runtime.Persona{Name: "support", Mailbox: runtime.Mailbox{Address: "support@acme.example", Name: "Acme Support"}}
@@ -26,19 +26,22 @@ func TestNewReplyAddressesTheAnswer(t *testing.T) {
 		"In-Reply-To: <r1@acme.example>",
 		"References: <q1@cust.example> <r1@acme.example>",
 		"Date: Mon, 02 Feb 2026 10:00:00 +0000"), arrival)
+	in.ThreadID = "support/t1"
 	date := time.Date(2026, 2, 2, 10, 5, 0, 0, time.UTC)
-	out, err := NewReply(supportPersona, in, "support/reply/q2@cust.example", "It ships today.", date)
+	out, err := NewReply(supportPersona, &in.Message, "support/reply/q2@cust.example", "It ships today.", date)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Outgoing{
+	want := &history.Message{
+		ThreadID:   "support/t1",
 		MessageID:  ReplyMessageID("support/reply/q2@cust.example", "support@acme.example"),
-		From:       netmail.Address{Name: "Acme Support", Address: "support@acme.example"},
-		To:         []netmail.Address{{Name: "Jürgen", Address: "j@cust.example"}},
-		Subject:    "Re: Order 42",
-		Date:       date,
 		InReplyTo:  "q2@cust.example",
 		References: []string{"q1@cust.example", "r1@acme.example", "q2@cust.example"},
+		Direction:  history.Outbound,
+		From:       "Acme Support <support@acme.example>",
+		To:         []string{"Jürgen <j@cust.example>"},
+		Date:       date,
+		Subject:    "Re: Order 42",
 		Text:       "It ships today.",
 	}
 	if !reflect.DeepEqual(out, want) {
@@ -47,27 +50,28 @@ func TestNewReplyAddressesTheAnswer(t *testing.T) {
 	if !regexp.MustCompile(`^[0-9a-f]{32}@acme\.example$`).MatchString(out.MessageID) {
 		t.Errorf("Message-ID %q", out.MessageID)
 	}
-	if ReplyMessageID("support/reply/q2@cust.example", "support@acme.example") != out.MessageID || ReplyMessageID("other run", "support@acme.example") == out.MessageID {
+	if ReplyMessageID("other run", "support@acme.example") == out.MessageID {
 		t.Error("ReplyMessageID is not a function of the run key")
 	}
 
 	// Reply-To wins over From; a subject that already says Re: is kept; no References → In-Reply-To.
-	in2 := mustParse(t, msg("x", "From: form@site.example", "Reply-To: Ann <ann@cust.example>", "Subject: RE[2]: Order", "Message-ID: <q3@x>", "In-Reply-To: <p@x>"), arrival)
-	out2, err := NewReply(supportPersona, in2, "k", "y", date)
+	in2 := mustParse(t, msg("x", "From: form@site.example", "Reply-To: Ann <ann@cust.example>, bob@cust.example", "Subject: RE[2]: Order", "Message-ID: <q3@x>", "In-Reply-To: <p@x>"), arrival)
+	out2, err := NewReply(supportPersona, &in2.Message, "k", "y", date)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if formatList(out2.To) != "Ann <ann@cust.example>" || out2.Subject != "RE[2]: Order" || !reflect.DeepEqual(out2.References, []string{"p@x", "q3@x"}) {
-		t.Errorf("reply to %q subject %q references %q", formatList(out2.To), out2.Subject, out2.References)
+	if !reflect.DeepEqual(out2.To, []string{"Ann <ann@cust.example>", "bob@cust.example"}) || out2.Subject != "RE[2]: Order" || !reflect.DeepEqual(out2.References, []string{"p@x", "q3@x"}) {
+		t.Errorf("reply to %q subject %q references %q", out2.To, out2.Subject, out2.References)
 	}
 
-	if _, err := NewReply(supportPersona, mustParse(t, msg("x", "To: support@acme.example", "Message-ID: <n@x>"), arrival), "k", "y", date); !errors.Is(err, ErrNoRecipient) {
+	noSender := mustParse(t, msg("x", "To: support@acme.example", "Message-ID: <n@x>"), arrival)
+	if _, err := NewReply(supportPersona, &noSender.Message, "k", "y", date); !errors.Is(err, ErrNoRecipient) {
 		t.Errorf("no sender: err %v, want ErrNoRecipient", err)
 	}
-	if _, err := NewReply(&runtime.Persona{Name: "x"}, in, "k", "y", date); !errors.Is(err, ErrNoMailbox) {
+	if _, err := NewReply(&runtime.Persona{Name: "x"}, &in.Message, "k", "y", date); !errors.Is(err, ErrNoMailbox) {
 		t.Errorf("no mailbox: err %v, want ErrNoMailbox", err)
 	}
-	if _, err := NewReply(supportPersona, in, "", "y", date); err == nil {
+	if _, err := NewReply(supportPersona, &in.Message, "", "y", date); err == nil {
 		t.Error("empty run key: no error")
 	}
 }
@@ -75,18 +79,19 @@ func TestNewReplyAddressesTheAnswer(t *testing.T) {
 // TestRenderGolden pins the rendered bytes of a reply with an HTML body and an attachment, and
 // checks that rendering is deterministic.
 func TestRenderGolden(t *testing.T) {
-	o := &Outgoing{
+	o := &history.Message{
 		MessageID:   "0123456789abcdef0123456789abcdef@acme.example",
-		From:        netmail.Address{Name: "Acme Support", Address: "support@acme.example"},
-		To:          []netmail.Address{{Name: "Jürgen Müller", Address: "j@cust.example"}},
-		Cc:          []netmail.Address{{Address: "boss@cust.example"}},
+		Direction:   history.Outbound,
+		From:        "Acme Support <support@acme.example>",
+		To:          []string{"Jürgen Müller <j@cust.example>"},
+		Cc:          []string{"boss@cust.example"},
 		Subject:     "Re: Bestellung – Größe",
 		Date:        time.Date(2026, 2, 2, 10, 5, 0, 0, time.FixedZone("CET", 3600)),
 		InReplyTo:   "q2@cust.example",
 		References:  []string{"q1@cust.example", "r1@acme.example", "q2@cust.example"},
 		Text:        "Hallo Jürgen,\nyour order ships today.\n",
 		HTML:        "<p>Hallo Jürgen,</p><p>your order ships today.</p>",
-		Attachments: []Attachment{{Filename: "invoice.pdf", ContentType: "application/pdf", Data: []byte("%PDF-1.4 fake")}},
+		Attachments: []history.Attachment{{Filename: "invoice.pdf", ContentType: "application/pdf", Data: []byte("%PDF-1.4 fake")}},
 	}
 	got, err := Render(o)
 	if err != nil {
@@ -120,11 +125,11 @@ func TestRenderGolden(t *testing.T) {
 func TestRenderRoundTrip(t *testing.T) {
 	in := mustParse(t, msg("Where is my order?\r\n", "From: Jürgen <j@cust.example>", "To: support@acme.example", "Subject: Order 42 – größer",
 		"Message-ID: <q1@cust.example>", "Date: Mon, 02 Feb 2026 10:00:00 +0000"), arrival)
-	out, err := NewReply(supportPersona, in, "run-1", "It ships today.\nRegards", time.Date(2026, 2, 2, 10, 5, 0, 0, time.UTC))
+	out, err := NewReply(supportPersona, &in.Message, "run-1", "It ships today.\nRegards", time.Date(2026, 2, 2, 10, 5, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out.Attachments = []Attachment{{Filename: "label.png", ContentType: "image/png", Data: []byte("\x89PNG fake")}}
+	out.Attachments = []history.Attachment{{Filename: "label.png", ContentType: "image/png", Data: []byte("\x89PNG fake")}}
 	raw, err := Render(out)
 	if err != nil {
 		t.Fatal(err)
@@ -133,8 +138,8 @@ func TestRenderRoundTrip(t *testing.T) {
 	if back.MessageID != out.MessageID || back.InReplyTo != "q1@cust.example" || !reflect.DeepEqual(back.References, []string{"q1@cust.example"}) {
 		t.Errorf("ids: %q %q %q", back.MessageID, back.InReplyTo, back.References)
 	}
-	if formatList(back.From) != "Acme Support <support@acme.example>" || formatList(back.To) != "Jürgen <j@cust.example>" {
-		t.Errorf("addresses: %q → %q", formatList(back.From), formatList(back.To))
+	if back.From != "Acme Support <support@acme.example>" || !reflect.DeepEqual(back.To, []string{"Jürgen <j@cust.example>"}) {
+		t.Errorf("addresses: %q → %q", back.From, back.To)
 	}
 	if back.Subject != "Re: Order 42 – größer" || strings.TrimSpace(back.Text) != "It ships today.\nRegards" || !back.Date.Equal(out.Date) {
 		t.Errorf("subject %q text %q date %v", back.Subject, back.Text, back.Date)
@@ -155,19 +160,21 @@ func TestRenderRoundTrip(t *testing.T) {
 		"In-Reply-To: <"+back.MessageID+">", "References: <q1@cust.example> <"+back.MessageID+">"), arrival)
 	thread := NewThreadID("support", "q1@cust.example")
 	mailbox := map[string]string{"q1@cust.example": thread, out.MessageID: thread}
-	if got, joined := ThreadID("support", next, func(id string) (string, bool) { th, ok := mailbox[id]; return th, ok }); got != thread || !joined {
+	if got, joined := ThreadID("support", &next.Message, func(id string) (string, bool) { th, ok := mailbox[id]; return th, ok }); got != thread || !joined {
 		t.Errorf("the customer's answer threads to %q (joined %v), want %q", got, joined, thread)
 	}
 }
 
 func TestRenderRefusesIncompleteMessages(t *testing.T) {
-	ok := Outgoing{MessageID: "m@x", From: netmail.Address{Address: "a@x"}, To: []netmail.Address{{Address: "b@x"}}}
-	for name, o := range map[string]Outgoing{
-		"no Message-ID": func() Outgoing { o := ok; o.MessageID = ""; return o }(),
-		"no From":       func() Outgoing { o := ok; o.From = netmail.Address{}; return o }(),
-		"no recipient":  func() Outgoing { o := ok; o.To = nil; return o }(),
+	ok := history.Message{MessageID: "m@x", From: "a@x", To: []string{"b@x"}}
+	for name, m := range map[string]history.Message{
+		"no Message-ID":    func() history.Message { m := ok; m.MessageID = ""; return m }(),
+		"no From":          func() history.Message { m := ok; m.From = ""; return m }(),
+		"two From":         func() history.Message { m := ok; m.From = "a@x, c@x"; return m }(),
+		"no recipient":     func() history.Message { m := ok; m.To = nil; return m }(),
+		"a bad To address": func() history.Message { m := ok; m.To = []string{"b@x", "<<nope"}; return m }(),
 	} {
-		if _, err := Render(&o); err == nil {
+		if _, err := Render(&m); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/jhillyerd/enmime/v2/mediatype"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // DefaultMaxSize is the size limit, in bytes of raw message, that Parse applies when
@@ -88,6 +89,7 @@ type state struct {
 
 func parseRaw(raw []byte, arrived time.Time) *Message {
 	m := &Message{Size: int64(len(raw)), Arrived: arrived}
+	m.Direction = history.Inbound
 	st := &state{m: m, dec: newHeaderDecoder(m)}
 	root, err := st.readParts(raw)
 	if err != nil {
@@ -296,19 +298,23 @@ func (st *state) attachment(p *enmime.Part, mediaType string) {
 	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
 		name = strings.TrimSpace(name[i+1:])
 	}
-	cid, _ := validText([]byte(p.ContentID))
 	data := p.Content
 	if data == nil {
 		data = []byte{}
 	}
-	st.m.Attachments = append(st.m.Attachments, Attachment{
-		ID:          AttachmentID(data),
+	id := AttachmentID(data)
+	if cid, _ := validText([]byte(p.ContentID)); oneLine(cid) != "" {
+		if st.m.ContentIDs == nil {
+			st.m.ContentIDs = map[string]string{}
+		}
+		st.m.ContentIDs[oneLine(cid)] = id
+	}
+	st.m.Attachments = append(st.m.Attachments, history.Attachment{
+		ID:          id,
 		Filename:    name,
 		ContentType: ctype,
 		Size:        int64(len(data)),
 		Data:        data,
-		Inline:      p.Disposition == "inline" || (p.Disposition == "" && cid != ""),
-		ContentID:   oneLine(cid),
 	})
 }
 
@@ -420,11 +426,14 @@ func (st *state) headers() {
 	m, d, h := st.m, st.dec, st.m.Header
 	all := func(name string) string { return strings.Join(h.Values(name), ", ") }
 	m.Subject = d.text("Subject", h.Get("Subject"))
-	m.From = d.addresses("From", all("From"))
-	m.To = d.addresses("To", all("To"))
-	m.Cc = d.addresses("Cc", all("Cc"))
-	m.Bcc = d.addresses("Bcc", all("Bcc"))
-	m.ReplyTo = d.addresses("Reply-To", all("Reply-To"))
+	a := &m.Addresses
+	a.From = d.addresses("From", all("From"))
+	a.To = d.addresses("To", all("To"))
+	a.Cc = d.addresses("Cc", all("Cc"))
+	a.Bcc = d.addresses("Bcc", all("Bcc"))
+	a.ReplyTo = d.addresses("Reply-To", all("Reply-To"))
+	m.From = formatList(a.From)
+	m.To, m.Cc, m.ReplyTo = formatEach(a.To), formatEach(a.Cc), formatEach(a.ReplyTo)
 
 	if ids := d.messageIDs("Message-ID", h.Get("Message-Id")); len(ids) > 0 {
 		m.MessageID = ids[0]
@@ -492,7 +501,7 @@ func (st *state) date(raw string) {
 // domain, so the id can never clash with a real one).
 func syntheticID(m *Message, rawDate string) string {
 	h := sha256.New()
-	for _, v := range []string{formatList(m.From), formatList(m.To), formatList(m.Cc), m.Subject, strings.TrimSpace(rawDate), m.Text, m.HTML} {
+	for _, v := range []string{m.From, strings.Join(m.To, ", "), strings.Join(m.Cc, ", "), m.Subject, strings.TrimSpace(rawDate), m.Text, m.HTML} {
 		io.WriteString(h, v)
 		h.Write([]byte{0})
 	}

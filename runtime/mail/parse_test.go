@@ -1,7 +1,6 @@
 package mail
 
 import (
-	"bytes"
 	"encoding/base64"
 	"errors"
 	netmail "net/mail"
@@ -11,6 +10,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/personagen/personagen/runtime/history"
 )
 
 var arrival = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -43,7 +44,7 @@ func TestParseDecodesHeaders(t *testing.T) {
 	}
 	got := struct {
 		from, to, cc, replyTo, subject, id string
-	}{formatList(m.From), formatList(m.To), formatList(m.Cc), formatList(m.ReplyTo), m.Subject, m.MessageID}
+	}{m.From, strings.Join(m.To, ", "), strings.Join(m.Cc, ", "), strings.Join(m.ReplyTo, ", "), m.Subject, m.MessageID}
 	if got != want {
 		t.Errorf("headers:\n got %+v\nwant %+v", got, want)
 	}
@@ -63,7 +64,7 @@ func TestParseKeepsReadableAddressesOfAMalformedList(t *testing.T) {
 		"Message-ID: <x@example.com>",
 	)
 	m := mustParse(t, raw, arrival)
-	if got, want := formatList(m.To), "ann@example.com, bob@example.com, Carol <carol@example.com>"; got != want {
+	if got, want := strings.Join(m.To, ", "), "ann@example.com, bob@example.com, Carol <carol@example.com>"; got != want {
 		t.Errorf("To = %q, want %q", got, want)
 	}
 	if len(m.Cc) != 0 {
@@ -89,8 +90,8 @@ func TestParseReadsEightBitHeaders(t *testing.T) {
 	// Raw UTF-8 (RFC 6532) is read as is; raw Latin-1 is read as windows-1252 and recorded.
 	raw := "From: Jos\xc3\xa9 <jose@example.com>\r\nDate: Mon, 02 Feb 2026 10:00:00 +0000\r\nSubject: Caf\xe9 \x93menu\x94\r\nMessage-ID: <x@example.com>\r\n\r\nhi\r\n"
 	m := mustParse(t, raw, arrival)
-	if m.From[0].Name != "José" || m.Subject != "Café “menu”" {
-		t.Errorf("From name %q, Subject %q", m.From[0].Name, m.Subject)
+	if m.Addresses.From[0].Name != "José" || m.Subject != "Café “menu”" {
+		t.Errorf("From name %q, Subject %q", m.Addresses.From[0].Name, m.Subject)
 	}
 	if got, want := problems(m), "header: Subject: 8-bit bytes that are not UTF-8, read as windows-1252"; got != want {
 		t.Errorf("problems %q, want %q", got, want)
@@ -260,23 +261,22 @@ func TestParseAttachments(t *testing.T) {
 		"--m--\r\n",
 		"From: a@x.y", "Message-ID: <1@x>", "Date: Mon, 02 Feb 2026 10:00:00 +0000", "Content-Type: multipart/mixed; boundary=m")
 	m := mustParse(t, raw, arrival)
-	want := []Attachment{
-		{ID: AttachmentID(png), Filename: "", ContentType: "image/png", Size: int64(len(png)), Data: png, Inline: true, ContentID: "logo@x"},
+	want := []history.Attachment{
+		{ID: AttachmentID(png), Filename: "", ContentType: "image/png", Size: int64(len(png)), Data: png},
 		{ID: AttachmentID(pdf), Filename: "Rechnung März.pdf", ContentType: "application/pdf", Size: int64(len(pdf)), Data: pdf},
 		{ID: AttachmentID([]byte("my notes")), Filename: "notes.txt", ContentType: "text/plain", Size: 8, Data: []byte("my notes")},
 	}
 	if !reflect.DeepEqual(m.Attachments, want) {
 		t.Errorf("attachments:\n got %+v\nwant %+v", m.Attachments, want)
 	}
-	if m.Text != "Hi" || !m.TextFromHTML {
-		t.Errorf("text %q (from HTML %v)", m.Text, m.TextFromHTML)
+	if want := map[string]string{"logo@x": AttachmentID(png)}; !reflect.DeepEqual(m.ContentIDs, want) {
+		t.Errorf("ContentIDs = %v, want %v", m.ContentIDs, want)
+	}
+	if m.Text != "Hi" || !m.TextFromHTML || m.Direction != history.Inbound || m.ThreadID != "" || m.Seq != 0 {
+		t.Errorf("text %q (from HTML %v), direction %q, thread %q, seq %d", m.Text, m.TextFromHTML, m.Direction, m.ThreadID, m.Seq)
 	}
 	if id := AttachmentID([]byte("abc")); id != "att_ba7816bf8f01cfea414140de5dae2223" {
-		t.Errorf("AttachmentID = %q, want att_ and 32 hex digits", id)
-	}
-	in := m.Inbound("t1")
-	if len(in.Attachments) != 3 || in.Attachments[1].Filename != "Rechnung März.pdf" || !bytes.Equal(in.Attachments[1].Data, pdf) || in.ThreadID != "t1" {
-		t.Errorf("Inbound attachments %+v", in.Attachments)
+		t.Errorf("AttachmentID = %q, want att_ and the first 32 hex digits of the SHA-256", id)
 	}
 }
 

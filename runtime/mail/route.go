@@ -24,7 +24,7 @@ type Delivery struct {
 // of the message and of the thread.
 func Route(m *Message, personas []*runtime.Persona, envelope ...string) []Delivery {
 	rcpts := map[string]bool{}
-	for _, list := range [][]string{addrs(m.To), addrs(m.Cc), addrs(m.Bcc), envelope} {
+	for _, list := range [][]string{addrs(m.Addresses.To), addrs(m.Addresses.Cc), addrs(m.Addresses.Bcc), envelope} {
 		for _, a := range list {
 			if a = canonicalAddress(a); a != "" {
 				rcpts[a] = true

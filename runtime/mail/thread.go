@@ -4,12 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // ThreadCandidates returns the message ids ThreadID looks up for m, in the order it tries them:
 // the References ids oldest first, then In-Reply-To when References does not hold it. A store
 // answers them all with one query.
-func ThreadCandidates(m *Message) []string {
+func ThreadCandidates(m *history.Message) []string {
 	ids := make([]string, 0, len(m.References)+1)
 	ids = append(ids, m.References...)
 	if m.InReplyTo != "" && !slices.Contains(m.References, m.InReplyTo) {
@@ -29,7 +31,7 @@ func ThreadCandidates(m *Message) []string {
 // message of a conversation names first, a reply that arrives before its parent and the parent
 // that arrives later compute the same thread id: the parent is the root (its own id) or names
 // the same root in its References.
-func ThreadID(persona string, m *Message, known func(messageID string) (threadID string, ok bool)) (threadID string, joined bool) {
+func ThreadID(persona string, m *history.Message, known func(messageID string) (threadID string, ok bool)) (threadID string, joined bool) {
 	for _, id := range ThreadCandidates(m) {
 		if t, ok := known(id); ok {
 			return t, true

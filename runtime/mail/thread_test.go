@@ -5,14 +5,16 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/personagen/personagen/runtime/history"
 )
 
 func TestThreadIDJoinsTheFirstKnownCandidate(t *testing.T) {
-	m := &Message{MessageID: "own@x", InReplyTo: "parent@x", References: []string{"root@x", "mid@x", "parent@x"}}
+	m := &history.Message{MessageID: "own@x", InReplyTo: "parent@x", References: []string{"root@x", "mid@x", "parent@x"}}
 	if got, want := ThreadCandidates(m), []string{"root@x", "mid@x", "parent@x"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("ThreadCandidates = %q, want %q (In-Reply-To already in References)", got, want)
 	}
-	m2 := &Message{MessageID: "own@x", InReplyTo: "other@x", References: []string{"root@x"}}
+	m2 := &history.Message{MessageID: "own@x", InReplyTo: "other@x", References: []string{"root@x"}}
 	if got, want := ThreadCandidates(m2), []string{"root@x", "other@x"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("ThreadCandidates = %q, want %q", got, want)
 	}
@@ -44,10 +46,10 @@ func TestThreadIDJoinsTheFirstKnownCandidate(t *testing.T) {
 		}
 	}
 	// Without References the root is In-Reply-To, then the message itself.
-	if got, _ := ThreadID("p", &Message{MessageID: "own@x", InReplyTo: "parent@x"}, unknown); got != NewThreadID("p", "parent@x") {
+	if got, _ := ThreadID("p", &history.Message{MessageID: "own@x", InReplyTo: "parent@x"}, unknown); got != NewThreadID("p", "parent@x") {
 		t.Errorf("In-Reply-To only: %q", got)
 	}
-	if got, _ := ThreadID("p", &Message{MessageID: "own@x"}, unknown); got != NewThreadID("p", "own@x") {
+	if got, _ := ThreadID("p", &history.Message{MessageID: "own@x"}, unknown); got != NewThreadID("p", "own@x") {
 		t.Errorf("a new conversation: %q", got)
 	}
 }
@@ -58,7 +60,7 @@ func unknown(string) (string, bool) { return "", false }
 // persona ends with one thread holding all of it: a reply that arrives before its parent and
 // the parent that arrives later compute the same thread id.
 func TestThreadIDAnyArrivalOrder(t *testing.T) {
-	conversation := []*Message{
+	conversation := []*history.Message{
 		{MessageID: "a@cust"}, // the customer's first message
 		{MessageID: "r1@support", InReplyTo: "a@cust", References: []string{"a@cust"}},                  // the persona's reply
 		{MessageID: "b@cust", InReplyTo: "r1@support", References: []string{"a@cust", "r1@support"}},    // the customer answers it

@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,88 +8,95 @@ import (
 	"sync"
 	"time"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
 )
 
-// ErrDuplicateMessage is returned (wrapped) by AddMessage for a MessageID the Source already
+// ErrDuplicateMessage is returned (wrapped) by AppendMessage for a MessageID the Source already
 // holds, as the SQL store's unique message_id does.
 var ErrDuplicateMessage = errors.New("memory: duplicate message id")
 
-// ErrUnknownMessage is returned (wrapped) by AddToolUses for a MessageID the Source does not hold.
-var ErrUnknownMessage = errors.New("memory: unknown message id")
+// ErrUnknownMessage is returned (wrapped) by RecordToolUses for a message seq the Source does
+// not hold.
+var ErrUnknownMessage = errors.New("memory: unknown message")
 
 // ErrInvalid is returned (wrapped) for an empty thread id or message id, or a compaction with an
 // empty thread or a boundary that is not positive.
 var ErrInvalid = errors.New("memory: invalid value")
 
-// Source is an in-memory runtime.HistorySource. The zero value is empty and ready to use; a
-// Source is safe for concurrent use and must not be copied after first use.
+// Source is an in-memory [history.Source]. The zero value is empty and ready to use; a Source
+// is safe for concurrent use and must not be copied after first use. Its methods never block
+// and ignore their context.
 //
 // Seq values are assigned by the Source from one counter per Source, starting at 1, in the
-// order AddMessage and AddToolUses are called, as the SQL store's auto-increment keys are; so
-// the same calls in the same order always give the same Seqs and the same replay.
+// order AppendMessage and RecordToolUses are called, as the SQL store's auto-increment keys
+// are; so the same calls in the same order always give the same Seqs and the same replay.
 type Source struct {
 	mu          sync.Mutex
 	seq         int64
-	messages    []message
-	byID        map[string]int // message id -> index in messages
-	compactions map[string][]runtime.Compaction
-}
-
-type message struct {
-	thread string
-	m      runtime.StoredMessage
+	messages    []history.Message // in Seq order
+	byID        map[string]int    // message id -> index in messages
+	bySeq       map[int64]int     // message seq -> index in messages
+	compactions map[string][]history.Compaction
 }
 
 // New returns an empty Source.
 func New() *Source { return &Source{} }
 
-// AddMessage stores m as the next message of threadID and returns its Seq. It copies m and
-// everything m points to; m.Seq and the Seqs of m.ToolUses are ignored and assigned anew (the
-// message first, then its tool uses in the given order), SentAt is kept in UTC truncated to the
-// microsecond (what a DATETIME(6) column holds), and attachment Data is dropped (a source holds
-// metadata only). It returns an error wrapping ErrInvalid for an empty threadID or MessageID,
-// and ErrDuplicateMessage when the MessageID is already stored.
-func (s *Source) AddMessage(threadID string, m runtime.StoredMessage) (int64, error) {
-	if threadID == "" || m.MessageID == "" {
-		return 0, fmt.Errorf("%w: thread id %q, message id %q", ErrInvalid, threadID, m.MessageID)
+// AppendMessage stores m as the newest message of m.ThreadID and returns its Seq; m.ToolUses,
+// if any, are recorded after it, as RecordToolUses would. It copies m and everything m points
+// to, except attachment Data, which it drops (a source keeps metadata only); the Seqs in m are
+// ignored and assigned anew, and Date is kept in UTC truncated to the microsecond (what a
+// DATETIME(6) column holds). It returns an error wrapping ErrInvalid for an empty ThreadID or
+// MessageID, and ErrDuplicateMessage when the MessageID is already stored (in any thread).
+func (s *Source) AppendMessage(_ context.Context, m history.Message) (int64, error) {
+	if m.ThreadID == "" || m.MessageID == "" {
+		return 0, fmt.Errorf("%w: thread id %q, message id %q", ErrInvalid, m.ThreadID, m.MessageID)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, dup := s.byID[m.MessageID]; dup {
 		return 0, fmt.Errorf("%w: %q", ErrDuplicateMessage, m.MessageID)
 	}
-	c := copyMessage(m, true)
-	c.SentAt = c.SentAt.UTC().Truncate(time.Microsecond)
+	m.References = slices.Clone(m.References)
+	m.To = slices.Clone(m.To)
+	m.Cc = slices.Clone(m.Cc)
+	m.Attachments = slices.Clone(m.Attachments)
+	for i := range m.Attachments {
+		m.Attachments[i].Data = nil
+	}
+	m.ToolUses = slices.Clone(m.ToolUses)
+	m.Date = m.Date.UTC().Truncate(time.Microsecond)
 	s.seq++
-	c.Seq = s.seq
-	for i := range c.ToolUses {
+	m.Seq = s.seq
+	for i := range m.ToolUses {
 		s.seq++
-		c.ToolUses[i].Seq = s.seq
+		m.ToolUses[i].Seq = s.seq
 	}
 	if s.byID == nil {
 		s.byID = make(map[string]int)
+		s.bySeq = make(map[int64]int)
 	}
 	s.byID[m.MessageID] = len(s.messages)
-	s.messages = append(s.messages, message{thread: threadID, m: c})
-	return c.Seq, nil
+	s.bySeq[m.Seq] = len(s.messages)
+	s.messages = append(s.messages, m)
+	return m.Seq, nil
 }
 
-// AddToolUses records uses for the stored message messageID (the run that answered it), in the
-// given order, assigning each a new Seq after every Seq given so far. A use whose HasResult is
-// false stands for a call whose result was never recorded. It returns an error wrapping
-// ErrUnknownMessage when messageID is not stored.
-func (s *Source) AddToolUses(messageID string, uses ...runtime.ToolUse) error {
+// RecordToolUses records uses for the stored message whose Seq is messageSeq (the run that
+// answered it), in the given order, assigning each a new Seq after every Seq given so far. A
+// use whose HasResult is false stands for a call whose result was never recorded. It returns
+// an error wrapping ErrUnknownMessage when no stored message has that Seq.
+func (s *Source) RecordToolUses(_ context.Context, messageSeq int64, uses ...history.ToolUse) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i, ok := s.byID[messageID]
+	i, ok := s.bySeq[messageSeq]
 	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownMessage, messageID)
+		return fmt.Errorf("%w: seq %d", ErrUnknownMessage, messageSeq)
 	}
 	for _, u := range uses {
 		s.seq++
 		u.Seq = s.seq
-		s.messages[i].m.ToolUses = append(s.messages[i].m.ToolUses, u)
+		s.messages[i].ToolUses = append(s.messages[i].ToolUses, u)
 	}
 	return nil
 }
@@ -98,14 +104,14 @@ func (s *Source) AddToolUses(messageID string, uses ...runtime.ToolUse) error {
 // SetCompaction stores c as a completed compaction of c.ThreadID, replacing one with the same
 // BoundarySeq. It returns an error wrapping ErrInvalid for an empty ThreadID or a BoundarySeq
 // below 1.
-func (s *Source) SetCompaction(c runtime.Compaction) error {
+func (s *Source) SetCompaction(_ context.Context, c history.Compaction) error {
 	if c.ThreadID == "" || c.BoundarySeq < 1 {
 		return fmt.Errorf("%w: compaction of thread %q at boundary %d", ErrInvalid, c.ThreadID, c.BoundarySeq)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.compactions == nil {
-		s.compactions = make(map[string][]runtime.Compaction)
+		s.compactions = make(map[string][]history.Compaction)
 	}
 	list := s.compactions[c.ThreadID]
 	for i := range list {
@@ -118,12 +124,12 @@ func (s *Source) SetCompaction(c runtime.Compaction) error {
 	return nil
 }
 
-// LatestCompaction returns a copy of the thread's compaction with the greatest BoundarySeq, or
-// (nil, nil) when it has none. It never fails.
-func (s *Source) LatestCompaction(_ context.Context, threadID string) (*runtime.Compaction, error) {
+// LatestCompaction implements [history.Source]: a copy of the thread's compaction with the
+// greatest BoundarySeq, or (nil, nil) when it has none. It never fails.
+func (s *Source) LatestCompaction(_ context.Context, threadID string) (*history.Compaction, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var best *runtime.Compaction
+	var best *history.Compaction
 	for i, c := range s.compactions[threadID] {
 		if best == nil || c.BoundarySeq > best.BoundarySeq {
 			best = &s.compactions[threadID][i]
@@ -136,65 +142,60 @@ func (s *Source) LatestCompaction(_ context.Context, threadID string) (*runtime.
 	return &c, nil
 }
 
-// History returns the messages q selects, oldest first (by SentAt, then Seq), each a copy, with
-// their tool uses (sorted by runtime.SortToolUses) when q.ToolUses is set, and Omitted as
-// runtime.History defines it. It never fails; an unknown thread gives an empty History.
-func (s *Source) History(_ context.Context, q runtime.HistoryQuery) (*runtime.History, error) {
+// History implements [history.Source]: the window q selects, in the order the messages were
+// appended (by Seq), each a copy, with their tool uses in recording order when q.ToolUses is
+// set. It fails only for a query that fails [history.Query.Check]; an unknown thread gives an
+// empty Window.
+func (s *Source) History(_ context.Context, q history.Query) (*history.Window, error) {
+	if err := q.Check(); err != nil {
+		return nil, fmt.Errorf("memory: history: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var sel []*runtime.StoredMessage
+	var sel []*history.Message
 	for i := range s.messages {
-		e := &s.messages[i]
+		m := &s.messages[i]
 		switch {
-		case e.thread != q.ThreadID,
-			q.ExcludeMessageID != "" && e.m.MessageID == q.ExcludeMessageID,
-			e.m.Seq <= q.AfterSeq,
-			q.UpToSeq > 0 && e.m.Seq > q.UpToSeq:
+		case m.ThreadID != q.ThreadID,
+			q.ExcludeMessageID != "" && m.MessageID == q.ExcludeMessageID,
+			m.Seq <= q.AfterSeq,
+			q.UpToSeq > 0 && m.Seq > q.UpToSeq:
 			continue
 		}
-		sel = append(sel, &e.m)
+		sel = append(sel, m)
 	}
-	slices.SortFunc(sel, func(a, b *runtime.StoredMessage) int {
-		if c := a.SentAt.Compare(b.SentAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Seq, b.Seq)
-	})
-	h := &runtime.History{}
-	if q.Limit > 0 && len(sel) > q.Limit {
-		h.Omitted = len(sel) - q.Limit
-		sel = sel[h.Omitted:]
+	w := &history.Window{}
+	if n, bounded := q.MaxMessages(); bounded && len(sel) > n {
+		w.Omitted = len(sel) - n
+		sel = sel[w.Omitted:]
 	}
 	// One backing array per kind of slice for the whole answer, instead of one per message.
 	var nAddr, nAtt, nUse int
 	for _, m := range sel {
-		nAddr += len(m.To) + len(m.Cc)
+		nAddr += len(m.References) + len(m.To) + len(m.Cc)
 		nAtt += len(m.Attachments)
 		if q.ToolUses {
 			nUse += len(m.ToolUses)
 		}
 	}
 	addrs := make([]string, 0, nAddr)
-	atts := make([]runtime.Attachment, 0, nAtt)
-	uses := make([]runtime.ToolUse, 0, nUse)
-	h.Messages = make([]runtime.StoredMessage, len(sel))
+	atts := make([]history.Attachment, 0, nAtt)
+	uses := make([]history.ToolUse, 0, nUse)
+	w.Messages = make([]history.Message, len(sel))
 	for i, src := range sel {
 		m := *src
+		m.References, addrs = carve(addrs, m.References)
 		m.To, addrs = carve(addrs, m.To)
 		m.Cc, addrs = carve(addrs, m.Cc)
 		m.Attachments, atts = carve(atts, m.Attachments)
-		for k := range m.Attachments {
-			m.Attachments[k].Data = nil
-		}
 		if q.ToolUses {
 			m.ToolUses, uses = carve(uses, m.ToolUses)
-			runtime.SortToolUses(m.ToolUses)
 		} else {
 			m.ToolUses = nil
 		}
-		h.Messages[i] = m
+		w.Messages[i] = m
 	}
-	return h, nil
+	return w, nil
 }
 
 // carve appends src to arena and returns the copy, capped at its own length, and the arena;
@@ -206,25 +207,4 @@ func carve[T any](arena, src []T) ([]T, []T) {
 	start := len(arena)
 	arena = append(arena, src...)
 	return arena[start:len(arena):len(arena)], arena
-}
-
-// copyMessage returns m with its slices copied (tool uses only when withUses) and attachment
-// Data dropped.
-func copyMessage(m runtime.StoredMessage, withUses bool) runtime.StoredMessage {
-	m.To = slices.Clone(m.To)
-	m.Cc = slices.Clone(m.Cc)
-	if m.Attachments != nil {
-		atts := make([]runtime.Attachment, len(m.Attachments))
-		for i, a := range m.Attachments {
-			a.Data = nil
-			atts[i] = a
-		}
-		m.Attachments = atts
-	}
-	if withUses {
-		m.ToolUses = slices.Clone(m.ToolUses)
-	} else {
-		m.ToolUses = nil
-	}
-	return m
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // DefaultCompactionLease is how long a pending compaction claim keeps other callers out before
@@ -49,7 +49,7 @@ const (
 // TookOver is true when this call's claim was a stale claim taken over.
 type CompactResult struct {
 	Outcome    CompactOutcome
-	Compaction *runtime.Compaction
+	Compaction *history.Compaction
 	TookOver   bool
 }
 
@@ -57,8 +57,7 @@ type CompactResult struct {
 type CompactOption func(*compactConfig)
 
 type compactConfig struct {
-	lease  time.Duration
-	replay runtime.ThreadHistory
+	lease time.Duration
 }
 
 // CompactLease sets how long a pending claim is honoured before another caller may take it over
@@ -70,13 +69,6 @@ func CompactLease(d time.Duration) CompactOption {
 			c.lease = d
 		}
 	}
-}
-
-// CompactReplay sets how the summarised messages are rendered for the Summarizer: its
-// SkipToolCalls and ReplayResultLimit apply (Source and Limit are ignored). The default renders
-// tool rounds with results clipped to runtime.DefaultReplayResultLimit characters.
-func CompactReplay(h runtime.ThreadHistory) CompactOption {
-	return func(c *compactConfig) { c.replay = h }
 }
 
 // compactionRow is a compactions row as Compact and LatestCompaction read it.
@@ -94,9 +86,9 @@ const (
 	statusCompleted = "completed"
 )
 
-// LatestCompaction implements runtime.HistorySource: the thread's completed compaction with the
+// LatestCompaction implements [history.Source]: the thread's completed compaction with the
 // greatest boundary, or (nil, nil) when it has none. One query.
-func (s *Store) LatestCompaction(ctx context.Context, threadID string) (*runtime.Compaction, error) {
+func (s *Store) LatestCompaction(ctx context.Context, threadID string) (*history.Compaction, error) {
 	var rows []compactionRow
 	err := s.db.SelectContext(ctx, &rows, s.dialect.rebind(`SELECT boundary_seq, boundary_message_id, status,
 		summary, claim_token, claimed_at FROM compactions WHERE thread_id = ? AND status = 'completed'
@@ -110,8 +102,8 @@ func (s *Store) LatestCompaction(ctx context.Context, threadID string) (*runtime
 	return rows[0].compaction(threadID), nil
 }
 
-func (r compactionRow) compaction(threadID string) *runtime.Compaction {
-	return &runtime.Compaction{ThreadID: threadID, BoundarySeq: r.BoundarySeq,
+func (r compactionRow) compaction(threadID string) *history.Compaction {
+	return &history.Compaction{ThreadID: threadID, BoundarySeq: r.BoundarySeq,
 		BoundaryMessageID: r.BoundaryMessageID, Summary: r.Summary}
 }
 
@@ -128,9 +120,10 @@ func (r compactionRow) compaction(threadID string) *runtime.Compaction {
 //     the row proceeds (the others get CompactPending).
 //  3. The claimant reads the messages after the previous completed compaction's boundary up to
 //     boundarySeq with all their tool rounds (a boundary is a message, so every round of a
-//     message lies on the same side of it), renders them as ThreadHistory replays them, and
-//     calls summarizer with the previous summary — outside any transaction, and with no lock
-//     held but the claim row.
+//     message lies on the same side of it) and hands them, as data, to summarizer with the
+//     previous summary — outside any transaction, and with no lock held but the claim row.
+//     Rendering them is the summarizer's business (runtime.SummarizerFunc renders them as the
+//     replay does).
 //  4. It completes the row (status, summary, previous_boundary_seq, completed_at) with a
 //     compare-and-swap on its token: CompactCompleted, or CompactClaimLost when a taker-over
 //     changed the token meanwhile.
@@ -143,7 +136,7 @@ func (r compactionRow) compaction(threadID string) *runtime.Compaction {
 // have finished, since tool rounds recorded for a message after its compaction are neither in the
 // summary nor replayed. Errors: ErrInvalid for an empty thread id, a boundary below 1 or a nil
 // summarizer; ErrBoundaryNotFound; the Summarizer's error (wrapped); the database's.
-func (s *Store) Compact(ctx context.Context, threadID string, boundarySeq int64, summarizer runtime.Summarizer, opts ...CompactOption) (CompactResult, error) {
+func (s *Store) Compact(ctx context.Context, threadID string, boundarySeq int64, summarizer history.Summarizer, opts ...CompactOption) (CompactResult, error) {
 	cfg := compactConfig{lease: DefaultCompactionLease}
 	for _, o := range opts {
 		o(&cfg)
@@ -182,14 +175,15 @@ func (s *Store) Compact(ctx context.Context, threadID string, boundarySeq int64,
 	if prev != nil {
 		prevSeq, prevSummary = prev.BoundarySeq, prev.Summary
 	}
-	h, err := s.History(ctx, runtime.HistoryQuery{ThreadID: threadID, AfterSeq: prevSeq, UpToSeq: boundarySeq, ToolUses: true})
+	w, err := s.History(ctx, history.Query{ThreadID: threadID, AfterSeq: prevSeq, UpToSeq: boundarySeq,
+		Limit: history.NoLimit, ToolUses: true})
 	if err != nil {
 		s.release(ctx, threadID, boundarySeq, token)
 		return fail(err)
 	}
-	in := runtime.SummaryInput{
+	in := history.SummaryInput{
 		ThreadID: threadID, Previous: prevSummary, BoundarySeq: boundarySeq, PreviousBoundarySeq: prevSeq,
-		Messages: cfg.replay.AppendReplay(nil, h.Messages),
+		Messages: w.Messages,
 	}
 	summary, err := summarizer.Summarize(ctx, in)
 	if err == nil && strings.TrimSpace(summary) == "" {
@@ -215,14 +209,14 @@ func (s *Store) Compact(ctx context.Context, threadID string, boundarySeq int64,
 	} else if n != 1 {
 		return CompactResult{Outcome: CompactClaimLost, Compaction: prev, TookOver: tookOver}, nil
 	}
-	done := &runtime.Compaction{ThreadID: threadID, BoundarySeq: boundarySeq, BoundaryMessageID: boundaryID, Summary: summary}
+	done := &history.Compaction{ThreadID: threadID, BoundarySeq: boundarySeq, BoundaryMessageID: boundaryID, Summary: summary}
 	return CompactResult{Outcome: CompactCompleted, Compaction: done, TookOver: tookOver}, nil
 }
 
 // claim tries to own the compaction row (threadID, boundarySeq). It returns the claim token when
 // this caller owns it, or "" and the result to report (already done or pending).
 func (s *Store) claim(ctx context.Context, threadID string, boundarySeq int64, boundaryID string,
-	lease time.Duration, prev *runtime.Compaction) (token string, tookOver bool, res CompactResult, err error) {
+	lease time.Duration, prev *history.Compaction) (token string, tookOver bool, res CompactResult, err error) {
 	d := s.dialect
 	pending := CompactResult{Outcome: CompactPending, Compaction: prev}
 	// A row can vanish between a failed insert and the read (its claimant released it), so the

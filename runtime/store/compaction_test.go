@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/runtime"
+
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // threadSeqs returns the seqs of thread's messages in order of record.
@@ -230,7 +232,7 @@ func TestCompactIsRecursiveAndKeepsRoundsWithTheirMessage(t *testing.T) {
 			t.Errorf("previous_boundary_seq = %v, want %d", prev, seqs[2])
 		}
 		// The replay after the second boundary holds messages 6 and 7 and message 6's rounds only.
-		h, err := s.History(ctx, runtime.HistoryQuery{ThreadID: "rec", AfterSeq: seqs[5], ToolUses: true})
+		h, err := s.History(ctx, history.Query{ThreadID: "rec", AfterSeq: seqs[5], ToolUses: true})
 		if err != nil || len(h.Messages) != 2 || len(h.Messages[0].ToolUses) != 2 {
 			t.Fatalf("history after the boundary: %+v, %v", h, err)
 		}
@@ -251,7 +253,7 @@ func TestCompactErrors(t *testing.T) {
 			name     string
 			thread   string
 			boundary int64
-			sum      runtime.Summarizer
+			sum      history.Summarizer
 			want     error
 		}{
 			{"empty thread id", "", seqs[0], fixedSummary(nil), ErrInvalid},
@@ -286,7 +288,7 @@ func TestCompactionPolicyDrivesCompact(t *testing.T) {
 		ctx := context.Background()
 		seedThread(t, s, "pol", 12)
 		policy := runtime.CompactionPolicy{MaxMessages: 8, Keep: 4}
-		h, err := s.History(ctx, runtime.HistoryQuery{ThreadID: "pol", ToolUses: true})
+		h, err := s.History(ctx, history.Query{ThreadID: "pol", ToolUses: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +301,7 @@ func TestCompactionPolicyDrivesCompact(t *testing.T) {
 			t.Fatal(err)
 		}
 		latest, _ := s.LatestCompaction(ctx, "pol")
-		h, err = s.History(ctx, runtime.HistoryQuery{ThreadID: "pol", AfterSeq: latest.BoundarySeq, ToolUses: true})
+		h, err = s.History(ctx, history.Query{ThreadID: "pol", AfterSeq: latest.BoundarySeq, ToolUses: true})
 		if err != nil || len(h.Messages) != 4 {
 			t.Fatalf("after compaction %d messages remain, want 4 (%v)", len(h.Messages), err)
 		}

@@ -24,9 +24,10 @@
 //
 // # Guarantees
 //
-//   - Order: a message's seq is its monotonic insertion key. History replays by (sent_at, seq),
-//     never by sent_at alone, so messages with equal sent_at keep the order they were appended
-//     in; Thread lists in the same order. sent_at round-trips to the microsecond, in UTC.
+//   - Order: a message's seq is its monotonic insertion key. History replays by seq, the order
+//     the store received the thread's messages in, never by sent_at (the sender's Date header,
+//     which a skewed clock can put before the message it answers); Thread lists in the same
+//     order. sent_at round-trips to the microsecond, in UTC.
 //   - AppendMessage writes the thread row (if new), the message and its attachments in one
 //     transaction; a duplicate message id writes nothing (ErrDuplicateMessage).
 //   - DeleteThread removes a thread and everything recorded for it (tool uses, attachments,

@@ -7,11 +7,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
 )
 
-// The Store is the SQL runtime.HistorySource.
-var _ runtime.HistorySource = (*Store)(nil)
+// The Store is the SQL history.Source.
+var _ history.Source = (*Store)(nil)
 
 // historyRow is a messages row as History reads it, with the number of rows the query selected
 // before its LIMIT (a window function, so the count costs no extra round trip).
@@ -34,56 +34,57 @@ type historyToolUseRow struct {
 	Succeeded  bool   `db:"succeeded"`
 }
 
-// History implements runtime.HistorySource: the messages of q.ThreadID that q selects, oldest
-// first by (sent_at, seq) — seq, the insertion key, breaks ties between equal sent_at values —,
-// the most recent q.Limit of them, each with its attachments' metadata and, when q.ToolUses is
-// set, the tool uses recorded for it (source_type 'message'), sorted by runtime.SortToolUses.
-// Omitted counts the selected messages left before the window by the limit.
+// History implements [history.Source]: the window of q.ThreadID's messages that q selects, in
+// the order the store received them (by seq, the insertion key; sent_at, which the sender sets,
+// plays no part), at most q.Limit of them (0 = history.DefaultLimit, history.NoLimit = all),
+// each with its attachments' metadata in their stored order and, when q.ToolUses is set, the
+// tool uses recorded for it (source_type 'message'), in no particular order (the replay orders
+// them by seq). Omitted counts the selected messages left before the window by the limit.
 //
 // It runs at most three queries whatever the thread's length: the window with the selection's
 // count (a window function), the window's attachments, and the window's tool uses; the last two
 // are skipped when the window is empty (the third also without q.ToolUses). The second and third
-// select the window by its first message's (sent_at, seq), so a message appended while History
-// runs is not mixed in. An unknown thread gives an empty History. Errors are the database's,
-// wrapped with the thread id, or a stored address list that is not a JSON array of strings.
-// Attachments and tool uses are ordered in Go (by position; by runtime.SortToolUses), not by
-// the server.
-func (s *Store) History(ctx context.Context, q runtime.HistoryQuery) (*runtime.History, error) {
+// select the window by its first message's seq; a message appended while History runs is not
+// mixed in. An unknown thread gives an empty Window. Errors: a query that fails
+// [history.Query.Check] (wrapping history.ErrInvalidQuery), the database's, wrapped with the
+// thread id, or a stored address list that is not a JSON array of strings.
+func (s *Store) History(ctx context.Context, q history.Query) (*history.Window, error) {
+	if err := q.Check(); err != nil {
+		return nil, fmt.Errorf("store: history: %w", err)
+	}
 	d := s.dialect
 	where, args := historyFilter("", q)
 	query := `SELECT seq, message_id, direction, sender, recipients, cc, subject, sent_at, text_body, html_body,
-		COUNT(*) OVER () AS total FROM messages WHERE ` + where + ` ORDER BY sent_at DESC, seq DESC`
-	if q.Limit > 0 {
+		COUNT(*) OVER () AS total FROM messages WHERE ` + where + ` ORDER BY seq DESC`
+	if n, bounded := q.MaxMessages(); bounded {
 		query += " LIMIT ?"
-		args = append(args, q.Limit)
+		args = append(args, n)
 	}
 	var rows []historyRow
 	if err := s.db.SelectContext(ctx, &rows, d.rebind(query), args...); err != nil {
 		return nil, fmt.Errorf("store: history of thread %q: %w", q.ThreadID, err)
 	}
-	h := &runtime.History{}
+	w := &history.Window{}
 	if len(rows) == 0 {
-		return h, nil
+		return w, nil
 	}
 	slices.Reverse(rows)
-	h.Omitted = int(rows[0].Total) - len(rows)
-	h.Messages = make([]runtime.StoredMessage, len(rows))
+	w.Omitted = int(rows[0].Total) - len(rows)
+	w.Messages = make([]history.Message, len(rows))
 	index := make(map[int64]int, len(rows))
 	for i, r := range rows {
-		m, err := r.stored()
+		m, err := r.stored(q.ThreadID)
 		if err != nil {
 			return nil, fmt.Errorf("store: history of thread %q: %w", q.ThreadID, err)
 		}
-		h.Messages[i] = m
+		w.Messages[i] = m
 		index[r.Seq] = i
 	}
 
-	// The window is every selected message at or after its first one in (sent_at, seq) order.
+	// The window is every selected message from its first one on, in seq order.
 	where, args = historyFilter("m.", q)
-	where += " AND (m.sent_at > ? OR (m.sent_at = ? AND m.seq >= ?))"
-	first := rows[0]
-	at := d.timeArg(first.SentAt.Time)
-	args = append(args, at, at, first.Seq)
+	where += " AND m.seq >= ?"
+	args = append(args, rows[0].Seq)
 
 	var atts []attachmentRow
 	if err := s.db.SelectContext(ctx, &atts, d.rebind(`SELECT a.message_seq, a.position, a.attachment_id, a.filename,
@@ -100,13 +101,13 @@ func (s *Store) History(ctx context.Context, q runtime.HistoryQuery) (*runtime.H
 	})
 	for _, a := range atts {
 		if i, ok := index[a.MessageSeq]; ok {
-			h.Messages[i].Attachments = append(h.Messages[i].Attachments, runtime.Attachment{
+			w.Messages[i].Attachments = append(w.Messages[i].Attachments, history.Attachment{
 				ID: a.AttachmentID, Filename: a.Filename, ContentType: a.ContentType, Size: a.SizeBytes,
 			})
 		}
 	}
 	if !q.ToolUses {
-		return h, nil
+		return w, nil
 	}
 
 	var uses []historyToolUseRow
@@ -119,22 +120,19 @@ func (s *Store) History(ctx context.Context, q runtime.HistoryQuery) (*runtime.H
 	}
 	for _, u := range uses {
 		if i, ok := index[u.SourceID]; ok {
-			h.Messages[i].ToolUses = append(h.Messages[i].ToolUses, runtime.ToolUse{
+			w.Messages[i].ToolUses = append(w.Messages[i].ToolUses, history.ToolUse{
 				Seq: u.Seq, RunID: u.RunID, TurnIndex: u.TurnIndex, Position: u.Position,
 				ToolCallID: u.ToolCallID, ToolName: u.ToolName, Arguments: u.Arguments,
 				Result: u.Result, HasResult: true, Succeeded: u.Succeeded,
 			})
 		}
 	}
-	for i := range h.Messages {
-		runtime.SortToolUses(h.Messages[i].ToolUses)
-	}
-	return h, nil
+	return w, nil
 }
 
 // historyFilter returns the WHERE condition on messages (columns prefixed by p) that q selects,
 // before its limit, and its arguments.
-func historyFilter(p string, q runtime.HistoryQuery) (string, []any) {
+func historyFilter(p string, q history.Query) (string, []any) {
 	conds := []string{p + "thread_id = ?"}
 	args := []any{q.ThreadID}
 	if q.ExcludeMessageID != "" {

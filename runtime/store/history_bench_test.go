@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/runtime"
+
+	"github.com/personagen/personagen/runtime/history"
 )
 
 const (
@@ -144,7 +146,7 @@ func BenchmarkReplay(b *testing.B) {
 					baseTime += time.Since(t)
 					q0 := queries.Load()
 					b.StartTimer()
-					inv := &runtime.Invocation{Inbound: &runtime.Inbound{ThreadID: benchThread, MessageID: "current"}}
+					inv := &runtime.Invocation{Inbound: &history.Message{ThreadID: benchThread, MessageID: "current"}}
 					out, err := chain.Resolve(ctx, inv, buf[:0])
 					if err != nil {
 						b.Fatal(err)

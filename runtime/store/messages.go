@@ -11,7 +11,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // ErrDuplicateMessage is returned (wrapped) by AppendMessage when a message with the same
@@ -34,7 +34,7 @@ const (
 )
 
 // NewMessage is one message to append to a thread: an email-like message that came in to the
-// persona (DirectionInbound) or went out from it (DirectionOutbound). ThreadID and MessageID are
+// persona (history.Inbound) or went out from it (history.Outbound). ThreadID and MessageID are
 // required; MessageID is unique across all threads. SentAt is stored in UTC truncated to the
 // microsecond and must be a real time (year 1000 to 9999). To and Cc are stored as JSON arrays.
 // Attachments keep their metadata (ID, Filename, ContentType, Size in bytes) in order; Data is
@@ -42,7 +42,7 @@ const (
 type NewMessage struct {
 	ThreadID    string
 	MessageID   string
-	Direction   runtime.Direction
+	Direction   history.Direction
 	From        string
 	To          []string
 	Cc          []string
@@ -50,13 +50,13 @@ type NewMessage struct {
 	SentAt      time.Time
 	Text        string
 	HTML        string
-	Attachments []runtime.Attachment
+	Attachments []history.Attachment
 }
 
 // AppendMessage stores m at the end of its thread, creating the thread when it is new, in one
 // transaction with its attachments' metadata, and returns the message's seq: the monotonic
-// insertion key (Thread orders by it; History orders by SentAt and breaks ties with it, so two
-// messages with equal SentAt keep the order they were appended in). Errors: ErrInvalid for a missing or malformed field, ErrDuplicateMessage when
+// insertion key, which orders Thread and History (SentAt, which the sender sets, is only shown,
+// never used to order). Errors: ErrInvalid for a missing or malformed field, ErrDuplicateMessage when
 // m.MessageID is already stored (nothing is written), or the database's error.
 func (s *Store) AppendMessage(ctx context.Context, m NewMessage) (int64, error) {
 	if err := m.validate(); err != nil {
@@ -120,7 +120,7 @@ func (m NewMessage) validate() error {
 	if err := checkKey("message id", m.MessageID, maxMessageIDLen); err != nil {
 		return err
 	}
-	if m.Direction != runtime.DirectionInbound && m.Direction != runtime.DirectionOutbound {
+	if m.Direction != history.Inbound && m.Direction != history.Outbound {
 		return fmt.Errorf("%w: message %q: direction %q (want inbound or outbound)", ErrInvalid, m.MessageID, m.Direction)
 	}
 	if y := m.SentAt.UTC().Year(); m.SentAt.IsZero() || y < 1000 || y > 9999 {
@@ -207,16 +207,16 @@ type attachmentRow struct {
 	SizeBytes    int64  `db:"size_bytes"`
 }
 
-// Thread returns every message of threadID in the order History replays them: by SentAt, then by
-// seq (insertion order) among equal SentAt values, each with its attachments' metadata in the
+// Thread returns every message of threadID in the order History replays them: by seq, the order
+// the store received them in, each with its attachments' metadata in the
 // order they were appended (Data nil).
 // ToolUses is left empty; the history source reads those. It runs two queries whatever the
 // thread's length. An unknown thread yields no messages and no error.
-func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMessage, error) {
+func (s *Store) Thread(ctx context.Context, threadID string) ([]history.Message, error) {
 	d := s.dialect
 	var rows []messageRow
 	if err := s.db.SelectContext(ctx, &rows, d.rebind(`SELECT seq, message_id, direction, sender, recipients, cc,
-		subject, sent_at, text_body, html_body FROM messages WHERE thread_id = ? ORDER BY sent_at, seq`), threadID); err != nil {
+		subject, sent_at, text_body, html_body FROM messages WHERE thread_id = ? ORDER BY seq`), threadID); err != nil {
 		return nil, fmt.Errorf("store: read thread %q: %w", threadID, err)
 	}
 	if len(rows) == 0 {
@@ -228,10 +228,10 @@ func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMe
 		WHERE m.thread_id = ? ORDER BY a.message_seq, a.position`), threadID); err != nil {
 		return nil, fmt.Errorf("store: read attachments of thread %q: %w", threadID, err)
 	}
-	out := make([]runtime.StoredMessage, len(rows))
+	out := make([]history.Message, len(rows))
 	index := make(map[int64]int, len(rows))
 	for i, r := range rows {
-		m, err := r.stored()
+		m, err := r.stored(threadID)
 		if err != nil {
 			return nil, fmt.Errorf("store: read thread %q: %w", threadID, err)
 		}
@@ -243,21 +243,22 @@ func (s *Store) Thread(ctx context.Context, threadID string) ([]runtime.StoredMe
 		if !ok { // appended between the two queries
 			continue
 		}
-		out[i].Attachments = append(out[i].Attachments, runtime.Attachment{
+		out[i].Attachments = append(out[i].Attachments, history.Attachment{
 			ID: a.AttachmentID, Filename: a.Filename, ContentType: a.ContentType, Size: a.SizeBytes,
 		})
 	}
 	return out, nil
 }
 
-// stored converts the row to the runtime's form.
-func (r messageRow) stored() (runtime.StoredMessage, error) {
-	m := runtime.StoredMessage{
+// stored converts the row to a history.Message of threadID.
+func (r messageRow) stored(threadID string) (history.Message, error) {
+	m := history.Message{
 		Seq:       r.Seq,
+		ThreadID:  threadID,
 		MessageID: r.MessageID,
-		Direction: runtime.Direction(r.Direction),
+		Direction: history.Direction(r.Direction),
 		From:      r.Sender,
-		SentAt:    r.SentAt.Time,
+		Date:      r.SentAt.Time,
 		Subject:   r.Subject,
 		Text:      r.TextBody,
 		HTML:      r.HTMLBody,

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // fourByte holds characters outside the Basic Multilingual Plane: emoji, a flag sequence, CJK
@@ -20,7 +20,7 @@ var baseTime = time.Date(2024, 3, 1, 9, 30, 0, 0, time.UTC)
 
 func msg(thread, id string, sent time.Time) NewMessage {
 	return NewMessage{
-		ThreadID: thread, MessageID: id, Direction: runtime.DirectionInbound,
+		ThreadID: thread, MessageID: id, Direction: history.Inbound,
 		From: "ana@example.com", To: []string{"agent@example.com"}, Subject: "Re: " + id,
 		SentAt: sent, Text: "body of " + id,
 	}
@@ -53,7 +53,7 @@ func TestAppendMessageRoundTripsFourByteCharactersByteIdentical(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		in := NewMessage{
 			ThreadID: "thread-" + fourByte, MessageID: "<" + fourByte + "@example.com>",
-			Direction: runtime.DirectionOutbound,
+			Direction: history.Outbound,
 			From:      fourByte + " <bot@example.com>",
 			To:        []string{"𠀋 <a@example.com>", "b@example.com"},
 			Cc:        []string{"😀@example.com"},
@@ -61,7 +61,7 @@ func TestAppendMessageRoundTripsFourByteCharactersByteIdentical(t *testing.T) {
 			SentAt:    baseTime,
 			Text:      strings.Repeat(fourByte, 100),
 			HTML:      "<p>" + fourByte + "</p>",
-			Attachments: []runtime.Attachment{
+			Attachments: []history.Attachment{
 				{ID: "att-1", Filename: fourByte + ".pdf", ContentType: "application/pdf", Size: 1234},
 				{ID: "att-2", Filename: "b.png", ContentType: "image/png", Size: 0},
 			},
@@ -75,9 +75,9 @@ func TestAppendMessageRoundTripsFourByteCharactersByteIdentical(t *testing.T) {
 			t.Fatalf("Thread returned %d messages, want 1", len(got))
 		}
 		m := got[0]
-		want := runtime.StoredMessage{
-			Seq: seq, MessageID: in.MessageID, Direction: in.Direction, From: in.From, To: in.To, Cc: in.Cc,
-			SentAt: in.SentAt, Subject: in.Subject, Text: in.Text, HTML: in.HTML, Attachments: in.Attachments,
+		want := history.Message{
+			Seq: seq, ThreadID: in.ThreadID, MessageID: in.MessageID, Direction: in.Direction, From: in.From, To: in.To, Cc: in.Cc,
+			Date: in.SentAt, Subject: in.Subject, Text: in.Text, HTML: in.HTML, Attachments: storedAttachments(in.Attachments),
 		}
 		if !equalStored(m, want) {
 			t.Errorf("Thread()[0] =\n%+v\nwant\n%+v", m, want)
@@ -85,16 +85,26 @@ func TestAppendMessageRoundTripsFourByteCharactersByteIdentical(t *testing.T) {
 	})
 }
 
-func equalStored(a, b runtime.StoredMessage) bool {
-	if a.Seq != b.Seq || a.MessageID != b.MessageID || a.Direction != b.Direction || a.From != b.From ||
-		!a.SentAt.Equal(b.SentAt) || a.SentAt.Location() != time.UTC || a.Subject != b.Subject ||
+// storedAttachments is the metadata of atts as the store returns it: Data nil.
+func storedAttachments(atts []history.Attachment) []history.Attachment {
+	var out []history.Attachment
+	for _, a := range atts {
+		a.Data = nil
+		out = append(out, a)
+	}
+	return out
+}
+
+func equalStored(a, b history.Message) bool {
+	if a.Seq != b.Seq || a.ThreadID != b.ThreadID || a.MessageID != b.MessageID || a.Direction != b.Direction || a.From != b.From ||
+		!a.Date.Equal(b.Date) || a.Date.Location() != time.UTC || a.Subject != b.Subject ||
 		a.Text != b.Text || a.HTML != b.HTML || strings.Join(a.To, "\x00") != strings.Join(b.To, "\x00") ||
 		strings.Join(a.Cc, "\x00") != strings.Join(b.Cc, "\x00") || len(a.Attachments) != len(b.Attachments) {
 		return false
 	}
 	for i := range a.Attachments {
 		x, y := a.Attachments[i], b.Attachments[i]
-		if x.ID != y.ID || x.Filename != y.Filename || x.ContentType != y.ContentType || x.Size != y.Size || x.Data != nil {
+		if x.ID != y.ID || x.Filename != y.Filename || x.ContentType != y.ContentType || x.Size != y.Size {
 			return false
 		}
 	}
@@ -121,7 +131,7 @@ func TestSentAtRoundTripsToTheMicrosecondInUTC(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if g := got[0].SentAt; !g.Equal(c.want) || g.Location() != time.UTC {
+			if g := got[0].Date; !g.Equal(c.want) || g.Location() != time.UTC {
 				t.Errorf("%s: SentAt = %v (%v), want %v UTC", c.name, g, g.Location(), c.want)
 			}
 		}
@@ -157,7 +167,7 @@ func TestAppendDuplicateMessageIDWritesNothing(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		mustAppend(t, s, msg("t1", "m1", baseTime))
 		dup := msg("t2", "m1", baseTime)
-		dup.Attachments = []runtime.Attachment{{ID: "a", Filename: "f", ContentType: "text/plain", Size: 1}}
+		dup.Attachments = []history.Attachment{{ID: "a", Filename: "f", ContentType: "text/plain", Size: 1}}
 		_, err := s.AppendMessage(context.Background(), dup)
 		if !errors.Is(err, ErrDuplicateMessage) {
 			t.Fatalf("AppendMessage(duplicate) error = %v, want ErrDuplicateMessage", err)
@@ -191,7 +201,7 @@ func TestAppendMessageRejectsInvalidValues(t *testing.T) {
 		{"invalid UTF-8 body", func(m *NewMessage) { m.Text = "ok \xff not ok" }},
 		{"invalid UTF-8 recipient", func(m *NewMessage) { m.To = []string{"\xc3"} }},
 		{"negative attachment size", func(m *NewMessage) {
-			m.Attachments = []runtime.Attachment{{ID: "a", Filename: "f", ContentType: "x/y", Size: -1}}
+			m.Attachments = []history.Attachment{{ID: "a", Filename: "f", ContentType: "x/y", Size: -1}}
 		}},
 	}
 	eachDB(t, func(t *testing.T, s *Store) {
@@ -225,7 +235,7 @@ func TestDeleteThreadLeavesNoneOfItsRows(t *testing.T) {
 		for _, thread := range []string{"doomed", "kept"} {
 			for i := range 3 {
 				m := msg(thread, thread+"-"+string(rune('a'+i)), baseTime)
-				m.Attachments = []runtime.Attachment{{ID: "x", Filename: "f.txt", ContentType: "text/plain", Size: 3}}
+				m.Attachments = []history.Attachment{{ID: "x", Filename: "f.txt", ContentType: "text/plain", Size: 3}}
 				seq := mustAppend(t, s, m)
 				keepSeq = seq
 				if _, err := s.RecordRound(ctx, testRound(Source{SourceMessage, seq}, "run-"+thread, 0, 2)); err != nil {
@@ -306,7 +316,8 @@ func TestConcurrentAppendsToANewThreadAllLand(t *testing.T) {
 	})
 }
 
-func TestThreadOrdersBySentAtThenSeq(t *testing.T) {
+// Thread lists in the order the store received the messages, whatever their Date headers say.
+func TestThreadListsInOrderOfRecord(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		mustAppend(t, s, msg("t", "m-late", baseTime.Add(time.Hour)))
 		mustAppend(t, s, msg("t", "m-early", baseTime))
@@ -319,7 +330,7 @@ func TestThreadOrdersBySentAtThenSeq(t *testing.T) {
 		for _, m := range got {
 			ids = append(ids, m.MessageID)
 		}
-		if want := []string{"m-early", "m-early-too", "m-late"}; !slices.Equal(ids, want) {
+		if want := []string{"m-late", "m-early", "m-early-too"}; !slices.Equal(ids, want) {
 			t.Errorf("Thread order = %v, want %v", ids, want)
 		}
 	})

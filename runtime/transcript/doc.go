@@ -25,11 +25,11 @@
 //
 // # Headers
 //
-// A header is a line that starts at column 0 with one of seven keywords immediately followed by
+// A header is a line that starts at column 0 with one of eight keywords immediately followed by
 // a colon: system, user, assistant (message headers), function_call, function_call_output,
-// part (JSON lines), and tool (reserved: an error, since tool results are function_call_output
-// lines). Nothing else is a header: "foo_bar: x", "x1: y", "User: x", " user:" and "meta: x"
-// are ordinary text.
+// part, provider_state (JSON lines), and tool (reserved: an error, since tool results are
+// function_call_output lines). Nothing else is a header: "foo_bar: x", "x1: y", "User: x",
+// " user:" and "meta: x" are ordinary text.
 //
 // A message header alone on its line ("user:") starts a block: the lines below, up to the next
 // header, are the message's text. With text after the colon ("user: hello") it is the inline
@@ -72,8 +72,20 @@
 //	function_call_output: {"id":"call_1","content":"result text"}
 //
 // whose "content" is a string, or a list of part objects for a result with parts; absent or
-// null means empty text. A function_call_output ends any open message and is a message by
-// itself; text after it needs a new header. Unknown keys in any JSON line are errors.
+// null means empty text. "is_error": true marks the result of a tool that failed
+// (runtime.Message.IsError); absent means false. A function_call_output ends any open message
+// and is a message by itself; text after it needs a new header. Unknown keys in any JSON line
+// are errors.
+//
+// # Provider state
+//
+// An assistant message that carries provider state (runtime.ProviderState: thinking blocks,
+// reasoning items) ends with one line per item, after its function_call lines:
+//
+//	provider_state: {"provider":"anthropic","data":{"type":"thinking","thinking":"…","signature":"…"}}
+//
+// "provider" is required; "data" is any JSON value (absent means null). Nothing but more
+// provider_state lines may follow in the same message.
 //
 // # Parts
 //
@@ -94,8 +106,9 @@
 // # Round trip
 //
 // Parse(Print(msgs)) equals msgs under runtime.EqualMessages for every list in Print's domain
-// (valid roles; calls only on assistant messages, ToolCallID only on tool messages; inputs
-// that are JSON objects; strings inside JSON lines valid UTF-8; see Print). Text lines carry any
+// (valid roles; calls and state only on assistant messages, ToolCallID and IsError only on tool
+// messages; inputs that are JSON objects and state data that is JSON; strings inside JSON lines
+// valid UTF-8; see Print). Text lines carry any
 // bytes, invalid UTF-8 included. Print is deterministic and canonical: printing a parsed print
 // gives the same bytes. FuzzRoundTrip and FuzzParse pin both properties.
 package transcript

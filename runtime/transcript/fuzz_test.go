@@ -18,6 +18,7 @@ var trickyLines = []string{
 	"foo_bar: x", "x1: y", "User: x", " user:", "system:", "assistant:", "tool:", "tool: x",
 	"function_call: {}", `function_call: {"name":"a","id":"b"}`, "function_call_output:",
 	"function_call_output_x: y", "part:", `part: {"type":"text"}`, "parts: x",
+	"provider_state:", `provider_state: {"provider":"anthropic"}`, "provider_states: x",
 	"```", "```go", "~~~", "````", "~~~~ x", "```x```", "``", "\\```", "\\~~~", "\\\\```",
 	"\\", "\\\\", "\\ ", "\\\r", "\\foo", "\\\\foo", "\xff\xfe", "a\r", "\x00", "é",
 }
@@ -114,6 +115,7 @@ func (g *gen) messages() []runtime.Message {
 			} else {
 				m.Text = g.str()
 			}
+			m.IsError = g.n(3) == 0
 			msgs = append(msgs, m)
 			continue
 		}
@@ -130,6 +132,9 @@ func (g *gen) messages() []runtime.Message {
 		if m.Role == runtime.RoleAssistant {
 			for range g.n(4) {
 				m.ToolCalls = append(m.ToolCalls, runtime.ToolCall{ID: g.str(), Name: g.str(), Input: g.input()})
+			}
+			for range g.n(3) {
+				m.State = append(m.State, runtime.ProviderState{Provider: g.str(), Data: g.input()})
 			}
 		}
 		msgs = append(msgs, m)
@@ -159,9 +164,12 @@ func checkRoundTrip(t *testing.T, msgs []runtime.Message) {
 func dump(msgs []runtime.Message) string {
 	var b strings.Builder
 	for _, m := range msgs {
-		fmt.Fprintf(&b, "\n  {%s text=%q parts=%+v id=%q calls=", m.Role, m.Text, m.Parts, m.ToolCallID)
+		fmt.Fprintf(&b, "\n  {%s text=%q parts=%+v id=%q error=%v calls=", m.Role, m.Text, m.Parts, m.ToolCallID, m.IsError)
 		for _, c := range m.ToolCalls {
 			fmt.Fprintf(&b, "[%q %q %s]", c.ID, c.Name, c.Input)
+		}
+		for _, st := range m.State {
+			fmt.Fprintf(&b, " state[%q %s]", st.Provider, st.Data)
 		}
 		b.WriteString("}")
 	}
@@ -185,6 +193,7 @@ func FuzzParse(f *testing.F) {
 		"", "user: hi", "user:\n\\user:\n```\nassistant:\n```\n", "assistant:\nfunction_call: {\"name\":\"a\",\"arguments\":{},\"id\":\"1\"}\n\nfunction_call_output: {\"id\":\"1\",\"content\":\"r\"}",
 		"system:\r\nhi\r\n", "user:\n\\\n\n\\\n", "user:\nx\npart: {\"type\":\"text\",\"text\":\"y\"}\n\xff\npart: {\"type\":\"image\",\"data\":\"AAE=\"}",
 		"~~~\nuser:", "tool: x", "user:\npart: {\"type\":\"text\",\"text\":\"x\"}\n\xff\npart: {\"type\":\"text\",\"text\":\"\"}\n\xfe", "function_call_output: {\"id\":\"1\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}]}",
+		"assistant:\nfunction_call: {\"name\":\"a\",\"id\":\"1\"}\nprovider_state: {\"provider\":\"p\",\"data\":[1, {}]}\nfunction_call_output: {\"id\":\"1\",\"is_error\":true}",
 	} {
 		f.Add(s)
 	}

@@ -32,6 +32,13 @@ type wireCall struct {
 type wireOutput struct {
 	ID      *string         `json:"id"`
 	Content json.RawMessage `json:"content"`
+	IsError bool            `json:"is_error,omitempty"`
+}
+
+// wireState is the JSON object of a "provider_state:" line.
+type wireState struct {
+	Provider *string         `json:"provider"`
+	Data     json.RawMessage `json:"data"`
 }
 
 // appendJSON appends the JSON encoding of v without HTML escaping and without the encoder's
@@ -87,7 +94,50 @@ func appendOutput(b *strings.Builder, m runtime.Message) {
 		}
 		appendJSON(b, ws)
 	}
+	if m.IsError {
+		b.WriteString(`,"is_error":true`)
+	}
 	b.WriteByte('}')
+}
+
+// appendState writes the provider_state object: {"provider":…,"data":…} with data compacted;
+// empty data is written as null and data that is not valid JSON as a JSON string (which Parse
+// reads back as that string), so the line stays one line.
+func appendState(b *strings.Builder, st runtime.ProviderState) {
+	b.WriteString(`{"provider":`)
+	appendJSON(b, st.Provider)
+	b.WriteString(`,"data":`)
+	var buf bytes.Buffer
+	switch {
+	case len(bytes.TrimSpace(st.Data)) == 0:
+		b.WriteString("null")
+	case json.Compact(&buf, st.Data) == nil:
+		b.Write(buf.Bytes())
+	default:
+		appendJSON(b, string(st.Data))
+	}
+	b.WriteByte('}')
+}
+
+// decodeState parses the JSON of a provider_state line. "provider" is required; "data" is any
+// JSON value (absent means null), kept compacted.
+func decodeState(s string) (runtime.ProviderState, error) {
+	var w wireState
+	if err := decodeObject(s, &w); err != nil {
+		return runtime.ProviderState{}, err
+	}
+	if w.Provider == nil {
+		return runtime.ProviderState{}, errors.New(`missing "provider"`)
+	}
+	data := json.RawMessage("null")
+	if d := bytes.TrimSpace(w.Data); len(d) > 0 {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, d); err != nil {
+			return runtime.ProviderState{}, fmt.Errorf(`"data": %w`, err)
+		}
+		data = buf.Bytes()
+	}
+	return runtime.ProviderState{Provider: *w.Provider, Data: data}, nil
 }
 
 // decodeObject decodes exactly one JSON object from s into v, refusing unknown keys and
@@ -161,7 +211,7 @@ func decodeOutput(s string) (runtime.Message, error) {
 	if w.ID == nil {
 		return runtime.Message{}, errors.New(`missing "id"`)
 	}
-	m := runtime.Message{Role: runtime.RoleTool, ToolCallID: *w.ID}
+	m := runtime.Message{Role: runtime.RoleTool, ToolCallID: *w.ID, IsError: w.IsError}
 	c := bytes.TrimSpace(w.Content)
 	switch {
 	case len(c) == 0 || string(c) == "null":

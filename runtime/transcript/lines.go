@@ -12,6 +12,7 @@ const (
 	kwCall      = "function_call"
 	kwOutput    = "function_call_output"
 	kwPart      = "part"
+	kwState     = "provider_state"
 )
 
 // headerKeyword reports whether line is a header line: it starts at column 0 with one of the
@@ -23,7 +24,7 @@ func headerKeyword(line string) (kw, rest string, ok bool) {
 		return "", "", false
 	}
 	switch w := line[:i]; w {
-	case kwSystem, kwUser, kwAssistant, kwTool, kwCall, kwOutput, kwPart:
+	case kwSystem, kwUser, kwAssistant, kwTool, kwCall, kwOutput, kwPart, kwState:
 		return w, line[i+1:], true
 	}
 	return "", "", false

@@ -27,10 +27,12 @@ func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, 
 // very start of text is dropped (one anywhere else is content).
 //
 // Parse returns a *ParseError naming the line for: text before the first header or after a
-// function_call_output line, a "tool:" header, a function_call outside an assistant message, a
-// part line outside a system/user/assistant message, text or a part after an assistant's
-// function_call lines, a function_call / function_call_output / part line whose JSON is invalid,
-// lacks a required key, has an unknown key or names an unknown part type, and a code fence that is never closed. An empty or blank text yields
+// function_call_output line, a "tool:" header, a function_call or provider_state line outside an
+// assistant message, a part line outside a system/user/assistant message, text or a part after
+// an assistant's function_call lines, text, a part or a function_call after its provider_state
+// lines, a function_call / function_call_output / part / provider_state line whose JSON is
+// invalid, lacks a required key, has an unknown key or names an unknown part type, and a code
+// fence that is never closed. An empty or blank text yields
 // no messages and no error. It re-creates scout-ai's Chat.parse (seed 002) for the four roles.
 func Parse(text string) ([]runtime.Message, error) {
 	text = strings.TrimPrefix(text, "\ufeff") // a byte order mark some editors write; Print never does
@@ -105,6 +107,7 @@ type parser struct {
 	items    []runtime.Part // text runs (as text parts) and part lines, in order
 	partLine bool           // the message had a part line, so its content is items
 	calls    []runtime.ToolCall
+	states   []runtime.ProviderState
 }
 
 // segLine is one text line of a message; protected lines (escaped, inline, or inside a fence)
@@ -117,11 +120,15 @@ type segLine struct {
 func (p *parser) content(lineNo int, line string, protected bool) error {
 	blank := !protected && isBlank(line)
 	switch {
-	case p.open && len(p.calls) > 0:
+	case p.open && (len(p.calls) > 0 || len(p.states) > 0):
 		if blank {
 			return nil
 		}
-		return &ParseError{Line: lineNo, Msg: "text after function_call lines; start a new message with a role header"}
+		what := "function_call"
+		if len(p.states) > 0 {
+			what = "provider_state"
+		}
+		return &ParseError{Line: lineNo, Msg: "text after " + what + " lines; start a new message with a role header"}
 	case p.open:
 		p.seg = append(p.seg, segLine{text: line, protected: protected})
 		return nil
@@ -150,6 +157,9 @@ func (p *parser) header(lineNo int, kw, inline string) error {
 		if !p.open || p.role != runtime.RoleAssistant {
 			return &ParseError{Line: lineNo, Msg: "function_call outside an assistant message; put it under an assistant: header"}
 		}
+		if len(p.states) > 0 {
+			return &ParseError{Line: lineNo, Msg: "function_call after provider_state lines; an assistant's calls come before its provider state"}
+		}
 		c, err := decodeCall(inline)
 		if err != nil {
 			return &ParseError{Line: lineNo, Msg: "function_call: " + err.Error()}
@@ -166,12 +176,25 @@ func (p *parser) header(lineNo int, kw, inline string) error {
 		p.msgs = append(p.msgs, m)
 		p.afterOutput = lineNo
 		return nil
+	case kwState:
+		if !p.open || p.role != runtime.RoleAssistant {
+			return &ParseError{Line: lineNo, Msg: "provider_state outside an assistant message; put it under an assistant: header"}
+		}
+		st, err := decodeState(inline)
+		if err != nil {
+			return &ParseError{Line: lineNo, Msg: "provider_state: " + err.Error()}
+		}
+		p.flushText()
+		p.states = append(p.states, st)
+		return nil
 	default: // kwPart
 		switch {
 		case !p.open:
 			return &ParseError{Line: lineNo, Msg: "part outside a message; put it under a system:, user: or assistant: header"}
 		case len(p.calls) > 0:
 			return &ParseError{Line: lineNo, Msg: "part after function_call lines; parts come before an assistant's calls"}
+		case len(p.states) > 0:
+			return &ParseError{Line: lineNo, Msg: "part after provider_state lines; parts come before an assistant's provider state"}
 		}
 		part, err := decodePart(inline)
 		if err != nil {
@@ -213,7 +236,7 @@ func (p *parser) closeMessage() {
 		return
 	}
 	p.flushText()
-	m := runtime.Message{Role: p.role, ToolCalls: p.calls}
+	m := runtime.Message{Role: p.role, ToolCalls: p.calls, State: p.states}
 	switch {
 	case p.partLine:
 		m.Parts = p.items
@@ -221,5 +244,5 @@ func (p *parser) closeMessage() {
 		m.Text = p.items[0].Text
 	}
 	p.msgs = append(p.msgs, m)
-	p.open, p.role, p.items, p.partLine, p.calls, p.afterOutput = false, "", nil, false, nil, 0
+	p.open, p.role, p.items, p.partLine, p.calls, p.states, p.afterOutput = false, "", nil, false, nil, nil, 0
 }

@@ -13,16 +13,18 @@ import (
 //
 // A system, user or assistant message prints as its role header alone on a line ("user:")
 // followed by its content: text as raw lines (escaped where Parse would misread them, see the
-// package documentation), each non-text part as a "part: {json}" line, and then one
-// "function_call: {json}" line per tool call. A tool message prints as one
-// "function_call_output: {json}" line. Print never uses the inline header form.
+// package documentation), each non-text part as a "part: {json}" line, then one
+// "function_call: {json}" line per tool call and one "provider_state: {json}" line per State
+// item. A tool message prints as one "function_call_output: {json}" line, with "is_error":true
+// when IsError is set. Print never uses the inline header form.
 //
 // Print is deterministic (no maps, no clock) and Parse(Print(msgs)) equals msgs under
 // runtime.EqualMessages for every list in its domain: roles are the four defined roles,
-// ToolCalls appear only on assistant messages and ToolCallID only on tool messages, every
-// tool-call Input is empty or a JSON object, every part type is text, image or document, and
-// strings that travel inside JSON (ids, names, tool results, filenames, media types, and a text
-// part printed as JSON) are valid UTF-8, since JSON cannot carry other bytes (encoding/json
+// ToolCalls and State appear only on assistant messages, ToolCallID and IsError only on tool
+// messages, every tool-call Input is empty or a JSON object, every State Data is empty or
+// valid JSON, every part type is text, image or document, and
+// strings that travel inside JSON (ids, names, tool results, filenames, media types, provider
+// names, and a text part printed as JSON) are valid UTF-8, since JSON cannot carry other bytes (encoding/json
 // writes U+FFFD for them). Message text printed as raw lines carries any bytes, invalid UTF-8
 // included. Outside the domain Print still writes deterministic text, which Parse may reject
 // or read back differently. It re-creates scout-ai's Chat.print (seed 002) with an exact
@@ -49,6 +51,11 @@ func Print(msgs []runtime.Message) string {
 		for _, c := range m.ToolCalls {
 			b.WriteString(kwCall + ": ")
 			appendCall(&b, c)
+			b.WriteByte('\n')
+		}
+		for _, st := range m.State {
+			b.WriteString(kwState + ": ")
+			appendState(&b, st)
 			b.WriteByte('\n')
 		}
 	}

@@ -55,6 +55,16 @@ var printCases = map[string][]runtime.Message{
 		runtime.SystemMessage(""),
 		runtime.UserMessage(""),
 	},
+	"errors_and_state": {
+		runtime.UserMessage("Refund INV-8."),
+		{Role: runtime.RoleAssistant, Text: "Checking.", ToolCalls: []runtime.ToolCall{call("t1", "refund", `{"invoice": "INV-8"}`)},
+			State: []runtime.ProviderState{
+				{Provider: "anthropic", Data: json.RawMessage(`{"type": "thinking", "thinking": "The user wants a refund.", "signature": "c2ln"}`)},
+				{Provider: "openai-responses", Data: json.RawMessage(`{"type":"reasoning","summary":[],"encrypted_content":"ZW5j"}`)},
+			}},
+		runtime.ToolErrorMessage("t1", "refund service unavailable"),
+		{Role: runtime.RoleAssistant, Text: "I could not refund it yet.", State: []runtime.ProviderState{{Provider: "anthropic"}}},
+	},
 }
 
 func TestPrintGolden(t *testing.T) {
@@ -119,6 +129,8 @@ func TestPrintEscapesExactlyTheLinesParseWouldMisread(t *testing.T) {
 		{"function_call keyword", "function_call: {}", "\\function_call: {}\n"},
 		{"function_call_output keyword", "function_call_output:", "\\function_call_output:\n"},
 		{"part keyword", "part: {}", "\\part: {}\n"},
+		{"provider_state keyword", "provider_state: {}", "\\provider_state: {}\n"},
+		{"provider_state prefix is not a header", "provider_states: x", "provider_states: x\n"},
 		{"unknown word is not a header", "foo_bar: x", "foo_bar: x\n"},
 		{"word with digit is not a header", "x1: y", "x1: y\n"},
 		{"capitalised role is not a header", "User: x", "User: x\n"},
@@ -197,6 +209,12 @@ func TestParseReadsHandWrittenForms(t *testing.T) {
 		{"tool result with parts", `function_call_output: {"id":"c","content":[{"type":"text","text":"t"},{"type":"document","filename":"a.pdf","media_type":"application/pdf","data":"JVBE"}]}`,
 			[]runtime.Message{{Role: runtime.RoleTool, ToolCallID: "c", Parts: []runtime.Part{
 				runtime.TextPart("t"), runtime.DocumentPart("a.pdf", "application/pdf", []byte("%PD"))}}}},
+		{"error result and provider state", "assistant:\nfunction_call: {\"name\":\"f\",\"id\":\"1\"}\nprovider_state: {\"provider\":\"anthropic\",\"data\":{\"a\": 1}}\n\nprovider_state: {\"provider\":\"x\"}\nfunction_call_output: {\"id\":\"1\",\"content\":\"boom\",\"is_error\":true}",
+			[]runtime.Message{
+				{Role: runtime.RoleAssistant, ToolCalls: []runtime.ToolCall{call("1", "f", "{}")}, State: []runtime.ProviderState{
+					{Provider: "anthropic", Data: json.RawMessage(`{"a":1}`)}, {Provider: "x", Data: json.RawMessage("null")}}},
+				runtime.ToolErrorMessage("1", "boom")}},
+		{"is_error false is no error", `function_call_output: {"id":"1","content":"ok","is_error":false}`, []runtime.Message{runtime.ToolMessage("1", "ok")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -241,6 +259,15 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 		{"part outside a message", "part: {\"type\":\"text\"}", "line 1: part outside a message; put it under a system:, user: or assistant: header"},
 		{"part without type", "user:\npart: {}", `line 2: part: missing "type" (text, image or document)`},
 		{"part bad base64", "user:\npart: {\"type\":\"image\",\"data\":\"!!\"}", "line 2: part: invalid JSON: illegal base64 data at input byte 0"},
+		{"provider_state in a user message", "user:\nprovider_state: {\"provider\":\"a\"}", "line 2: provider_state outside an assistant message; put it under an assistant: header"},
+		{"provider_state after a tool output", "assistant:\nfunction_call: {\"name\":\"f\",\"id\":\"1\"}\nfunction_call_output: {\"id\":\"1\"}\nprovider_state: {\"provider\":\"a\"}", "line 4: provider_state outside an assistant message; put it under an assistant: header"},
+		{"provider_state without provider", "assistant:\nprovider_state: {\"data\":1}", `line 2: provider_state: missing "provider"`},
+		{"provider_state unknown key", "assistant:\nprovider_state: {\"provider\":\"a\",\"id\":\"x\"}", `line 2: provider_state: invalid JSON: json: unknown field "id"`},
+		{"provider_state block form", "assistant:\nprovider_state:\n{}", "line 2: provider_state: expected a JSON object on the same line, found nothing"},
+		{"text after provider_state", "assistant:\nok\nprovider_state: {\"provider\":\"a\"}\nmore", "line 4: text after provider_state lines; start a new message with a role header"},
+		{"function_call after provider_state", "assistant:\nprovider_state: {\"provider\":\"a\"}\nfunction_call: {\"name\":\"f\",\"id\":\"1\"}", "line 3: function_call after provider_state lines; an assistant's calls come before its provider state"},
+		{"part after provider_state", "assistant:\nprovider_state: {\"provider\":\"a\"}\npart: {\"type\":\"text\"}", "line 3: part after provider_state lines; parts come before an assistant's provider state"},
+		{"tool output is_error not a boolean", `function_call_output: {"id":"1","is_error":"yes"}`, "line 1: function_call_output: invalid JSON: json: cannot unmarshal string into Go struct field wireOutput.is_error of type bool"},
 		{"unclosed fence", "user:\nok\n```go\nuser:\n", "line 3: code fence ``` opened here is never closed"},
 		{"unclosed longer fence", "user:\n~~~~\n~~~\n", "line 2: code fence ~~~~ opened here is never closed"},
 	}

@@ -15,7 +15,7 @@ const _ = runtime.RuntimeVersion1
 // NewBenchAgent builds the bench-agent persona from assembly/bench-agent.persona.yaml.
 // Answers customer email for the request assembly benchmark.
 // It returns an error when env is nil, or when opts.History is nil (the spec uses thread_history or thread_summary; the error wraps runtime.ErrNoHistorySource).
-func NewBenchAgent(env /*line assembly/bench-agent.persona.yaml:6:5*/ *host.Env /*line assembly/internal/persona/bench_agent.go:18:137*/, opts runtime.Options) (*runtime.Persona, error) {
+func NewBenchAgent(env /*line assembly/bench-agent.persona.yaml:6:5*/ *host. /*line assembly/bench-agent.persona.yaml:6:5*/ Env /*line assembly/internal/persona/bench_agent.go:18:185*/, opts runtime.Options) (*runtime.Persona, error) {
 	if env == nil {
 		return nil, errors.New("NewBenchAgent: env is nil")
 	}
@@ -25,7 +25,7 @@ func NewBenchAgent(env /*line assembly/bench-agent.persona.yaml:6:5*/ *host.Env 
 	p := &runtime.Persona{
 		Name:        "bench-agent",
 		Description: "Answers customer email for the request assembly benchmark.",
-		Model: runtime.Model{
+		Model: runtime.ModelSettings{
 			Name:      "claude-sonnet-4-5",
 			MaxTokens: 4096,
 		},
@@ -39,8 +39,8 @@ func NewBenchAgent(env /*line assembly/bench-agent.persona.yaml:6:5*/ *host.Env 
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "assembly/bench-agent.persona.yaml:10:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line assembly/bench-agent.persona.yaml:11:14*/, env.AccountForSender /*line assembly/internal/persona/bench_agent.go:42:182*/, func(r host.Account) (string, error) {
-				return /*line assembly/bench-agent.persona.yaml:12:26*/ r.LLMText() /*line assembly/internal/persona/bench_agent.go:43:129*/, nil
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line assembly/bench-agent.persona.yaml:11:13*/, env. /*line assembly/bench-agent.persona.yaml:11:14*/ AccountForSender /*line assembly/internal/persona/bench_agent.go:42:232*/, func(r host.Account) (string, error) {
+				return /*line assembly/bench-agent.persona.yaml:12:26*/ r. /*line assembly/bench-agent.persona.yaml:12:26*/ LLMText() /*line assembly/internal/persona/bench_agent.go:43:179*/, nil
 			}),
 		},
 		runtime.Step{

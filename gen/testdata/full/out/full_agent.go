@@ -30,7 +30,7 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 	p := &runtime.Persona{
 		Name:        "full-agent",
 		Description: "Exercises every resolver kind against the fixture host.",
-		Model: runtime.Model{
+		Model: runtime.ModelSettings{
 			Name:        "claude-sonnet-4-5",
 			MaxTokens:   4096,
 			Temperature: new(0.2),

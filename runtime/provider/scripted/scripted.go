@@ -1,0 +1,209 @@
+// Package scripted is a deterministic runtime.Model for tests and examples: it answers each
+// call with the next Turn of a script (a text, tool calls, an error, a delay, a stop reason,
+// usage) and records every request it received, so a test asserts on exactly what the model saw.
+//
+//	m := scripted.New(
+//		scripted.Calls(runtime.ToolCall{ID: "c1", Name: "lookup_order", Input: json.RawMessage(`{"order":"A-17"}`)}),
+//		scripted.Text("Your order A-17 has shipped."),
+//	)
+//	// … run the persona with m …
+//	reqs := m.Requests() // the two requests, in order
+//
+// Like the real adapters, it refuses a request whose messages break runtime.Validate, and with
+// Provider set it refuses the settings that provider cannot take (provider.CheckFor), so a test
+// fails where production would.
+package scripted
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/provider"
+)
+
+// Turn is one scripted answer.
+//
+// Text, ToolCalls and State make the assistant message; StopReason defaults to
+// runtime.StopToolUse when there are calls and runtime.StopEndTurn otherwise; Usage and
+// Refusal are returned as given. Err, when set, is returned instead of a response. Delay makes
+// the call wait that long first (a done ctx ends the wait with an error wrapping ctx.Err()).
+// Reply, when set, computes the response from the request instead of the fields above (Delay
+// still applies).
+type Turn struct {
+	Text       string
+	ToolCalls  []runtime.ToolCall
+	State      []runtime.ProviderState
+	StopReason runtime.StopReason
+	Usage      runtime.Usage
+	Refusal    string
+	Err        error
+	Delay      time.Duration
+	Reply      func(*runtime.Request) (*runtime.Response, error)
+}
+
+// Text returns a turn that answers with text and ends the turn.
+func Text(text string) Turn { return Turn{Text: text} }
+
+// Calls returns a turn that asks for the given tool calls (StopReason tool_use).
+func Calls(calls ...runtime.ToolCall) Turn { return Turn{ToolCalls: calls} }
+
+// Fail returns a turn whose call fails with err.
+func Fail(err error) Turn { return Turn{Err: err} }
+
+// ErrScriptExhausted is returned (wrapped) by Generate when every turn of the script was used.
+var ErrScriptExhausted = errors.New("scripted model: the script has no turn left")
+
+// Model is the scripted model. Build it with New; it is safe for concurrent use, answering
+// calls in the order they take the lock. The zero value has an empty script.
+type Model struct {
+	// Provider, when set, makes Generate refuse the settings that provider cannot take, with
+	// the error its real adapter returns.
+	Provider string
+
+	mu       sync.Mutex
+	turns    []Turn
+	next     int
+	requests []runtime.Request
+}
+
+// New returns a model that answers with turns, in order.
+func New(turns ...Turn) *Model { return &Model{turns: turns} }
+
+// Append adds turns to the end of the script.
+func (m *Model) Append(turns ...Turn) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.turns = append(m.turns, turns...)
+}
+
+// Generate records req, then answers with the next turn. It returns an error (and uses no
+// turn) when req breaks runtime.Validate, when Provider is set and refuses req.Model, and when
+// ctx is done before the turn's Delay has passed; it returns the turn's Err, or an error
+// wrapping ErrScriptExhausted when no turn is left. Each response gets the ids
+// "scripted-req-<n>" and "scripted-resp-<n>" (n counts calls from 1) and the model name from
+// req.Model.Name.
+func (m *Model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+	if req == nil {
+		return nil, errors.New("scripted model: nil request")
+	}
+	m.mu.Lock()
+	m.requests = append(m.requests, copyRequest(req))
+	n := len(m.requests)
+	m.mu.Unlock()
+
+	if m.Provider != "" {
+		if err := provider.CheckFor(m.Provider, req.Model); err != nil {
+			return nil, err
+		}
+	}
+	if err := runtime.Validate(req.Messages); err != nil {
+		return nil, fmt.Errorf("scripted model: request %d: %w", n, err)
+	}
+	m.mu.Lock()
+	if m.next >= len(m.turns) {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("%w (request %d, %d turns scripted)", ErrScriptExhausted, n, len(m.turns))
+	}
+	k := m.next
+	t := m.turns[k]
+	m.next++
+	m.mu.Unlock()
+
+	if t.Delay > 0 {
+		timer := time.NewTimer(t.Delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			m.giveBack(k)
+			return nil, fmt.Errorf("scripted model: request %d: %w", n, ctx.Err())
+		case <-timer.C:
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		m.giveBack(k)
+		return nil, fmt.Errorf("scripted model: request %d: %w", n, err)
+	}
+	if t.Err != nil {
+		return nil, t.Err
+	}
+	var resp *runtime.Response
+	if t.Reply != nil {
+		r, err := t.Reply(req)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			return nil, fmt.Errorf("scripted model: request %d: Reply returned no response", n)
+		}
+		resp = r
+	} else {
+		resp = &runtime.Response{
+			Message: runtime.Message{Role: runtime.RoleAssistant, Text: t.Text,
+				ToolCalls: slices.Clone(t.ToolCalls), State: slices.Clone(t.State)},
+			StopReason: t.StopReason,
+			Usage:      t.Usage,
+			Refusal:    t.Refusal,
+		}
+		if resp.StopReason == "" {
+			resp.StopReason = runtime.StopEndTurn
+			if len(t.ToolCalls) > 0 {
+				resp.StopReason = runtime.StopToolUse
+			}
+		}
+	}
+	if resp.Model == "" {
+		resp.Model = req.Model.Name
+	}
+	if resp.RequestID == "" {
+		resp.RequestID = fmt.Sprintf("scripted-req-%d", n)
+	}
+	if resp.ResponseID == "" {
+		resp.ResponseID = fmt.Sprintf("scripted-resp-%d", n)
+	}
+	return resp, nil
+}
+
+// giveBack returns turn k to the script after a call was cancelled, so the next call gets it;
+// a later call may already have taken a later turn, which then keeps it.
+func (m *Model) giveBack(k int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.next == k+1 {
+		m.next = k
+	}
+}
+
+// Requests returns a copy of every request Generate received, in order, refused ones included.
+// Each copy has its own Messages and Tools slices (the messages' inner slices are shared and
+// read-only, as always).
+func (m *Model) Requests() []runtime.Request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]runtime.Request, len(m.requests))
+	for i := range m.requests {
+		out[i] = copyRequest(&m.requests[i])
+	}
+	return out
+}
+
+// Remaining returns how many turns of the script are still unused.
+func (m *Model) Remaining() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.turns) - m.next
+}
+
+// copyRequest copies req so that a caller reusing its message buffer (runtime.BuildRequestInto)
+// cannot change what was recorded.
+func copyRequest(req *runtime.Request) runtime.Request {
+	c := *req
+	c.Messages = slices.Clone(req.Messages)
+	c.Tools = slices.Clone(req.Tools)
+	c.Model.Stop = slices.Clone(req.Model.Stop)
+	return c
+}
