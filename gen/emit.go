@@ -254,6 +254,20 @@ func (g *fileGen) personaFields() jen.Code {
 		}
 		items = append(items, field("Responsibilities", jen.Index().Add(rt("Responsibility")).Add(multi("{", "}", rs))))
 	}
+	if m := p.Mailbox; m != nil && m.Address.Value != "" {
+		fs := []jen.Code{field("Address", jen.Lit(m.Address.Value))}
+		if len(m.Aliases) > 0 {
+			var aliases []jen.Code
+			for _, a := range m.Aliases {
+				aliases = append(aliases, jen.Lit(a.Value))
+			}
+			fs = append(fs, field("Aliases", jen.Index().String().Values(aliases...)))
+		}
+		if m.Name.Value != "" {
+			fs = append(fs, field("Name", jen.Lit(m.Name.Value)))
+		}
+		items = append(items, field("Mailbox", rt("Mailbox").Add(multi("{", "}", fs))))
+	}
 	return multi("{", "}", items)
 }
 

@@ -44,6 +44,10 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 			{Name: "weekly-review", Schedule: "0 17 * * 5", Timezone: "Europe/Berlin", Enabled: true},
 			{Name: "monthly-reading-list", Schedule: "0 9 1 * *", Timezone: "Europe/Berlin", Enabled: false},
 		},
+		Mailbox: runtime.Mailbox{
+			Address: "research@acme.example",
+			Name:    "Research Assistant",
+		},
 	}
 	p.MessageChain = runtime.NewChain(
 		runtime.Step{
@@ -59,8 +63,8 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/research-assistant.persona.yaml:23:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:23:25*/, env. /*line examples/research-assistant.persona.yaml:23:26*/ WatchedTopics /*line generated/research_assistant.go:62:234*/, func(r host.Topic) (string, error) {
-				return /*line examples/research-assistant.persona.yaml:23:61*/ r. /*line examples/research-assistant.persona.yaml:23:61*/ LLMText() /*line generated/research_assistant.go:63:184*/, nil
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:23:25*/, env. /*line examples/research-assistant.persona.yaml:23:26*/ WatchedTopics /*line generated/research_assistant.go:66:234*/, func(r host.Topic) (string, error) {
+				return /*line examples/research-assistant.persona.yaml:23:61*/ r. /*line examples/research-assistant.persona.yaml:23:61*/ LLMText() /*line generated/research_assistant.go:67:184*/, nil
 			}),
 		},
 		runtime.Step{
@@ -83,8 +87,8 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/research-assistant.persona.yaml:28:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:28:25*/, env. /*line examples/research-assistant.persona.yaml:28:26*/ WatchedTopics /*line generated/research_assistant.go:86:234*/, func(r host.Topic) (string, error) {
-				return /*line examples/research-assistant.persona.yaml:28:61*/ r. /*line examples/research-assistant.persona.yaml:28:61*/ LLMText() /*line generated/research_assistant.go:87:184*/, nil
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:28:25*/, env. /*line examples/research-assistant.persona.yaml:28:26*/ WatchedTopics /*line generated/research_assistant.go:90:234*/, func(r host.Topic) (string, error) {
+				return /*line examples/research-assistant.persona.yaml:28:61*/ r. /*line examples/research-assistant.persona.yaml:28:61*/ LLMText() /*line generated/research_assistant.go:91:184*/, nil
 			}),
 		},
 		runtime.Step{
