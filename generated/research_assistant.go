@@ -63,9 +63,9 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/research-assistant.persona.yaml:23:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:23:25*/, env. /*line examples/research-assistant.persona.yaml:23:26*/ WatchedTopics /*line generated/research_assistant.go:66:234*/, func(r host.Topic) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:23:25*/, env. /*line examples/research-assistant.persona.yaml:23:26*/ WatchedTopics /*line generated/research_assistant.go:66:234*/ /*line examples/research-assistant.persona.yaml:23:60*/, func(r /*line examples/research-assistant.persona.yaml:23:61*/ host. /*line examples/research-assistant.persona.yaml:23:61*/ Topic) (string, error) {
 				return /*line examples/research-assistant.persona.yaml:23:61*/ r. /*line examples/research-assistant.persona.yaml:23:61*/ LLMText() /*line generated/research_assistant.go:67:184*/, nil
-			}),
+			} /*line generated/research_assistant.go:68:52*/),
 		},
 		runtime.Step{
 			Kind:     "thread_history",
@@ -87,9 +87,9 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/research-assistant.persona.yaml:28:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:28:25*/, env. /*line examples/research-assistant.persona.yaml:28:26*/ WatchedTopics /*line generated/research_assistant.go:90:234*/, func(r host.Topic) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:28:25*/, env. /*line examples/research-assistant.persona.yaml:28:26*/ WatchedTopics /*line generated/research_assistant.go:90:234*/ /*line examples/research-assistant.persona.yaml:28:60*/, func(r /*line examples/research-assistant.persona.yaml:28:61*/ host. /*line examples/research-assistant.persona.yaml:28:61*/ Topic) (string, error) {
 				return /*line examples/research-assistant.persona.yaml:28:61*/ r. /*line examples/research-assistant.persona.yaml:28:61*/ LLMText() /*line generated/research_assistant.go:91:184*/, nil
-			}),
+			} /*line generated/research_assistant.go:92:52*/),
 		},
 		runtime.Step{
 			Kind:     "load_text",

@@ -223,14 +223,17 @@ func splitAddressList(v string) []string {
 // when it holds characters that RFC 5322 only allows in quoted strings; the bare address when
 // there is no name. UTF-8 is written as is (RFC 6532), never as encoded words.
 func formatAddress(a netmail.Address) string {
+	// net/mail quotes a local part that needs it (so the result parses back); it would also
+	// encode a non-ASCII name, so the name is written here.
+	spec := strings.TrimSuffix(strings.TrimPrefix((&netmail.Address{Address: a.Address}).String(), "<"), ">")
 	if a.Name == "" {
-		return a.Address
+		return spec
 	}
 	name := a.Name
 	if strings.ContainsAny(name, "()<>[]:;@\\,.\"") || strings.TrimSpace(name) != name {
 		name = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(name) + `"`
 	}
-	return name + " <" + a.Address + ">"
+	return name + " <" + spec + ">"
 }
 
 // formatList renders addresses with formatAddress, joined with ", ".

@@ -87,16 +87,16 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:20:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:20:25*/, env. /*line full/full.persona.yaml:20:26*/ AccountForSender /*line full/out/full_agent.go:90:192*/, func(r host.Account) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:20:25*/, env. /*line full/full.persona.yaml:20:26*/ AccountForSender /*line full/out/full_agent.go:90:192*/ /*line full/full.persona.yaml:20:63*/, func(r /*line full/full.persona.yaml:20:64*/ host. /*line full/full.persona.yaml:20:64*/ Account) (string, error) {
 				return /*line full/full.persona.yaml:20:64*/ r. /*line full/full.persona.yaml:20:64*/ LLMText() /*line full/out/full_agent.go:91:139*/, nil
-			}),
+			} /*line full/out/full_agent.go:92:43*/),
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:21:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleUser /*line full/full.persona.yaml:21:25*/, env. /*line full/full.persona.yaml:21:26*/ RecentOrders /*line full/out/full_agent.go:97:186*/, func(r *host.Order) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleUser /*line full/full.persona.yaml:21:25*/, env. /*line full/full.persona.yaml:21:26*/ RecentOrders /*line full/out/full_agent.go:97:186*/ /*line full/full.persona.yaml:21:59*/, func(r /*line full/full.persona.yaml:21:60*/ *host. /*line full/full.persona.yaml:21:60*/ Order) (string, error) {
 				return /*line full/full.persona.yaml:21:60*/ r. /*line full/full.persona.yaml:21:60*/ Summary() /*line full/out/full_agent.go:98:139*/, nil
-			}),
+			} /*line full/out/full_agent.go:99:43*/),
 		},
 		runtime.Step{
 			Kind:     "load_record",
@@ -116,9 +116,9 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:25:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:25:25*/, env. /*line full/full.persona.yaml:25:26*/ AccountForSender /*line full/out/full_agent.go:119:193*/, func(r host.Account) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:25:25*/, env. /*line full/full.persona.yaml:25:26*/ AccountForSender /*line full/out/full_agent.go:119:193*/ /*line full/full.persona.yaml:25:63*/, func(r /*line full/full.persona.yaml:25:64*/ host. /*line full/full.persona.yaml:25:64*/ Account) (string, error) {
 				return /*line full/full.persona.yaml:25:64*/ r. /*line full/full.persona.yaml:25:64*/ Render() /*line full/out/full_agent.go:120:139*/
-			}),
+			} /*line full/out/full_agent.go:121:44*/),
 		},
 		runtime.Step{
 			Kind:     "load_transcript",
@@ -172,7 +172,7 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 					"source": "crm",
 					"score":  0.5,
 				}, /*line full/out/full_agent.go:174:46*/
-				/*line full/full.persona.yaml:44:8*/ Steps: /*line full/full.persona.yaml:44:15*/ []host.Limits{
+				/*line full/full.persona.yaml:44:8*/ Steps: /*line full/full.persona.yaml:44:15*/ [] /*line full/full.persona.yaml:44:15*/ host. /*line full/full.persona.yaml:44:15*/ Limits{
 					/*line full/full.persona.yaml:44:16*/ host. /*line full/full.persona.yaml:44:16*/ Limits{
 						/*line full/full.persona.yaml:44:17*/ MaxItems: /*line full/full.persona.yaml:44:28*/ 1, /*line full/out/full_agent.go:177:135*/
 					}, /*line full/out/full_agent.go:178:47*/
