@@ -147,7 +147,7 @@ func (d *headerDecoder) salvage(item string) []netmail.Address {
 	if lt := strings.LastIndexByte(item, '<'); lt >= 0 {
 		if gt := strings.IndexByte(item[lt:], '>'); gt > 0 {
 			addr := strings.TrimSpace(item[lt+1 : lt+gt])
-			if strings.Contains(addr, "@") && !strings.ContainsAny(addr, " \t<>") {
+			if at := strings.LastIndexByte(addr, '@'); at > 0 && at < len(addr)-1 && !strings.ContainsAny(addr, " \t<>") {
 				name := strings.TrimSpace(item[:lt])
 				name = strings.TrimSpace(strings.Trim(name, `"`))
 				return []netmail.Address{{Name: d.text("name", name), Address: addr}}
