@@ -142,12 +142,12 @@ func (d *headerDecoder) clean(list []*netmail.Address) []netmail.Address {
 
 // salvage returns the addresses an unparseable item visibly holds: the angle-bracketed address
 // with the text before it as the name ("a@x <b@y>" gives b@y named "a@x"), else every word
-// that contains an @ ("a@x b@y" gives both).
+// that is an address ("a@x b@y" gives both). A candidate counts only when net/mail reads it as
+// an addr-spec, so every address kept can be written into a reply's header and read back.
 func (d *headerDecoder) salvage(item string) []netmail.Address {
 	if lt := strings.LastIndexByte(item, '<'); lt >= 0 {
 		if gt := strings.IndexByte(item[lt:], '>'); gt > 0 {
-			addr := strings.TrimSpace(item[lt+1 : lt+gt])
-			if at := strings.LastIndexByte(addr, '@'); at > 0 && at < len(addr)-1 && !strings.ContainsAny(addr, " \t<>") {
+			if addr, ok := addrSpec(item[lt+1 : lt+gt]); ok {
 				name := strings.TrimSpace(item[:lt])
 				name = strings.TrimSpace(strings.Trim(name, `"`))
 				return []netmail.Address{{Name: d.text("name", name), Address: addr}}
@@ -156,12 +156,24 @@ func (d *headerDecoder) salvage(item string) []netmail.Address {
 	}
 	var out []netmail.Address
 	for _, w := range strings.FieldsFunc(item, func(r rune) bool { return r == ' ' || r == '\t' || r == ';' || r == ',' }) {
-		w = strings.Trim(w, `"'<>()[]`)
-		if at := strings.IndexByte(w, '@'); at > 0 && at < len(w)-1 {
-			out = append(out, netmail.Address{Address: w})
+		if addr, ok := addrSpec(strings.Trim(w, `"'<>()[]`)); ok {
+			out = append(out, netmail.Address{Address: addr})
 		}
 	}
 	return out
+}
+
+// addrSpec returns s as net/mail reads it when s is a bare addr-spec.
+func addrSpec(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if !strings.Contains(s, "@") || strings.ContainsAny(s, " \t<>") {
+		return "", false
+	}
+	a, err := netmail.ParseAddress(s)
+	if err != nil || a.Name != "" {
+		return "", false
+	}
+	return a.Address, true
 }
 
 // splitAddressList splits an address list at commas that are outside quoted strings, comments
