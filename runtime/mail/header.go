@@ -232,20 +232,34 @@ func splitAddressList(v string) []string {
 }
 
 // formatAddress renders an address for display and storage: "Name <addr>", the name quoted
-// when it holds characters that RFC 5322 only allows in quoted strings; the bare address when
-// there is no name. UTF-8 is written as is (RFC 6532), never as encoded words.
+// when it needs quoting, the bare address when there is no name. UTF-8 is written as is (RFC
+// 6532), never as encoded words. The result always reads back through net/mail as the same
+// address (a reply's header is built from it): control characters are dropped from the name,
+// and a name that would not read back as itself even quoted is left out.
 func formatAddress(a netmail.Address) string {
-	// net/mail quotes a local part that needs it (so the result parses back); it would also
-	// encode a non-ASCII name, so the name is written here.
+	// net/mail quotes a local part that needs it; it would also encode a non-ASCII name, so the
+	// name is written here.
 	spec := strings.TrimSuffix(strings.TrimPrefix((&netmail.Address{Address: a.Address}).String(), "<"), ">")
-	if a.Name == "" {
+	name := strings.TrimSpace(strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, a.Name))
+	if name == "" {
 		return spec
 	}
-	name := a.Name
-	if strings.ContainsAny(name, "()<>[]:;@\\,.\"") || strings.TrimSpace(name) != name {
-		name = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(name) + `"`
+	plain := name + " <" + spec + ">"
+	if !strings.ContainsAny(name, "()<>[]:;@\\,.\"") {
+		if p, err := netmail.ParseAddress(plain); err == nil && p.Name == name {
+			return plain
+		}
 	}
-	return name + " <" + spec + ">"
+	quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(name) + `" <` + spec + ">"
+	if p, err := netmail.ParseAddress(quoted); err == nil && p.Name == name {
+		return quoted
+	}
+	return spec
 }
 
 // formatList renders addresses with formatAddress, joined with ", ".

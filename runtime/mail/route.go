@@ -11,17 +11,21 @@ import (
 // Delivery is one persona a message is for, and whether that persona must leave it unanswered.
 type Delivery struct {
 	Persona *runtime.Persona
-	// NoReply is the message's own NoReply, or, when it has none and the message comes from
-	// this persona's own address or one of its aliases, ReasonOwnAddress.
+	// Own is true when the message comes from this persona's own address or one of its
+	// aliases: its own sent mail (a Bcc to itself, an import of its sent folder).
+	Own bool
+	// NoReply is the message's own NoReply, or, when it has none and Own is true,
+	// ReasonOwnAddress.
 	NoReply NoReply
 }
 
 // Route returns the personas m is for, in the order of personas: every persona with a mailbox
-// whose Address or one of whose Aliases is among m's recipients. The recipients are the To, Cc
-// and Bcc addresses and the envelope recipients the host received the message for (SMTP RCPT
-// TO; pass none when unknown, e.g. for a .eml file). Addresses compare case-insensitively;
-// a persona without a mailbox address is never routed to. Each persona listed gets its own copy
-// of the message and of the thread.
+// whose Address or one of whose Aliases is among m's recipients — its To, Cc and Bcc addresses
+// and the envelope recipients the host received it for (SMTP RCPT TO; pass none when unknown,
+// e.g. for a .eml file) — or is m's sender (the persona's own mail, so that its own replies,
+// delivered back, land in its thread). Addresses compare case-insensitively; a persona without
+// a mailbox address is never routed to. Each persona listed gets its own copy of the message and
+// of the thread.
 func Route(m *Message, personas []*runtime.Persona, envelope ...string) []Delivery {
 	rcpts := map[string]bool{}
 	for _, list := range [][]string{addrs(m.Addresses.To), addrs(m.Addresses.Cc), addrs(m.Addresses.Bcc), envelope} {
@@ -38,11 +42,12 @@ func Route(m *Message, personas []*runtime.Persona, envelope ...string) []Delive
 			continue
 		}
 		box := mailboxAddresses(p.Mailbox)
-		if !hasAny(rcpts, box) {
+		own := sender != "" && slices.Contains(box, sender)
+		if !own && !hasAny(rcpts, box) {
 			continue
 		}
-		d := Delivery{Persona: p, NoReply: m.NoReply}
-		if !d.NoReply.Skip() && sender != "" && slices.Contains(box, sender) {
+		d := Delivery{Persona: p, Own: own, NoReply: m.NoReply}
+		if own && !d.NoReply.Skip() {
 			d.NoReply = NoReply{ReasonOwnAddress, m.Sender().Address}
 		}
 		out = append(out, d)

@@ -34,6 +34,7 @@ func TestRoute(t *testing.T) {
 		{"bcc header", msg("hi", "From: ann@cust.example", "To: someone@else.example", "Bcc: sales@acme.example"), nil, []string{"sales"}},
 		{"envelope recipient only", msg("hi", "From: ann@cust.example", "To: list@else.example"), []string{"<support@acme.example>"}, []string{"support"}},
 		{"nobody", msg("hi", "From: ann@cust.example", "To: someone@else.example"), nil, nil},
+		{"the persona's own sent mail", msg("hi", "From: support@acme.example", "To: ann@cust.example"), nil, []string{"support (own-address: support@acme.example)"}},
 		{"from the persona itself", msg("hi", "From: Support <support@acme.example>", "To: help@acme.example, sales@acme.example"), nil,
 			[]string{"support (own-address: support@acme.example)", "sales"}},
 		{"from an alias", msg("hi", "From: help@acme.example", "To: support@acme.example"), nil, []string{"support (own-address: help@acme.example)"}},
