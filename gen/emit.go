@@ -180,6 +180,20 @@ func (e *emitter) constructor(f *jen.File) {
 		))
 	}
 	body = append(body, jen.Id("p").Op(":=").Op("&").Add(rt("Persona")).Add(e.personaFields()))
+	if m := fp.mailbox; m != nil && m.Address.Value != "" {
+		box := jen.Id("p").Dot("Mailbox")
+		body = append(body, box.Clone().Dot("Address").Op("=").Lit(m.Address.Value))
+		if len(m.Aliases) > 0 {
+			var aliases []jen.Code
+			for _, a := range m.Aliases {
+				aliases = append(aliases, jen.Lit(a.Value))
+			}
+			body = append(body, box.Clone().Dot("Aliases").Op("=").Index().String().Values(aliases...))
+		}
+		if m.Name.Value != "" {
+			body = append(body, box.Clone().Dot("Name").Op("=").Lit(m.Name.Value))
+		}
+	}
 	if len(fp.messageChain) > 0 {
 		body = append(body, jen.Id("p").Dot("MessageChain").Op("=").Add(e.chain(fp.messageChain)))
 	}
@@ -275,20 +289,6 @@ func (e *emitter) personaFields() jen.Code {
 			rs = append(rs, jen.Values(fs...))
 		}
 		items = append(items, field("Responsibilities", jen.Index().Add(rt("Responsibility")).Add(multi("{", "}", rs))))
-	}
-	if m := fp.mailbox; m != nil && m.Address.Value != "" {
-		fs := []jen.Code{field("Address", jen.Lit(m.Address.Value))}
-		if len(m.Aliases) > 0 {
-			var aliases []jen.Code
-			for _, a := range m.Aliases {
-				aliases = append(aliases, jen.Lit(a.Value))
-			}
-			fs = append(fs, field("Aliases", jen.Index().String().Values(aliases...)))
-		}
-		if m.Name.Value != "" {
-			fs = append(fs, field("Name", jen.Lit(m.Name.Value)))
-		}
-		items = append(items, field("Mailbox", rt("Mailbox").Add(multi("{", "}", fs))))
 	}
 	return multi("{", "}", items)
 }

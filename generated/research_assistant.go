@@ -44,11 +44,9 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 			{Name: "weekly-review", Schedule: "0 17 * * 5", Timezone: "Europe/Berlin", Enabled: true},
 			{Name: "monthly-reading-list", Schedule: "0 9 1 * *", Timezone: "Europe/Berlin", Enabled: false},
 		},
-		Mailbox: runtime.Mailbox{
-			Address: "research@acme.example",
-			Name:    "Research Assistant",
-		},
 	}
+	p.Mailbox.Address = "research@acme.example"
+	p.Mailbox.Name = "Research Assistant"
 	p.MessageChain = runtime.NewChain(
 		runtime.Step{
 			Kind:     "load_file",
@@ -63,9 +61,9 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/research-assistant.persona.yaml:23:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:23:25*/, env. /*line examples/research-assistant.persona.yaml:23:26*/ WatchedTopics /*line generated/research_assistant.go:66:234*/ /*line examples/research-assistant.persona.yaml:23:60*/, func(r /*line examples/research-assistant.persona.yaml:23:61*/ host. /*line examples/research-assistant.persona.yaml:23:61*/ Topic) (string, error) {
-				return /*line examples/research-assistant.persona.yaml:23:61*/ r. /*line examples/research-assistant.persona.yaml:23:61*/ LLMText() /*line generated/research_assistant.go:67:184*/, nil
-			} /*line generated/research_assistant.go:68:52*/),
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:23:25*/, env. /*line examples/research-assistant.persona.yaml:23:26*/ WatchedTopics /*line generated/research_assistant.go:64:234*/ /*line examples/research-assistant.persona.yaml:23:60*/, func(r /*line examples/research-assistant.persona.yaml:23:61*/ host. /*line examples/research-assistant.persona.yaml:23:61*/ Topic) (string, error) {
+				return /*line examples/research-assistant.persona.yaml:23:61*/ r. /*line examples/research-assistant.persona.yaml:23:61*/ LLMText() /*line generated/research_assistant.go:65:184*/, nil
+			} /*line generated/research_assistant.go:66:52*/),
 		},
 		runtime.Step{
 			Kind:     "thread_history",
@@ -87,9 +85,9 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/research-assistant.persona.yaml:28:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:28:25*/, env. /*line examples/research-assistant.persona.yaml:28:26*/ WatchedTopics /*line generated/research_assistant.go:90:234*/ /*line examples/research-assistant.persona.yaml:28:60*/, func(r /*line examples/research-assistant.persona.yaml:28:61*/ host. /*line examples/research-assistant.persona.yaml:28:61*/ Topic) (string, error) {
-				return /*line examples/research-assistant.persona.yaml:28:61*/ r. /*line examples/research-assistant.persona.yaml:28:61*/ LLMText() /*line generated/research_assistant.go:91:184*/, nil
-			} /*line generated/research_assistant.go:92:52*/),
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:28:25*/, env. /*line examples/research-assistant.persona.yaml:28:26*/ WatchedTopics /*line generated/research_assistant.go:88:234*/ /*line examples/research-assistant.persona.yaml:28:60*/, func(r /*line examples/research-assistant.persona.yaml:28:61*/ host. /*line examples/research-assistant.persona.yaml:28:61*/ Topic) (string, error) {
+				return /*line examples/research-assistant.persona.yaml:28:61*/ r. /*line examples/research-assistant.persona.yaml:28:61*/ LLMText() /*line generated/research_assistant.go:89:184*/, nil
+			} /*line generated/research_assistant.go:90:52*/),
 		},
 		runtime.Step{
 			Kind:     "load_text",

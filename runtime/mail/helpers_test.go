@@ -4,7 +4,17 @@ import (
 	"fmt"
 	netmail "net/mail"
 	"unicode/utf8"
+
+	"github.com/personagen/personagen/runtime"
 )
+
+// newPersona returns a persona named name with the given mailbox display name, address and
+// aliases.
+func newPersona(name, display, address string, aliases ...string) *runtime.Persona {
+	p := &runtime.Persona{Name: name}
+	p.Mailbox.Address, p.Mailbox.Aliases, p.Mailbox.Name = address, aliases, display
+	return p
+}
 
 // checkUTF8 returns an error naming the first string field of m that is not valid UTF-8.
 func checkUTF8(m *Message) error {

@@ -81,8 +81,8 @@ func (b memBlobs) Put(_ context.Context, id string, data []byte) error {
 }
 
 var (
-	supportAgent = &runtime.Persona{Name: "support-agent", Mailbox: runtime.Mailbox{Address: "support@acme.example", Aliases: []string{"help@acme.example"}, Name: "Acme Tracker Support"}}
-	research     = &runtime.Persona{Name: "research-assistant", Mailbox: runtime.Mailbox{Address: "research@acme.example"}}
+	supportAgent = newPersona("support-agent", "Acme Tracker Support", "support@acme.example", "help@acme.example")
+	research     = newPersona("research-assistant", "", "research@acme.example")
 )
 
 func exampleThread(t testing.TB) [][]byte {

@@ -14,7 +14,7 @@ import (
 	"github.com/personagen/personagen/runtime/history"
 )
 
-var supportPersona = &runtime.Persona{Name: "support", Mailbox: runtime.Mailbox{Address: "support@acme.example", Name: "Acme Support"}}
+var supportPersona = newPersona("support", "Acme Support", "support@acme.example")
 
 func TestNewReplyAddressesTheAnswer(t *testing.T) {
 	in := mustParse(t, msg("Where is my order?\r\n",

@@ -41,7 +41,7 @@ func Route(m *Message, personas []*runtime.Persona, envelope ...string) []Delive
 		if p == nil || p.Mailbox.Address == "" {
 			continue
 		}
-		box := mailboxAddresses(p.Mailbox)
+		box := mailboxAddresses(p)
 		own := sender != "" && slices.Contains(box, sender)
 		if !own && !hasAny(rcpts, box) {
 			continue
@@ -55,10 +55,10 @@ func Route(m *Message, personas []*runtime.Persona, envelope ...string) []Delive
 	return out
 }
 
-// mailboxAddresses returns a mailbox's address and aliases in canonical form.
-func mailboxAddresses(b runtime.Mailbox) []string {
-	out := make([]string, 0, 1+len(b.Aliases))
-	for _, a := range append([]string{b.Address}, b.Aliases...) {
+// mailboxAddresses returns a persona's mailbox address and aliases in canonical form.
+func mailboxAddresses(p *runtime.Persona) []string {
+	out := make([]string, 0, 1+len(p.Mailbox.Aliases))
+	for _, a := range append([]string{p.Mailbox.Address}, p.Mailbox.Aliases...) {
 		if a = canonicalAddress(a); a != "" {
 			out = append(out, a)
 		}

@@ -7,8 +7,8 @@ import (
 )
 
 func TestRoute(t *testing.T) {
-	support := &runtime.Persona{Name: "support", Mailbox: runtime.Mailbox{Address: "support@acme.example", Aliases: []string{"help@acme.example"}}}
-	sales := &runtime.Persona{Name: "sales", Mailbox: runtime.Mailbox{Address: "Sales@Acme.example"}}
+	support := newPersona("support", "", "support@acme.example", "help@acme.example")
+	sales := newPersona("sales", "", "Sales@Acme.example")
 	research := &runtime.Persona{Name: "research"} // no mailbox: never routed to
 	personas := []*runtime.Persona{support, sales, research, nil}
 
