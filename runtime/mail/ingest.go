@@ -16,13 +16,14 @@ import (
 // for each.
 type Store interface {
 	// ThreadOf returns the thread of the first of ids that is stored in mailbox, and that id;
-	// found is false when none is.
+	// found is false when none is. Ingest lists the message's own id first.
 	ThreadOf(ctx context.Context, mailbox string, ids []string) (threadID, messageID string, found bool, err error)
 	// AppendMail stores m (its ThreadID set) in mailbox with the not-to-answer text and the
 	// parse problems, idempotently by (mailbox, m.MessageID): when that id is already stored it
-	// writes nothing and returns the stored seq and thread with duplicate true. A retry after
-	// any error is safe.
-	AppendMail(ctx context.Context, m history.Message, mailbox, notToAnswer string, problems []string) (seq int64, threadID string, duplicate bool, err error)
+	// writes nothing and returns the stored seq and thread with duplicate true. threadStored
+	// says ThreadOf just found another message of m.ThreadID (so the thread exists). A retry
+	// after any error is safe.
+	AppendMail(ctx context.Context, m history.Message, mailbox, notToAnswer string, problems []string, threadStored bool) (seq int64, threadID string, duplicate bool, err error)
 }
 
 // Blobs keeps attachment bytes, keyed by attachment id (a content hash, see AttachmentID), so
@@ -84,8 +85,10 @@ func (d Delivered) Answer() bool { return !d.Duplicate && !d.NoReply.Skip() }
 // with the stored thread and seq. Messages that must not be answered are stored all the same,
 // with their reason.
 //
-// Per persona it costs one lookup (ThreadOf, only when the message references others) and one
-// append; attachment bytes go to Blobs first (content-addressed, so a crash between the two
+// Per persona it costs one lookup (ThreadOf with the message's own id first, so a second copy is
+// recognised before anything is written, then the ids it references) and one append (on
+// runtime/store: one INSERT for a message without attachments, plus one for the thread's row
+// when the thread is new); attachment bytes go to Blobs first (content-addressed, so a crash between the two
 // leaves at most an unreferenced blob, and the retry writes the same one).
 //
 // Errors: Parse's (ErrTooLarge, a read error), and the store's or Blobs' errors wrapped with the
@@ -122,23 +125,27 @@ func Ingest(ctx context.Context, st Store, r io.Reader, in Ingestion) (*Ingested
 	}
 	for _, d := range routes {
 		mailbox := d.Persona.Name
+		// One lookup: the message's own id first (a second copy is found before anything is
+		// written), then the ids it references.
 		known := map[string]string{}
-		if ids := ThreadCandidates(&m.Message); len(ids) > 0 {
-			thread, id, found, err := st.ThreadOf(ctx, mailbox, ids)
-			if err != nil {
-				return out, fmt.Errorf("mail: ingest %s for %s: %w", m.MessageID, mailbox, err)
-			}
-			if found {
-				known[id] = thread
-			}
+		thread, id, found, err := st.ThreadOf(ctx, mailbox, append([]string{m.MessageID}, ThreadCandidates(&m.Message)...))
+		if err != nil {
+			return out, fmt.Errorf("mail: ingest %s for %s: %w", m.MessageID, mailbox, err)
 		}
-		thread, joined := ThreadID(mailbox, &m.Message, func(id string) (string, bool) { t, ok := known[id]; return t, ok })
+		if found {
+			known[id] = thread
+		}
+		stored := found && id == m.MessageID
+		joined := found && !stored
+		if !stored {
+			thread, joined = ThreadID(mailbox, &m.Message, func(id string) (string, bool) { t, ok := known[id]; return t, ok })
+		}
 		msg := m.Message
 		msg.ThreadID = thread
 		if d.Own {
 			msg.Direction = history.Outbound
 		}
-		seq, storedThread, dup, err := st.AppendMail(ctx, msg, mailbox, d.NoReply.String(), problems)
+		seq, storedThread, dup, err := st.AppendMail(ctx, msg, mailbox, d.NoReply.String(), problems, found)
 		if err != nil {
 			return out, fmt.Errorf("mail: ingest %s for %s: %w", m.MessageID, mailbox, err)
 		}

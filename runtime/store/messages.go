@@ -30,7 +30,7 @@ var ErrInvalid = errors.New("store: invalid value")
 // Of the history.Message, ThreadID and MessageID are required; Seq and ToolUses are ignored on
 // append (the store assigns the seq; rounds are recorded with RecordRound); Direction is
 // history.Inbound or history.Outbound; Date is stored in UTC truncated to the microsecond and
-// must be a real time (years 1000 to 9999); To, Cc and References are stored as JSON arrays;
+// must be a real time (years 1000 to 9999); To, Cc, ReplyTo and References are stored as JSON arrays;
 // attachments keep their metadata (ID, Filename, ContentType, Size in bytes) in order, never
 // Data. Every field has a limit (MaxThreadIDChars and the others), checked before anything is
 // written.
@@ -55,7 +55,7 @@ type Message struct {
 // the one stored before. Outcome is Stored, or AlreadyStored when a message with the id was
 // already stored in the mailbox (the first copy stays; nothing was written). Differs then
 // names, in the order of the fields, the fields whose stored value differs from the proposed
-// one ("thread id", "in reply to", "references", "direction", "from", "to", "cc", "date",
+// one ("thread id", "in reply to", "references", "direction", "from", "to", "cc", "reply to", "date",
 // "subject", "text body", "html body", "attachments", "run key", "not to answer",
 // "problems"); it is nil when the copies are identical, as after a retry.
 type Appended struct {
@@ -65,9 +65,10 @@ type Appended struct {
 }
 
 // AppendMessage stores m at the end of its thread, creating the thread when it is new, in one
-// transaction with its attachments' metadata (BEGIN, thread, message, attachments, COMMIT), and
-// returns the message's seq: the monotonic insertion key, which orders Thread and History (Date,
-// which the sender sets, is only shown, never used to order).
+// transaction with its attachments' metadata and, for an outbound reply (a run key), its outbox
+// entry (BEGIN, thread, message, attachments, outbox, COMMIT), and returns the message's seq: the
+// monotonic insertion key, which orders Thread and History (Date, which the sender sets, is only
+// shown, never used to order).
 //
 // It is idempotent by (m.Mailbox, m.MessageID): when a message with that id is stored in the
 // mailbox (in any thread), it writes nothing and returns the stored seq with AlreadyStored,
@@ -80,36 +81,64 @@ type Appended struct {
 // ErrConflict (wrapped) when m.RunKey already has another reply; ctx's error; the database's
 // (wrapped). Lock races are retried up to 5 times.
 func (s *Store) AppendMessage(ctx context.Context, m Message) (Appended, error) {
+	return s.appendMessage(ctx, m, false, false)
+}
+
+// appendMessage is AppendMessage with two shortcuts for a caller that has just looked the
+// mailbox up (AppendMail). threadStored says another message of m.ThreadID is stored, so the
+// thread's row exists and is not written again (a thread deleted in between makes the message
+// insert fail on its foreign key, and the caller's retry, finding nothing, writes the row).
+// rowAtATime lets a message without attachments or run key be written as single statements
+// that commit on their own — the thread's row when it is new, then the message row, atomic by
+// itself — instead of a transaction; an interruption between them, or a duplicate the lookup
+// missed, leaves at most an empty thread row, which nothing reads as a message.
+func (s *Store) appendMessage(ctx context.Context, m Message, threadStored, rowAtATime bool) (Appended, error) {
 	if err := m.validate(); err != nil {
 		return Appended{}, err
 	}
-	to, cc, refs := encodeList(m.To), encodeList(m.Cc), encodeList(m.References)
+	d := s.dialect
+	to, cc, refs, replyTo := encodeList(m.To), encodeList(m.Cc), encodeList(m.References), encodeList(m.ReplyTo)
 	problems := encodeList(m.Problems)
 	fail := func(err error) (Appended, error) {
 		return Appended{}, fmt.Errorf("store: append message %q to thread %q: %w", m.MessageID, m.ThreadID, err)
 	}
+	insertThread := d.insertIgnoringConflict("threads", []string{"id"}, []string{"id"})
+	insertMessage := d.rebind(`INSERT INTO messages (thread_id, mailbox, message_id, in_reply_to,
+		refs, direction, sender, recipients, cc, reply_to, subject, sent_at, text_body, html_body, run_key,
+		not_to_answer, problems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	args := []any{m.ThreadID, m.Mailbox, m.MessageID, m.InReplyTo, refs, string(m.Direction), m.From, to, cc, replyTo,
+		m.Subject, d.timeArg(m.Date), m.Text, m.HTML, nullString(m.RunKey), m.NotToAnswer, problems}
+	single := rowAtATime && len(m.Attachments) == 0 && m.RunKey == ""
 	// A duplicate whose stored copy vanished before we read it (a concurrent DeleteThread) sends
 	// us round again; twice is enough for any real interleaving.
 	for range 2 {
 		var seq int64
-		err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-			d := s.dialect
-			if _, err := tx.ExecContext(ctx, d.insertIgnoringConflict("threads", []string{"id"}, []string{"id"}), m.ThreadID); err != nil {
-				return err
-			}
-			res, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO messages (thread_id, mailbox, message_id, in_reply_to,
-				refs, direction, sender, recipients, cc, subject, sent_at, text_body, html_body, run_key, not_to_answer,
-				problems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-				m.ThreadID, m.Mailbox, m.MessageID, m.InReplyTo, refs, string(m.Direction), m.From, to, cc, m.Subject,
-				d.timeArg(m.Date), m.Text, m.HTML, nullString(m.RunKey), m.NotToAnswer, problems)
-			if err != nil {
-				return err
-			}
-			if seq, err = res.LastInsertId(); err != nil {
-				return err
-			}
-			return insertAttachments(ctx, tx, d, seq, m.Attachments)
-		})
+		var err error
+		if single {
+			seq, err = s.appendRow(ctx, m.ThreadID, threadStored, insertThread, insertMessage, args)
+		} else {
+			err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+				if !threadStored {
+					if _, err := tx.ExecContext(ctx, insertThread, m.ThreadID); err != nil {
+						return err
+					}
+				}
+				res, err := tx.ExecContext(ctx, insertMessage, args...)
+				if err != nil {
+					return err
+				}
+				if seq, err = res.LastInsertId(); err != nil {
+					return err
+				}
+				if m.RunKey != "" && m.Direction == history.Outbound {
+					// A reply enters the outbox with it (see UnsentReplies).
+					if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO mail_outbox (message_seq, mailbox) VALUES (?, ?)`), seq, m.Mailbox); err != nil {
+						return err
+					}
+				}
+				return insertAttachments(ctx, tx, d, seq, m.Attachments)
+			})
+		}
 		if err == nil {
 			return Appended{Seq: seq, Outcome: Stored}, nil
 		}
@@ -123,6 +152,7 @@ func (s *Store) AppendMessage(ctx context.Context, m Message) (Appended, error) 
 					return fail(fmt.Errorf("%w: run %q already has the reply %q", ErrConflict, m.RunKey, reply.MessageID))
 				}
 			}
+			threadStored = false
 			continue
 		}
 		if err != nil {
@@ -131,6 +161,21 @@ func (s *Store) AppendMessage(ctx context.Context, m Message) (Appended, error) 
 		return Appended{Seq: stored.Seq, Outcome: AlreadyStored, Differs: m.differences(stored)}, nil
 	}
 	return fail(errors.New("the message id was stored and removed while appending"))
+}
+
+// appendRow writes a message that is one row: the thread's row when it may be new, then the
+// message row, each statement committing on its own.
+func (s *Store) appendRow(ctx context.Context, threadID string, threadStored bool, insertThread, insertMessage string, args []any) (int64, error) {
+	if !threadStored {
+		if _, err := s.exec(ctx, insertThread, threadID); err != nil {
+			return 0, err
+		}
+	}
+	res, err := s.exec(ctx, insertMessage, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 // insertAttachments writes the attachments' metadata of message seq in one INSERT.
@@ -165,6 +210,7 @@ func (m Message) differences(stored Message) []string {
 		{"from", stored.From == m.From},
 		{"to", slices.Equal(stored.To, nonEmpty(m.To))},
 		{"cc", slices.Equal(stored.Cc, nonEmpty(m.Cc))},
+		{"reply to", slices.Equal(stored.ReplyTo, nonEmpty(m.ReplyTo))},
 		{"date", stored.Date.Equal(dbNow(m.Date))},
 		{"subject", stored.Subject == m.Subject},
 		{"text body", stored.Text == m.Text},
@@ -247,6 +293,7 @@ func (m Message) validate() error {
 	}{
 		{"to", m.To, MaxAddresses, func(f, v string) error { return checkBytes(f, v, MaxAddressBytes) }},
 		{"cc", m.Cc, MaxAddresses, func(f, v string) error { return checkBytes(f, v, MaxAddressBytes) }},
+		{"reply to", m.ReplyTo, MaxAddresses, func(f, v string) error { return checkBytes(f, v, MaxAddressBytes) }},
 		{"references", m.References, MaxReferences, func(f, v string) error { return checkLen(f, v, MaxMessageIDChars) }},
 		{"problems", m.Problems, MaxProblems, func(f, v string) error { return checkBytes(f, v, MaxNoteBytes) }},
 	} {
@@ -406,6 +453,7 @@ type messageRow struct {
 	Sender     string         `db:"sender"`
 	Recipients string         `db:"recipients"`
 	Cc         string         `db:"cc"`
+	ReplyTo    sql.NullString `db:"reply_to"`
 	Subject    string         `db:"subject"`
 	SentAt     dbTime         `db:"sent_at"`
 	TextBody   string         `db:"text_body"`
@@ -413,8 +461,8 @@ type messageRow struct {
 }
 
 // messageColumns are the columns of a messageRow, for SELECTs from messages.
-const messageColumns = `seq, message_id, in_reply_to, refs, direction, sender, recipients, cc, subject, sent_at,
-	text_body, html_body`
+const messageColumns = `seq, message_id, in_reply_to, refs, direction, sender, recipients, cc, reply_to, subject,
+	sent_at, text_body, html_body`
 
 // attachmentRow is an attachments row as Thread and History read it.
 type attachmentRow struct {
@@ -489,6 +537,11 @@ func (r messageRow) stored(threadID string) (history.Message, error) {
 	if err := decodeList(r.Cc, &m.Cc); err != nil {
 		return m, fmt.Errorf("message %q cc: %w", r.MessageID, err)
 	}
+	if r.ReplyTo.Valid { // NULL for messages stored before migration 00030
+		if err := decodeList(r.ReplyTo.String, &m.ReplyTo); err != nil {
+			return m, fmt.Errorf("message %q reply-to: %w", r.MessageID, err)
+		}
+	}
 	if r.Refs.Valid { // NULL for messages stored before migration 00004
 		if err := decodeList(r.Refs.String, &m.References); err != nil {
 			return m, fmt.Errorf("message %q references: %w", r.MessageID, err)
@@ -524,6 +577,7 @@ func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 			"DELETE FROM attachments WHERE message_seq IN (SELECT seq FROM messages WHERE thread_id = ?)",
 			"DELETE FROM compactions WHERE thread_id = ?",
 			"DELETE FROM runs WHERE thread_id = ?",
+			"DELETE FROM mail_outbox WHERE message_seq IN (SELECT seq FROM messages WHERE thread_id = ?)",
 			"DELETE FROM messages WHERE thread_id = ?",
 			"DELETE FROM threads WHERE id = ?",
 		} {
