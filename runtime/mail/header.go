@@ -388,6 +388,7 @@ func (m *Message) problem(kind ProblemKind, format string, args ...any) {
 		return
 	}
 	detail, _ := validText([]byte(fmt.Sprintf(format, args...)))
+	detail = clipBytes(detail, maxDetailBytes)
 	p := Problem{Kind: kind, Detail: detail}
 	if !slices.Contains(m.Problems, p) {
 		m.Problems = append(m.Problems, p)

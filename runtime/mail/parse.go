@@ -104,7 +104,9 @@ func parseRaw(raw []byte, arrived time.Time) *Message {
 	}
 	st.bodies(raw)
 	st.headers()
+	st.limits()
 	m.NoReply = noReply(m)
+	m.NoReply.Detail = clipBytes(m.NoReply.Detail, maxDetailBytes)
 	return m
 }
 
@@ -432,8 +434,11 @@ func (st *state) headers() {
 	a.Cc = d.addresses("Cc", all("Cc"))
 	a.Bcc = d.addresses("Bcc", all("Bcc"))
 	a.ReplyTo = d.addresses("Reply-To", all("Reply-To"))
-	m.From = formatList(a.From)
-	m.To, m.Cc, m.ReplyTo = formatEach(a.To), formatEach(a.Cc), formatEach(a.ReplyTo)
+	// From is one stored field: all its addresses when they fit, else the first.
+	if m.From = strings.Join(st.formatLimited("From", a.From), ", "); len(m.From) > maxAddressBytes {
+		m.From = strings.Join(st.formatLimited("From", a.From[:1]), "")
+	}
+	m.To, m.Cc, m.ReplyTo = st.formatLimited("To", a.To), st.formatLimited("Cc", a.Cc), st.formatLimited("Reply-To", a.ReplyTo)
 
 	if ids := d.messageIDs("Message-ID", h.Get("Message-Id")); len(ids) > 0 {
 		m.MessageID = ids[0]
@@ -501,7 +506,7 @@ func (st *state) date(raw string) {
 // domain, so the id can never clash with a real one).
 func syntheticID(m *Message, rawDate string) string {
 	h := sha256.New()
-	for _, v := range []string{m.From, strings.Join(m.To, ", "), strings.Join(m.Cc, ", "), m.Subject, strings.TrimSpace(rawDate), m.Text, m.HTML} {
+	for _, v := range []string{formatList(m.Addresses.From), formatList(m.Addresses.To), formatList(m.Addresses.Cc), m.Subject, strings.TrimSpace(rawDate), m.Text, m.HTML} {
 		io.WriteString(h, v)
 		h.Write([]byte{0})
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -209,4 +210,50 @@ func TestIngestExampleThread(t *testing.T) {
 			t.Errorf("stored auto-reply: %q in %s", stored.NotToAnswer, stored.ThreadID)
 		}
 	})
+}
+
+// TestIngestStoresMessagesOverTheStoreLimits: a message whose subject, bodies and address lists
+// exceed the store's limits is cut by mail.Parse to fit them (each cut recorded) and stored.
+func TestIngestStoresMessagesOverTheStoreLimits(t *testing.T) {
+	var to []string
+	for i := range 600 {
+		to = append(to, fmt.Sprintf("person%d@cust.example", i))
+	}
+	to = append(to, "support@acme.example")
+	long := strings.Repeat("ä", MaxBodyBytes) // 2 bytes each: twice the limit
+	raw := "From: " + strings.Repeat("N", 2000) + " <lena@cust.example>\r\nTo: " + strings.Join(to, ", ") + "\r\n" +
+		"Subject: " + strings.Repeat("s", MaxSubjectBytes+10) + "\r\nMessage-ID: <big@cust.example>\r\n" +
+		"Date: Mon, 03 Mar 2025 09:00:00 +0000\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n" + long + "\r\n"
+	eachDB(t, func(t *testing.T, s *Store) {
+		support := &runtime.Persona{Name: "support-agent"}
+		support.Mailbox.Address = "support@acme.example"
+		got, err := mail.Ingest(context.Background(), s, strings.NewReader(raw), mail.Ingestion{Personas: []*runtime.Persona{support}})
+		if err != nil {
+			t.Fatalf("Ingest: %v", err)
+		}
+		// support@acme.example is the 601st address: past the 500 stored, still a recipient.
+		if len(got.Deliveries) != 1 || got.Deliveries[0].Duplicate {
+			t.Fatalf("deliveries %+v", got.Deliveries)
+		}
+		stored, err := s.Message(context.Background(), "support-agent", "big@cust.example")
+		if err != nil || len(stored.To) != 500 || len(stored.Subject) != MaxSubjectBytes || len(stored.Problems) == 0 {
+			t.Errorf("stored: %d To, subject %d bytes, %d problems, %v", len(stored.To), len(stored.Subject), len(stored.Problems), err)
+		}
+		m := got.Message
+		if len(m.To) != 500 || len(m.Subject) != MaxSubjectBytes || len(m.Text) > MaxBodyBytes || m.From != "lena@cust.example" {
+			t.Errorf("to %d, subject %d bytes, text %d bytes, from %q", len(m.To), len(m.Subject), len(m.Text), m.From)
+		}
+		m.ThreadID, m.MessageID = "support-agent/big2", "big2@cust.example"
+		if _, _, _, err := s.AppendMail(context.Background(), m.Message, "support-agent", "", problemTexts(m), false); err != nil {
+			t.Errorf("the parsed message does not fit the store: %v", err)
+		}
+	})
+}
+
+func problemTexts(m *mail.Message) []string {
+	var out []string
+	for _, p := range m.Problems {
+		out = append(out, p.String())
+	}
+	return out
 }
