@@ -10,7 +10,7 @@ import (
 // MaxFilenameBytes, MaxAttachments, MaxContentTypeChars, MaxNoteBytes). Each cut is recorded as a
 // problem.
 const (
-	maxAddresses      = 500
+	maxAddresses      = 200
 	maxAddressBytes   = 998
 	maxSubjectBytes   = 16384
 	maxBodyBytes      = 2 << 20

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/personagen/personagen/runtime/history"
@@ -29,18 +28,7 @@ func (s *Store) AppendMail(ctx context.Context, m history.Message, mailbox, notT
 	if err != nil {
 		return 0, "", false, err
 	}
-	if a.Outcome == Stored {
-		return a.Seq, m.ThreadID, false, nil
-	}
-	threadID = m.ThreadID
-	if slices.Contains(a.Differs, "thread id") {
-		stored, err := s.Message(ctx, mailbox, m.MessageID)
-		if err != nil {
-			return 0, "", false, err
-		}
-		threadID = stored.ThreadID
-	}
-	return a.Seq, threadID, true, nil
+	return a.Seq, a.ThreadID, a.Outcome == AlreadyStored, nil
 }
 
 // UnsentReplies returns up to limit outbound replies of mailbox (messages stored with a run key)

@@ -231,16 +231,16 @@ func TestIngestStoresMessagesOverTheStoreLimits(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Ingest: %v", err)
 		}
-		// support@acme.example is the 601st address: past the 500 stored, still a recipient.
+		// support@acme.example is the 601st address: past the MaxAddresses stored, still a recipient.
 		if len(got.Deliveries) != 1 || got.Deliveries[0].Duplicate {
 			t.Fatalf("deliveries %+v", got.Deliveries)
 		}
 		stored, err := s.Message(context.Background(), "support-agent", "big@cust.example")
-		if err != nil || len(stored.To) != 500 || len(stored.Subject) != MaxSubjectBytes || len(stored.Problems) == 0 {
+		if err != nil || len(stored.To) != MaxAddresses || len(stored.Subject) != MaxSubjectBytes || len(stored.Problems) == 0 {
 			t.Errorf("stored: %d To, subject %d bytes, %d problems, %v", len(stored.To), len(stored.Subject), len(stored.Problems), err)
 		}
 		m := got.Message
-		if len(m.To) != 500 || len(m.Subject) != MaxSubjectBytes || len(m.Text) > MaxBodyBytes || m.From != "lena@cust.example" {
+		if len(m.To) != MaxAddresses || len(m.Subject) != MaxSubjectBytes || len(m.Text) > MaxBodyBytes || m.From != "lena@cust.example" {
 			t.Errorf("to %d, subject %d bytes, text %d bytes, from %q", len(m.To), len(m.Subject), len(m.Text), m.From)
 		}
 		m.ThreadID, m.MessageID = "support-agent/big2", "big2@cust.example"

@@ -30,7 +30,8 @@ var ErrInvalid = errors.New("store: invalid value")
 // Of the history.Message, ThreadID and MessageID are required; Seq and ToolUses are ignored on
 // append (the store assigns the seq; rounds are recorded with RecordRound); Direction is
 // history.Inbound or history.Outbound; Date is stored in UTC truncated to the microsecond and
-// must be a real time (years 1000 to 9999); To, Cc, ReplyTo and References are stored as JSON arrays;
+// must be a real time (years 1000 to 9999); To, Cc, ReplyTo and References are stored as JSON
+// arrays;
 // attachments keep their metadata (ID, Filename, ContentType, Size in bytes) in order, never
 // Data. Every field has a limit (MaxThreadIDChars and the others), checked before anything is
 // written.
@@ -51,17 +52,18 @@ type Message struct {
 	Problems []string
 }
 
-// Appended is what AppendMessage did. Seq is the message's seq, the one this call stored or
-// the one stored before. Outcome is Stored, or AlreadyStored when a message with the id was
-// already stored in the mailbox (the first copy stays; nothing was written). Differs then
-// names, in the order of the fields, the fields whose stored value differs from the proposed
-// one ("thread id", "in reply to", "references", "direction", "from", "to", "cc", "reply to", "date",
-// "subject", "text body", "html body", "attachments", "run key", "not to answer",
-// "problems"); it is nil when the copies are identical, as after a retry.
+// Appended is what AppendMessage did. Seq is the message's seq and ThreadID its thread: the ones
+// this call stored, or the stored copy's. Outcome is Stored, or AlreadyStored when a message
+// with the id was already stored in the mailbox (the first copy stays; nothing was written).
+// Differs then names, in the order of the fields, the fields whose stored value differs from the
+// proposed one ("thread id", "in reply to", "references", "direction", "from", "to", "cc",
+// "reply to", "date", "subject", "text body", "html body", "attachments", "run key", "not to
+// answer", "problems"); it is nil when the copies are identical, as after a retry.
 type Appended struct {
-	Seq     int64
-	Outcome Outcome
-	Differs []string
+	Seq      int64
+	ThreadID string
+	Outcome  Outcome
+	Differs  []string
 }
 
 // AppendMessage stores m at the end of its thread, creating the thread when it is new, in one
@@ -97,7 +99,7 @@ func (s *Store) appendMessage(ctx context.Context, m Message, threadStored, rowA
 		return Appended{}, err
 	}
 	d := s.dialect
-	to, cc, refs, replyTo := encodeList(m.To), encodeList(m.Cc), encodeList(m.References), encodeList(m.ReplyTo)
+	to, cc, replyTo, refs := encodeList(m.To), encodeList(m.Cc), encodeList(m.ReplyTo), encodeList(m.References)
 	problems := encodeList(m.Problems)
 	fail := func(err error) (Appended, error) {
 		return Appended{}, fmt.Errorf("store: append message %q to thread %q: %w", m.MessageID, m.ThreadID, err)
@@ -140,7 +142,7 @@ func (s *Store) appendMessage(ctx context.Context, m Message, threadStored, rowA
 			})
 		}
 		if err == nil {
-			return Appended{Seq: seq, Outcome: Stored}, nil
+			return Appended{Seq: seq, ThreadID: m.ThreadID, Outcome: Stored}, nil
 		}
 		if !isDuplicateKey(err) {
 			return fail(err)
@@ -158,7 +160,7 @@ func (s *Store) appendMessage(ctx context.Context, m Message, threadStored, rowA
 		if err != nil {
 			return fail(err)
 		}
-		return Appended{Seq: stored.Seq, Outcome: AlreadyStored, Differs: m.differences(stored)}, nil
+		return Appended{Seq: stored.Seq, ThreadID: stored.ThreadID, Outcome: AlreadyStored, Differs: m.differences(stored)}, nil
 	}
 	return fail(errors.New("the message id was stored and removed while appending"))
 }
@@ -537,7 +539,7 @@ func (r messageRow) stored(threadID string) (history.Message, error) {
 	if err := decodeList(r.Cc, &m.Cc); err != nil {
 		return m, fmt.Errorf("message %q cc: %w", r.MessageID, err)
 	}
-	if r.ReplyTo.Valid { // NULL for messages stored before migration 00030
+	if r.ReplyTo.Valid { // NULL for messages stored before migration 00006
 		if err := decodeList(r.ReplyTo.String, &m.ReplyTo); err != nil {
 			return m, fmt.Errorf("message %q reply-to: %w", r.MessageID, err)
 		}

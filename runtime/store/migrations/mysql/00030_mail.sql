@@ -1,13 +1,10 @@
--- What runtime/mail needs from the store (issue 16): the Reply-To addresses of a message
--- (reply_to, a JSON array like recipients; NULL for rows stored before, read as none), and the
--- outbox: one mail_outbox row per outbound reply (a message with a run key), written in the same
--- transaction as the reply, with sent_at NULL until the host's sender marks it sent. The index
+-- The outbox runtime/mail's replies leave through (issue 16): one mail_outbox row per outbound
+-- reply (a message with a run key), written in the same transaction as the reply, with sent_at
+-- NULL until the host's sender marks it sent. The index
 -- (mailbox, sent_at, message_seq) finds a mailbox's unsent replies in order without scanning
 -- the sent ones. Replies stored before this migration enter the outbox unsent.
 
 -- +goose Up
-ALTER TABLE messages ADD COLUMN reply_to MEDIUMTEXT NULL AFTER cc;
-
 CREATE TABLE mail_outbox (
     message_seq BIGINT       NOT NULL,
     mailbox     VARCHAR(191) NOT NULL,
@@ -22,4 +19,3 @@ INSERT INTO mail_outbox (message_seq, mailbox)
 
 -- +goose Down
 DROP TABLE mail_outbox;
-ALTER TABLE messages DROP COLUMN reply_to;

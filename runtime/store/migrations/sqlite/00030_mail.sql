@@ -1,9 +1,6 @@
--- What runtime/mail needs from the store (issue 16), SQLite form of migrations/mysql/00030_mail.sql:
--- messages.reply_to (JSON array; NULL for older rows) and the outbox of outbound replies.
+-- The outbox of runtime/mail's replies (issue 16), SQLite form of migrations/mysql/00030_mail.sql.
 
 -- +goose Up
-ALTER TABLE messages ADD COLUMN reply_to TEXT NULL;
-
 CREATE TABLE mail_outbox (
     message_seq INTEGER NOT NULL PRIMARY KEY REFERENCES messages (seq),
     mailbox     TEXT    NOT NULL,
@@ -16,4 +13,3 @@ INSERT INTO mail_outbox (message_seq, mailbox)
 
 -- +goose Down
 DROP TABLE mail_outbox;
-ALTER TABLE messages DROP COLUMN reply_to;
