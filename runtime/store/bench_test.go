@@ -36,8 +36,8 @@ func newTripCountingMySQLStore(tb testing.TB) (*Store, *atomic.Int64) {
 	return s, trips
 }
 
-// findOrCreateRound is the baseline RecordRound is measured against: protege's record_round
-// (seed 003) as an ORM runs it, one SELECT then one INSERT per call inside one transaction,
+// findOrCreateRound is the baseline RecordRound is measured against: recording a round as an
+// ORM's find-or-create does it, one SELECT then one INSERT per call inside one transaction,
 // 2N+2 round trips for N calls.
 func findOrCreateRound(ctx context.Context, s *Store, r Round) error {
 	rows, err := s.roundRows(r)

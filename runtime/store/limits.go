@@ -49,6 +49,10 @@ const (
 	MaxNoteBytes = 998
 	// MaxProblems bounds the problems recorded with one message.
 	MaxProblems = 100
+	// MaxRoundTextBytes bounds a round's assistant text (Round.Text).
+	MaxRoundTextBytes = 256 << 10
+	// MaxRoundStateBytes bounds the JSON of a round's provider state (Round.State).
+	MaxRoundStateBytes = 1 << 20
 )
 
 // checkKey rejects an empty key, one ending in a space, one longer than max characters, or one

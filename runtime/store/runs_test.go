@@ -410,3 +410,35 @@ func TestZeroClockIsRefused(t *testing.T) {
 		}
 	}, WithClock(func() time.Time { return time.Time{} }))
 }
+
+// The run writes a runner or scheduler makes on every run cost one round trip each on MySQL:
+// claiming a fire (or starting a reply run), renewing, finishing; reading the trail is one
+// query; a retried start is the INSERT plus one read.
+func TestRunWritesCostOneRoundTrip(t *testing.T) {
+	s, trips := newTripCountingMySQLStore(t)
+	ctx := context.Background()
+	nr := NewRun{Key: "k", Kind: RunScheduled, Persona: "p", Responsibility: "r", FireAt: fireAt, Holder: "w"}
+	skip := NewRun{Key: "k2", Kind: RunScheduled, Persona: "p", Responsibility: "r", FireAt: fireAt.Add(time.Hour),
+		Status: RunSkipped, Reason: "overlap"}
+	cases := []struct {
+		name string
+		run  func() error
+		want int64
+	}{
+		{"claim a fire", func() error { _, _, err := s.StartRun(ctx, nr); return err }, 1},
+		{"record a skipped fire", func() error { _, _, err := s.StartRun(ctx, skip); return err }, 1},
+		{"start again", func() error { _, _, err := s.StartRun(ctx, nr); return err }, 2},
+		{"renew", func() error { _, err := s.RenewLease(ctx, "k", "w", time.Hour); return err }, 1},
+		{"finish", func() error { _, err := s.FinishRun(ctx, "k", "w", Finish{Status: RunSucceeded}); return err }, 1},
+		{"trail", func() error { _, err := s.Runs(ctx, RunQuery{Persona: "p", Responsibility: "r"}); return err }, 1},
+	}
+	for _, c := range cases {
+		trips.Store(0)
+		if err := c.run(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := trips.Load(); got != c.want {
+			t.Errorf("%s: %d round trips, want %d", c.name, got, c.want)
+		}
+	}
+}
