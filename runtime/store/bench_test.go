@@ -16,7 +16,7 @@ import (
 // count round trips into the returned counter.
 func newTripCountingMySQLStore(tb testing.TB) (*Store, *atomic.Int64) {
 	tb.Helper()
-	p, err := parseDSN(scratchDSN(tb, DialectMySQL))
+	p, err := parseDSN(migratedDSN(tb, DialectMySQL))
 	if err != nil {
 		tb.Fatal(err)
 	}

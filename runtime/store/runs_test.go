@@ -195,6 +195,9 @@ func TestOneRunningRunPerThreadAndPerResponsibility(t *testing.T) {
 		if !errors.As(err, &busy) || !errors.Is(err, ErrBusy) || busy.Running != first {
 			t.Fatalf("second running reply run on the thread: %v; want a *BusyError carrying %+v", err, first)
 		}
+		if want := fmt.Sprintf(`store: persona "p" already has run %q running on thread "t" (lease held by "w1" until `, first.Key); !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("busy error = %q, want it to start %q", err, want)
+		}
 		if n := countRows(t, s, "runs", ""); n != 1 {
 			t.Errorf("%d runs stored after the busy start, want 1", n)
 		}
