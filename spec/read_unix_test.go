@@ -35,4 +35,3 @@ func TestWalkRefusesANamedPipeWithoutBlocking(t *testing.T) {
 		t.Errorf("readSpec(fifo, regularOnly) = %v", err)
 	}
 }
-
