@@ -67,7 +67,7 @@ func yamlError(name string, src *source, data []byte, err error) Diagnostic {
 			}
 		}
 	case "found invalid Unicode character escape code":
-		if l, c, hint := surrogateEscape(src, line); hint != "" {
+		if l, c, hint := badUnicodeEscape(src, line); hint != "" {
 			line, col = l, c
 			msg += "; " + hint
 		}
@@ -175,13 +175,13 @@ func valueIndicator(line []rune, col int) int {
 
 var unicodeEscape = regexp.MustCompile(`\\(?:u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})`)
 
-// surrogateEscape finds the first \u or \U escape on line or the lines
+// badUnicodeEscape finds the first \u or \U escape on line or the lines
 // after it (a quoted string may span lines; yaml.v3 reports the line where
 // it starts) that is not a character: a UTF-16 surrogate (\ud83d, half of
 // a pair JSON would use) or a code point above U+10FFFF, and says what to
 // write instead. YAML has no surrogate pairs: a character above U+FFFF is
 // written \UXXXXXXXX.
-func surrogateEscape(src *source, line int) (int, int, string) {
+func badUnicodeEscape(src *source, line int) (int, int, string) {
 	for l := line; l <= len(src.lines) && l < line+100; l++ {
 		text := string(src.line(l))
 		for _, loc := range unicodeEscape.FindAllStringIndex(text, -1) {
