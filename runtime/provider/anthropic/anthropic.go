@@ -1,0 +1,389 @@
+// Package anthropic sends a persona's runtime.Request to the Anthropic Messages API through the
+// official SDK, github.com/anthropics/anthropic-sdk-go/v2, and maps the answer back: a
+// runtime.Model.
+//
+// The client is the SDK's own: New takes the SDK's request options, and without options the
+// SDK reads its standard environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL — the base URL of
+// the API, to which the SDK appends v1/messages — and the SDK's other variables).
+//
+// Conversion (Params) holds every wire rule of the Messages API:
+//
+//   - System messages before the first other message become the top-level system prompt; a
+//     system message later in the chain (a use resolver or a load_text after thread_history)
+//     stays in place as a mid-conversation system message (MessageParam.OfSystem), so it keeps
+//     both its position and its authority.
+//   - Blank text is never sent; empty turns are dropped; consecutive turns of one role are
+//     merged; the first turn is a user turn (turns.OpeningText when the chain has none).
+//   - A round's tool results travel in one user message right after the assistant's tool_use
+//     blocks, results first (a user message that follows the round joins it after the
+//     results); a failed tool's result has is_error; a blank result is
+//     turns.EmptyResultText.
+//   - Images (JPEG, PNG, GIF, WebP) become base64 image blocks and documents (PDF, plain text)
+//     document blocks, in user turns and tool results; any other part, and any non-text part
+//     in a system or assistant turn, becomes a text note (turns.PartNote).
+//   - An assistant message's "anthropic" State (thinking and redacted_thinking blocks, with
+//     their signatures) goes back first in its content, unchanged; state of other providers,
+//     and anything that is not such a block, is left out.
+//   - Settings: provider.CheckFor(provider.Anthropic) refuses temperature and top_p before any
+//     request; max_tokens defaults to DefaultMaxTokens; stop becomes stop_sequences; Extra keys
+//     are top-level fields of the body (thinking, metadata, service_tier, …).
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
+
+	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/provider"
+	"github.com/personagen/personagen/runtime/provider/internal/turns"
+)
+
+// DefaultMaxTokens is the max_tokens sent when the persona's settings leave MaxTokens at 0:
+// the Messages API requires the field.
+const DefaultMaxTokens = 4096
+
+// Model is the Anthropic adapter. It is safe for concurrent use.
+type Model struct {
+	client sdk.Client
+}
+
+// New returns a Model over a client built by sdk.NewClient(opts...): the SDK's environment
+// defaults apply unless opts include option.WithoutEnvironmentDefaults(), and any SDK option
+// (a base URL, an HTTP client, retries, timeouts, headers) may be passed.
+func New(opts ...option.RequestOption) *Model {
+	return &Model{client: sdk.NewClient(opts...)}
+}
+
+// Generate checks req.Model, converts req (Params), sends it with Messages.New and maps the
+// answer back (see Response). Errors: the settings' *provider.SettingError (before any request),
+// the conversion's error, an error wrapping runtime.ErrContextWindow and the SDK's *sdk.Error
+// when the API refused the prompt as too long, and otherwise the SDK's error, all prefixed
+// "anthropic: ".
+func (m *Model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+	if err := provider.CheckFor(provider.Anthropic, req.Model); err != nil {
+		return nil, err
+	}
+	params, err := Params(req)
+	if err != nil {
+		return nil, err
+	}
+	var httpResp *http.Response
+	msg, err := m.client.Messages.New(ctx, params, option.WithResponseInto(&httpResp))
+	if err != nil {
+		return nil, wrapError(err)
+	}
+	resp := Response(msg)
+	if httpResp != nil {
+		resp.RequestID = httpResp.Header.Get("request-id")
+	}
+	return resp, nil
+}
+
+// wrapError prefixes the SDK's error and marks a prompt the API refused as too long with
+// runtime.ErrContextWindow, keeping the SDK error for errors.As.
+func wrapError(err error) error {
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusBadRequest {
+		msg := strings.ToLower(apiErr.Message)
+		if strings.Contains(msg, "prompt is too long") || strings.Contains(msg, "context limit") ||
+			strings.Contains(msg, "context window") {
+			return fmt.Errorf("anthropic: %w: %w", runtime.ErrContextWindow, err)
+		}
+	}
+	return fmt.Errorf("anthropic: %w", err)
+}
+
+// Params converts req to the SDK's request parameters by the rules of the package
+// documentation, without checking req.Model against the provider's settings table (Generate
+// does). It returns an error for an empty model name, a message list that breaks
+// runtime.Validate (wrapping the *runtime.PairingError), and a tool whose input schema is not a
+// JSON object of "type": "object".
+func Params(req *runtime.Request) (sdk.MessageNewParams, error) {
+	var p sdk.MessageNewParams
+	if req.Model.Name == "" {
+		return p, errors.New("anthropic: no model name: set model.name in the persona's spec")
+	}
+	p.Model = sdk.Model(req.Model.Name)
+	p.MaxTokens = int64(req.Model.MaxTokens)
+	if p.MaxTokens == 0 {
+		p.MaxTokens = DefaultMaxTokens
+	}
+	p.StopSequences = req.Model.Stop
+	if len(req.Model.Extra) > 0 {
+		p.SetExtraFields(req.Model.Extra)
+	}
+	for _, t := range req.Tools {
+		schema, err := turns.Schema(t)
+		if err != nil {
+			return p, fmt.Errorf("anthropic: %w", err)
+		}
+		tp := &sdk.ToolParam{
+			Name:        t.Name(),
+			InputSchema: param.Override[sdk.ToolInputSchemaParam](schema),
+		}
+		if d := t.Description(); d != "" {
+			tp.Description = param.NewOpt(d)
+		}
+		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: tp})
+	}
+	ts, err := turns.Normalize(make([]turns.Turn, 0, len(req.Messages)), req.Messages)
+	if err != nil {
+		return p, fmt.Errorf("anthropic: messages: %w", err)
+	}
+	i := 0
+	for ; i < len(ts) && ts[i].Kind == turns.System; i++ {
+		p.System = appendSystem(p.System, ts[i].Parts)
+	}
+	p.Messages = make([]sdk.MessageParam, 0, len(ts)-i)
+	var resultsMsg *sdk.UserMessageParam // the user message holding the last round's results
+	for _, t := range ts[i:] {
+		switch t.Kind {
+		case turns.System:
+			p.Messages = append(p.Messages, sdk.MessageParam{OfSystem: &sdk.SystemMessageParam{Content: appendSystem(nil, t.Parts)}})
+			resultsMsg = nil
+		case turns.User:
+			if resultsMsg != nil {
+				resultsMsg.Content = appendUser(resultsMsg.Content, t.Parts)
+				resultsMsg = nil
+				continue
+			}
+			p.Messages = append(p.Messages, sdk.MessageParam{OfUser: &sdk.UserMessageParam{Content: appendUser(nil, t.Parts)}})
+		case turns.Assistant:
+			p.Messages = append(p.Messages, sdk.MessageParam{OfAssistant: &sdk.AssistantMessageParam{Content: assistantContent(t)}})
+			resultsMsg = nil
+		case turns.Results:
+			u := &sdk.UserMessageParam{Content: resultBlocks(t.Results)}
+			p.Messages = append(p.Messages, sdk.MessageParam{OfUser: u})
+			resultsMsg = u
+		}
+	}
+	return p, nil
+}
+
+// appendSystem appends a system turn's parts as text blocks; a non-text part becomes a note.
+func appendSystem(dst []sdk.TextBlockParam, parts []runtime.Part) []sdk.TextBlockParam {
+	for _, part := range parts {
+		text := part.Text
+		if part.Type != runtime.PartText {
+			text = turns.PartNote(part, "a system prompt carries text only")
+		}
+		dst = append(dst, sdk.TextBlockParam{Text: text})
+	}
+	return dst
+}
+
+// appendUser appends a user turn's parts: text, images and documents the API accepts, notes
+// for the rest.
+func appendUser(dst []sdk.ContentBlockParamUnion, parts []runtime.Part) []sdk.ContentBlockParamUnion {
+	for _, part := range parts {
+		dst = append(dst, contentBlock(part))
+	}
+	return dst
+}
+
+// contentBlock maps one part of a user turn.
+func contentBlock(part runtime.Part) sdk.ContentBlockParamUnion {
+	switch part.Type {
+	case runtime.PartText:
+		return sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: part.Text}}
+	case runtime.PartImage:
+		if imageTypes[part.MediaType] && len(part.Data) > 0 {
+			return sdk.NewImageBlockBase64(part.MediaType, base64.StdEncoding.EncodeToString(part.Data))
+		}
+		return sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: turns.PartNote(part, imageWhy)}}
+	default:
+		if d, ok := document(part); ok {
+			return sdk.ContentBlockParamUnion{OfDocument: d}
+		}
+		return sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: turns.PartNote(part, documentWhy)}}
+	}
+}
+
+// imageTypes are the image media types the Messages API accepts.
+var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}
+
+const (
+	imageWhy    = "the Anthropic Messages API takes JPEG, PNG, GIF and WebP images with data"
+	documentWhy = "the Anthropic Messages API takes PDF and plain-text documents with data"
+)
+
+// document returns the document block of a PDF or plain-text part (a plain-text document whose
+// bytes are not valid UTF-8 is not one).
+func document(part runtime.Part) (*sdk.DocumentBlockParam, bool) {
+	if len(part.Data) == 0 {
+		return nil, false
+	}
+	d := &sdk.DocumentBlockParam{}
+	switch mediaType(part.MediaType) {
+	case "application/pdf":
+		d.Source.OfBase64 = &sdk.Base64PDFSourceParam{Data: base64.StdEncoding.EncodeToString(part.Data)}
+	case "text/plain":
+		text := string(part.Data)
+		if !utf8.ValidString(text) || turns.Blank(text) {
+			return nil, false
+		}
+		d.Source.OfText = &sdk.PlainTextSourceParam{Data: text}
+	default:
+		return nil, false
+	}
+	if part.Filename != "" {
+		d.Title = param.NewOpt(part.Filename)
+	}
+	return d, true
+}
+
+// mediaType returns the media type without parameters ("text/plain; charset=utf-8" →
+// "text/plain"), lower-cased.
+func mediaType(mt string) string {
+	if i := strings.IndexByte(mt, ';'); i >= 0 {
+		mt = mt[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(mt))
+}
+
+// assistantContent is an assistant turn's content: its anthropic state blocks, then its text
+// (a non-text part becomes a note), then its tool_use blocks.
+func assistantContent(t turns.Turn) []sdk.ContentBlockParamUnion {
+	out := make([]sdk.ContentBlockParamUnion, 0, len(t.State)+len(t.Parts)+len(t.Calls))
+	for _, st := range t.State {
+		if st.Provider == provider.Anthropic && isThinking(st.Data) {
+			out = append(out, param.Override[sdk.ContentBlockParamUnion](st.Data))
+		}
+	}
+	for _, part := range t.Parts {
+		text := part.Text
+		if part.Type != runtime.PartText {
+			text = turns.PartNote(part, "an assistant turn carries text only")
+		}
+		out = append(out, sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: text}})
+	}
+	for _, c := range t.Calls {
+		out = append(out, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{ID: c.ID, Name: c.Name, Input: turns.Input(c)}})
+	}
+	return out
+}
+
+// isThinking reports whether data is a thinking or redacted_thinking block (a JSON object of
+// that "type"): the only state this adapter produces and sends back.
+func isThinking(data json.RawMessage) bool {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if len(data) == 0 || data[0] != '{' || json.Unmarshal(data, &head) != nil {
+		return false
+	}
+	return head.Type == "thinking" || head.Type == "redacted_thinking"
+}
+
+// resultBlocks maps a round's results to tool_result blocks, in order.
+func resultBlocks(rs []turns.Result) []sdk.ContentBlockParamUnion {
+	out := make([]sdk.ContentBlockParamUnion, len(rs), len(rs)+1)
+	for i, r := range rs {
+		b := &sdk.ToolResultBlockParam{ToolUseID: r.CallID, Content: make([]sdk.ToolResultBlockParamContentUnion, len(r.Parts))}
+		if r.IsError {
+			b.IsError = param.NewOpt(true)
+		}
+		for k, part := range r.Parts {
+			b.Content[k] = resultContent(part)
+		}
+		out[i] = sdk.ContentBlockParamUnion{OfToolResult: b}
+	}
+	return out
+}
+
+// resultContent maps one part of a tool result: text, images and documents the API accepts,
+// notes for the rest.
+func resultContent(part runtime.Part) sdk.ToolResultBlockParamContentUnion {
+	switch part.Type {
+	case runtime.PartText:
+		return sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: part.Text}}
+	case runtime.PartImage:
+		if imageTypes[part.MediaType] && len(part.Data) > 0 {
+			return sdk.ToolResultBlockParamContentUnion{OfImage: &sdk.ImageBlockParam{Source: sdk.ImageBlockParamSourceUnion{
+				OfBase64: &sdk.Base64ImageSourceParam{Data: base64.StdEncoding.EncodeToString(part.Data), MediaType: sdk.Base64ImageSourceMediaType(part.MediaType)}}}}
+		}
+		return sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: turns.PartNote(part, imageWhy)}}
+	default:
+		if d, ok := document(part); ok {
+			return sdk.ToolResultBlockParamContentUnion{OfDocument: d}
+		}
+		return sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: turns.PartNote(part, documentWhy)}}
+	}
+}
+
+// Response maps an SDK message to a runtime.Response: text blocks joined into Message.Text,
+// tool_use blocks into ToolCalls (an input that is not a JSON object kept under
+// runtime.InvalidArgumentsKey), thinking and redacted_thinking blocks into State (Provider
+// "anthropic", Data the block's JSON as received), the stop reason mapped to runtime's
+// constants (model_context_window_exceeded → StopContextWindow; unknown values unchanged), the
+// refusal explanation into Refusal, and usage with InputTokens counting cached tokens too
+// (input_tokens + cache_read_input_tokens + cache_creation_input_tokens). Other block types
+// (server tool blocks, which this adapter never asks for) are left out. RequestID is left empty
+// (Generate fills it from the HTTP response).
+func Response(msg *sdk.Message) *runtime.Response {
+	out := &runtime.Response{
+		Message:    runtime.Message{Role: runtime.RoleAssistant},
+		Model:      string(msg.Model),
+		ResponseID: msg.ID,
+	}
+	var text strings.Builder
+	for _, b := range msg.Content {
+		switch b.Type {
+		case "text":
+			text.WriteString(b.Text)
+		case "tool_use":
+			out.Message.ToolCalls = append(out.Message.ToolCalls, runtime.ToolCallFromArguments(b.ID, b.Name, string(b.Input)))
+		case "thinking", "redacted_thinking":
+			out.Message.State = append(out.Message.State, runtime.ProviderState{Provider: provider.Anthropic, Data: compact(b.RawJSON())})
+		}
+	}
+	out.Message.Text = text.String()
+	switch msg.StopReason {
+	case sdk.StopReasonEndTurn:
+		out.StopReason = runtime.StopEndTurn
+	case sdk.StopReasonToolUse:
+		out.StopReason = runtime.StopToolUse
+	case sdk.StopReasonMaxTokens:
+		out.StopReason = runtime.StopMaxTokens
+	case sdk.StopReasonStopSequence:
+		out.StopReason = runtime.StopSequence
+	case sdk.StopReasonPauseTurn:
+		out.StopReason = runtime.StopPause
+	case sdk.StopReasonRefusal:
+		out.StopReason = runtime.StopRefusal
+		out.Refusal = msg.StopDetails.Explanation
+	case sdk.StopReasonModelContextWindowExceeded:
+		out.StopReason = runtime.StopContextWindow
+	default:
+		out.StopReason = runtime.StopReason(msg.StopReason)
+	}
+	u := msg.Usage
+	out.Usage = runtime.Usage{
+		InputTokens:      u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
+		OutputTokens:     u.OutputTokens,
+		CacheReadTokens:  u.CacheReadInputTokens,
+		CacheWriteTokens: u.CacheCreationInputTokens,
+	}
+	return out
+}
+
+// compact returns raw compacted (raw itself when it is not valid JSON, which the SDK never
+// hands out for a decoded block).
+func compact(raw string) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(raw)); err != nil {
+		return json.RawMessage(raw)
+	}
+	return b.Bytes()
+}
