@@ -461,4 +461,3 @@ func objectSchema(path string, raw json.RawMessage, msg string) error {
 	}
 	return nil
 }
-

@@ -1,0 +1,173 @@
+// Package openai sends a persona's runtime.Request to OpenAI through the official SDK,
+// github.com/openai/openai-go/v3, over either API: Chat (the Chat Completions API, provider
+// "openai") and Responses (the Responses API, provider "openai-responses"). Both are
+// runtime.Models.
+//
+// The clients are the SDK's own: NewChat and NewResponses take the SDK's request options, and
+// the SDK reads its standard environment first (OPENAI_API_KEY, OPENAI_BASE_URL — the base URL
+// of the API, ending in /v1 — and the SDK's other OPENAI_* variables); an option passed
+// explicitly wins over the variable.
+//
+// Rules both APIs share (Params functions):
+//
+//   - System messages keep their place: every system message, at the start or after the
+//     history, is a system-role message where it stands in the chain (both APIs take them
+//     anywhere), so a later one is read as an instruction, not as user text.
+//   - Blank text is never sent; empty turns are dropped; consecutive turns of one role are
+//     merged (their texts joined by a blank line); the first non-system turn is a user turn
+//     (turns.OpeningText when the chain has none).
+//   - Images (PNG, JPEG, GIF, WebP) travel as base64 data URLs and PDFs as file data, in user
+//     turns; any other part, and any non-text part where the API takes only text, becomes a
+//     text note (turns.PartNote).
+//   - A failed tool's result starts with turns.ErrorResultPrefix (neither API has an error
+//     flag); a blank result is turns.EmptyResultText. Arguments travel as the JSON text the
+//     model produced (for a call flagged by runtime.ToolCall.InvalidArguments, the produced
+//     text itself).
+//   - Settings are checked first (provider.CheckFor); Extra keys are top-level fields of the
+//     body.
+//
+// Chat Completions: tool results are "tool" messages keyed by tool_call_id right after the
+// assistant message with the tool_calls; max_tokens is sent as max_completion_tokens; stop as
+// stop (at most 4).
+//
+// Responses: calls and results are function_call and function_call_output items; the request
+// is sent with store: false (the provider keeps nothing unless model.extra sets store: true)
+// and include: ["reasoning.encrypted_content"], so reasoning items come back encrypted, travel
+// in the assistant message's State and go back, without their ids, ahead of the message's
+// items; max_tokens is sent as max_output_tokens; stop sequences do not exist.
+package openai
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	sdk "github.com/openai/openai-go/v3"
+
+	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/provider/internal/turns"
+)
+
+// wrapError prefixes the SDK's error with the API and what the API said (the SDK's own
+// message names only the status), and marks a request refused for its length with
+// runtime.ErrContextWindow, keeping the SDK error for errors.As.
+func wrapError(api string, err error) error {
+	var apiErr *sdk.Error
+	if !errors.As(err, &apiErr) {
+		return fmt.Errorf("%s: %w", api, err)
+	}
+	detail := apiErr.Message
+	if apiErr.Code != "" {
+		detail = apiErr.Code + ": " + detail
+	}
+	if isContextWindow(apiErr.Code, apiErr.Message) {
+		return fmt.Errorf("%s: %w: %w (%s)", api, runtime.ErrContextWindow, err, detail)
+	}
+	return fmt.Errorf("%s: %w (%s)", api, err, detail)
+}
+
+func isContextWindow(code, msg string) bool {
+	return code == "context_length_exceeded" || strings.Contains(strings.ToLower(msg), "maximum context length")
+}
+
+// imageTypes are the image media types both APIs accept.
+var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+const (
+	imageWhy    = "OpenAI takes PNG, JPEG, GIF and WebP images with data"
+	documentWhy = "OpenAI takes PDF documents with data"
+	textOnlyWhy = "this turn carries text only"
+)
+
+// mediaType returns the media type without parameters, lower-cased.
+func mediaType(mt string) string {
+	if i := strings.IndexByte(mt, ';'); i >= 0 {
+		mt = mt[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(mt))
+}
+
+// sendable reports whether part travels as an image (image) or a PDF (document) rather than a
+// note.
+func sendable(part runtime.Part) bool {
+	if len(part.Data) == 0 {
+		return false
+	}
+	switch part.Type {
+	case runtime.PartImage:
+		return imageTypes[mediaType(part.MediaType)]
+	case runtime.PartDocument:
+		return mediaType(part.MediaType) == "application/pdf"
+	}
+	return false
+}
+
+// note is the text that stands for a part that is not sent.
+func note(part runtime.Part) string {
+	if part.Type == runtime.PartImage {
+		return turns.PartNote(part, imageWhy)
+	}
+	return turns.PartNote(part, documentWhy)
+}
+
+// textOnly is the text of parts on a turn that carries text only.
+func textOnly(parts []runtime.Part) string {
+	return turns.JoinText(parts, func(p runtime.Part) string { return turns.PartNote(p, textOnlyWhy) })
+}
+
+// dataURL returns part's bytes as a base64 data URL.
+func dataURL(part runtime.Part) string {
+	mt := mediaType(part.MediaType)
+	var b strings.Builder
+	b.Grow(len("data:;base64,") + len(mt) + base64.StdEncoding.EncodedLen(len(part.Data)))
+	b.WriteString("data:")
+	b.WriteString(mt)
+	b.WriteString(";base64,")
+	enc := base64.NewEncoder(base64.StdEncoding, &b)
+	_, _ = enc.Write(part.Data)
+	_ = enc.Close()
+	return b.String()
+}
+
+// resultText is a result's content as one text: its parts (notes for non-text ones), with
+// turns.ErrorResultPrefix when the tool failed.
+func resultText(r turns.Result) string {
+	text := turns.JoinText(r.Parts, note)
+	if r.IsError {
+		return turns.ErrorText(text)
+	}
+	return text
+}
+
+// functionJSON is the JSON of a function tool: {"type":"function",...} fields shared by both
+// APIs' tool definitions.
+type functionJSON struct {
+	Type        string          `json:"type,omitempty"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+// toolJSON returns the function definition of t: its name, description and schema (turns.Schema).
+func toolJSON(t runtime.Tool, withType bool) (json.RawMessage, error) {
+	schema, err := turns.Schema(t)
+	if err != nil {
+		return nil, err
+	}
+	f := functionJSON{Name: t.Name(), Description: t.Description(), Parameters: schema}
+	if withType {
+		no := false
+		f.Type, f.Strict = "function", &no
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(f); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", t.Name(), err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
