@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -130,4 +131,111 @@ func colOf(t *testing.T, text, needle string) int {
 	}
 	t.Fatalf("no line contains %q", needle)
 	return 0
+}
+
+// TestBuildErrorsStayOnTheSpecLine generates a spec of short lines, then
+// changes host types under it: a named string type becomes an int (the
+// generated conversion new(host.Tier("gold")) and the slice []host.Tier
+// fail inside a Go expression longer than the spec's text), a struct type
+// is renamed (undefined inside []host.Limits{…}), and a loader's record
+// type changes from []Account to []*Account (the generated serializer
+// takes host.Account). Every error `go build` reports must name the spec
+// — none the generated file — at a column inside its line, and the record
+// type change at the serializer's line.
+func TestBuildErrorsStayOnTheSpecLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a scratch module")
+	}
+	mod := scratchModule(t)
+	specText := `version: 1
+name: positions
+env: example.com/fixture/host.Env
+message_resolvers:
+  - load_record:
+      loader: AccountForSender
+      serialize:
+        method: LLMText
+  - use:
+      resolver: example.com/fixture/host.Pointers
+      with:
+        tier: gold
+        tiers:
+          - gold
+  - use:
+      resolver: example.com/fixture/host.CustomerContext
+      with:
+        steps:
+          - max_items: 1
+        backup:
+          max_items: 2
+`
+	writeFile(t, filepath.Join(mod, "pos", "positions.persona.yaml"), []byte(specText))
+	t.Chdir(mod)
+	specs, diags := spec.LoadPaths([]string{"pos"})
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	files, _, err := Generate(context.Background(), specs, Options{Package: "out", OutDir: "pos/out", Root: "pos", LineBase: "."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(mod, "pos", "out", files[0].Name), files[0].Content)
+	if out, err := goCmd(t, mod, "build", "./pos/..."); err != nil {
+		t.Fatalf("unbroken build failed:\n%s", out)
+	}
+
+	hostFile := filepath.Join(mod, "host", "host.go")
+	edit(t, hostFile, "type Tier string", "type Tier int")
+	edit(t, hostFile, "type Limits struct", "type Limit struct")
+	edit(t, hostFile, "*Limits           `yaml:\"backup\"`", "*Limit `yaml:\"backup\"`")
+	edit(t, hostFile, "Limits   Limits            `yaml:\"limits\"`", "Limits Limit `yaml:\"limits\"`")
+	edit(t, hostFile, "Steps    []Limits          `yaml:\"steps\"`", "Steps []Limit `yaml:\"steps\"`")
+	edit(t, hostFile, "inv *runtime.Invocation) ([]Account, error) {\n\tif inv.Inbound == nil {", "inv *runtime.Invocation) ([]*Account, error) {\n\tif inv.Inbound == nil {")
+	edit(t, hostFile, "return []Account{a}, nil", "return []*Account{&a}, nil")
+	if out, err := goCmd(t, mod, "build", "./host"); err != nil {
+		t.Fatalf("the edited host does not build:\n%s", out)
+	}
+
+	out, err := goCmd(t, mod, "build", "-gcflags=-e", "./pos/...")
+	if err == nil {
+		t.Fatal("broken build succeeded")
+	}
+	lines := strings.Split(specText, "\n")
+	errLine := regexp.MustCompile(`(?m)^(\S+?):(\d+):(\d+): (.*)$`)
+	var atSpec []string
+	for _, m := range errLine.FindAllStringSubmatch(out, -1) {
+		file, line, col, msg := m[1], atoi(t, m[2]), atoi(t, m[3]), m[4]
+		if file != "pos/positions.persona.yaml" {
+			t.Errorf("error names %s, not the spec: %s", file, m[0])
+			continue
+		}
+		if line < 1 || line > len(lines) || col > len(lines[line-1])+1 {
+			t.Errorf("error points past the end of spec line %d (%q): %s", line, lines[min(max(line, 1), len(lines))-1], m[0])
+		}
+		atSpec = append(atSpec, fmt.Sprintf("%d: %s", line, msg))
+	}
+	for _, want := range []string{
+		`8: .*does not match inferred type func\(\*host\.Account\)`, // the record type change, at the serializer
+		`12: cannot convert "gold"`,                                 // new(host.Tier("gold"))
+		`14: cannot use "gold"`,                                     // []host.Tier{"gold"}
+		`19: undefined: host.Limits`,                                // []host.Limits{…}
+	} {
+		re := regexp.MustCompile(`^` + want)
+		found := false
+		for _, a := range atSpec {
+			found = found || re.MatchString(a)
+		}
+		if !found {
+			t.Errorf("no error matching %q among:\n%s", want, strings.Join(atSpec, "\n"))
+		}
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -2,15 +2,26 @@
 // one file per spec, each holding a typed constructor that builds the
 // persona's two resolver chains, tools, model settings and responsibilities
 // as values of package runtime. It is the generator behind
-// `personagen generate` and `personagen verify`.
+// `personagen generate`, `verify` and `validate -check`.
 //
-// Generation has two phases, measured apart: LoadHost loads every Go
-// package the specs reference (one golang.org/x/tools/go/packages call),
-// and Emit checks each reference against that type information — missing
-// packages, functions, methods, types and fields, wrong signatures, `with`
-// values of the wrong type — reporting spec positions, then writes the code
-// with github.com/dave/jennifer, every host identifier qualified (jen.Qual)
-// so imports are never managed by hand.
+// Generation has three phases, measured apart (Stats):
+//
+//   - LoadHost loads every Go package the specs reference (one
+//     golang.org/x/tools/go/packages call, types from export data).
+//   - Check (check.go, with.go) resolves each reference against that type
+//     information — missing packages, functions, methods, types and
+//     fields, wrong signatures, packages the output package cannot import,
+//     `with` values of the wrong type, missing prompt files, hand-written
+//     files in the output directory — reporting spec positions, and
+//     builds a Plan (plan.go): every host reference with its Go type, every
+//     `with` value typed, file names and imports decided.
+//   - Plan.Render (emit.go) writes the code from the plan alone with
+//     github.com/dave/jennifer, every host identifier qualified (jen.Qual)
+//     so imports are never managed by hand. It looks nothing up.
+//
+// Resolve runs the first two, Generate all three. Write (write.go) puts
+// files into an output directory and owns what recognises personagen's
+// files there (Header, FileSource, Leftovers).
 //
 // Generated expressions that come from a spec carry /*line file:L:C*/
 // directives naming the spec, each followed by a reset to the generated

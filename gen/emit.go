@@ -2,11 +2,10 @@ package gen
 
 import (
 	"fmt"
-	"go/types"
-	"os"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -19,115 +18,87 @@ import (
 // package whose name equals one of them is imported under another name.
 var locals = map[string]bool{"env": true, "opts": true, "p": true, "inv": true, "r": true, "ctx": true, "dst": true, "path": true, "files": true}
 
-// fileGen writes the file of one spec.
-type fileGen struct {
-	p        *spec.Persona
-	host     *Host
-	opts     Options
-	diags    []spec.Diagnostic
-	outPath  string // the output package's import path ("" when unknown)
-	specPath string // the spec's path as directives and headers show it
-	genPath  string // the generated file's path as reset directives show it
-	lower    string // lower-camel Go name, the prefix of helper funcs
-	imports  map[string]bool
-	helpers  []jen.Code
+// Render writes the Go file of every spec in the plan, in spec order. It
+// looks nothing up: everything it writes comes from the plan. A generator
+// bug that makes unparsable code is reported as an *Error holding the
+// ErrFormat text at the spec's top-level position. Output is
+// deterministic: the same plan gives byte-identical files.
+func (pl *Plan) Render() ([]File, error) {
+	var files []File
+	var diags []spec.Diagnostic
+	for _, fp := range pl.files {
+		src, err := newEmitter(fp, pl.opts).file()
+		if err != nil {
+			diags = append(diags, spec.Diagnostic{Pos: fp.pos, Message: err.Error()})
+			continue
+		}
+		files = append(files, File{Name: fp.name, Source: fp.specPath, Content: src})
+	}
+	if len(diags) > 0 {
+		return nil, &Error{Diagnostics: spec.SortDiagnostics(diags)}
+	}
+	return files, nil
 }
 
-func emitFile(p *spec.Persona, host *Host, opts Options, outPath, name string) (*File, []spec.Diagnostic) {
-	g := &fileGen{
-		p:        p,
-		host:     host,
-		opts:     opts,
-		outPath:  outPath,
-		specPath: displayPath(opts.LineBase, p.File),
-		genPath:  displayPath(opts.LineBase, filepath.Join(opts.OutDir, name)),
-		imports:  make(map[string]bool),
-	}
-	goName := p.GoName()
-	r, size := utf8.DecodeRuneInString(goName)
-	g.lower = string(unicode.ToLower(r)) + goName[size:]
-	if host != nil && host.runtimeErr != "" {
-		return nil, []spec.Diagnostic{{Pos: p.Pos, Message: host.runtimeErr}}
-	}
+// emitter writes the file of one filePlan.
+type emitter struct {
+	fp      *filePlan
+	lines   bool // write line directives (on, and both paths can be written in one)
+	helpers []jen.Code
+}
 
-	f := jen.NewFile(opts.Package)
+func newEmitter(fp *filePlan, opts Options) *emitter {
+	return &emitter{fp: fp, lines: !opts.NoLineDirectives && directivePath(fp.specPath) && directivePath(fp.genPath)}
+}
+
+// directivePath reports whether a file name can be written in a /*line*/
+// directive: one line, no comment end, nothing Go refuses in a comment.
+func directivePath(p string) bool {
+	return !strings.Contains(p, "*/") && commentSafe(p)
+}
+
+func (e *emitter) file() ([]byte, error) {
+	fp := e.fp
+	f := jen.NewFile(fp.pkg)
 	f.ImportName(RuntimePath, "runtime")
 	f.ImportName(TranscriptPath, "transcript")
 	f.HeaderComment(Header)
-	f.HeaderComment(SourcePrefix + g.specPath)
+	f.HeaderComment(SourcePrefix + sourceLine(fp.specPath))
 	f.Const().Id("_").Op("=").Qual(RuntimePath, "RuntimeVersion1")
 	f.Line()
-	g.constructor(f)
-	for _, h := range g.helpers {
+	e.constructor(f)
+	for _, h := range e.helpers {
 		f.Line()
 		f.Add(h)
 	}
-	if len(g.diags) > 0 {
-		return nil, g.diags
+	paths := make([]string, 0, len(fp.imports))
+	for path := range fp.imports {
+		paths = append(paths, path)
 	}
-	for path := range g.imports {
-		if pkg, _ := host.pkg(path); pkg != nil {
-			if locals[pkg.Name()] {
-				f.ImportAlias(path, pkg.Name()+"pkg")
-			} else {
-				f.ImportName(path, pkg.Name())
-			}
+	slices.Sort(paths)
+	for _, path := range paths {
+		if name := fp.imports[path]; locals[name] {
+			f.ImportAlias(path, name+"pkg")
+		} else {
+			f.ImportName(path, name)
 		}
 	}
-	src, err := render(f, g.genPath, !opts.NoLineDirectives)
-	if err != nil {
-		return nil, []spec.Diagnostic{{Pos: p.Pos, Message: err.Error()}}
-	}
-	return &File{Name: name, Source: g.specPath, Content: src}, nil
-}
-
-// lookup is Host.lookup (like filters suggestions), except that a reference into the output package
-// itself is refused first: generated code cannot import the package it is
-// in, and only go build would say so, as an import cycle.
-func (g *fileGen) lookup(ref spec.GoRef, like func(types.Object) bool) (types.Object, string) {
-	if msg := g.cycle(ref); msg != "" {
-		return nil, msg
-	}
-	return g.host.lookup(ref, like)
-}
-
-// lookupType is Host.lookupType with lookup's import cycle check.
-func (g *fileGen) lookupType(ref spec.GoRef) (*types.TypeName, string) {
-	if msg := g.cycle(ref); msg != "" {
-		return nil, msg
-	}
-	return g.host.lookupType(ref)
-}
-
-// cycle says why ref cannot be imported when it names the output package.
-func (g *fileGen) cycle(ref spec.GoRef) string {
-	if g.outPath == "" || ref.Path != g.outPath {
-		return ""
-	}
-	return fmt.Sprintf("package %s is the output package, and generated code cannot import its own package (import cycle); generate into a separate package, e.g. %s/personas", ref.Path, ref.Path)
-}
-
-func (g *fileGen) errf(pos spec.Pos, format string, args ...any) {
-	g.diags = append(g.diags, spec.Diagnostic{Pos: pos, Message: fmt.Sprintf(format, args...)})
-}
-
-// qual is jen.Qual that also records the import, so its real package name
-// can be used.
-func (g *fileGen) qual(path, name string) *jen.Statement {
-	g.imports[path] = true
-	return jen.Qual(path, name)
+	return render(f, fp.genPath, e.lines)
 }
 
 func rt(name string) *jen.Statement { return jen.Qual(RuntimePath, name) }
 
+// qual is the qualified identifier q names.
+func qual(q qualPlan) *jen.Statement { return jen.Qual(q.path, q.name) }
+
 // at wraps code, which comes from the spec at pos, in a line directive
 // naming the spec and a reset marker (see render). The directive's column
 // is one less than pos's because gofmt puts a space after the comment.
-func (g *fileGen) at(pos spec.Pos, code jen.Code) *jen.Statement {
-	if g.opts.NoLineDirectives || !pos.IsValid() || strings.Contains(g.specPath, "*/") || strings.ContainsAny(g.specPath, "\n\r") {
+func (e *emitter) at(pos spec.Pos, code jen.Code) *jen.Statement {
+	if !e.lines || !pos.IsValid() {
 		return jen.Add(code)
 	}
-	return jen.Comment(g.directive(pos)).Add(code).Comment(resetMarker)
+	return jen.Comment(e.directive(pos)).Add(code).Comment(resetMarker)
 }
 
 // atKV renders `key: value` for an entry written at keyPos whose value is
@@ -135,47 +106,55 @@ func (g *fileGen) at(pos spec.Pos, code jen.Code) *jen.Statement {
 // before the value (type errors), then one reset marker. The Go key may be
 // longer or shorter than the spec's (MaxAge for max_age), so the value
 // needs its own directive to keep its column.
-func (g *fileGen) atKV(keyPos, valPos spec.Pos, key, value jen.Code) *jen.Statement {
-	if g.opts.NoLineDirectives || !keyPos.IsValid() || !valPos.IsValid() || strings.Contains(g.specPath, "*/") || strings.ContainsAny(g.specPath, "\n\r") {
+func (e *emitter) atKV(keyPos, valPos spec.Pos, key, value jen.Code) *jen.Statement {
+	if !e.lines || !keyPos.IsValid() || !valPos.IsValid() {
 		return jen.Add(key).Op(":").Add(value)
 	}
-	return jen.Comment(g.directive(keyPos)).Add(key).Op(":").Comment(g.directive(valPos)).Add(value).Comment(resetMarker)
+	return jen.Comment(e.directive(keyPos)).Add(key).Op(":").Comment(e.directive(valPos)).Add(value).Comment(resetMarker)
+}
+
+// mark is a directive alone, without a reset: the code after it, up to
+// the enclosing reset, is at pos again. It goes before every name or
+// literal nested inside generated code that comes from the spec at pos,
+// so that the compiler's column for an error there is pos's column, not
+// pos's plus the length of the Go text before it (which can lie past the
+// end of the spec line).
+func (e *emitter) mark(pos spec.Pos) *jen.Statement {
+	if !e.lines || !pos.IsValid() {
+		return jen.Null()
+	}
+	return jen.Comment(e.directive(pos))
 }
 
 // directive is the /*line*/ comment that makes the code after it (and the
 // space gofmt puts after the comment) start at pos.
-func (g *fileGen) directive(pos spec.Pos) string {
-	return fmt.Sprintf("/*line %s:%d:%d*/", g.specPath, pos.Line, max(pos.Col-1, 1))
+func (e *emitter) directive(pos spec.Pos) string {
+	return fmt.Sprintf("/*line %s:%d:%d*/", e.fp.specPath, pos.Line, max(pos.Col-1, 1))
 }
 
-func (g *fileGen) constructor(f *jen.File) {
-	p := g.p
-	name := "New" + p.GoName()
+// posString is a spec position as runtime.Step.Pos carries it.
+func (e *emitter) posString(p spec.Pos) string {
+	return fmt.Sprintf("%s:%d:%d", e.fp.specPath, p.Line, p.Col)
+}
+
+func (e *emitter) constructor(f *jen.File) {
+	fp := e.fp
+	name := "New" + fp.goName
 	var params []jen.Code
-	if p.Env != nil {
-		g.checkEnv()
-		params = append(params, jen.Id("env").Add(g.at(p.Env.Pos, jen.Op("*").Add(g.qual(p.Env.Path, p.Env.Name)))))
+	if fp.env != nil {
+		params = append(params, jen.Id("env").Add(e.at(fp.env.typ.pos, jen.Op("*").Add(qual(fp.env.typ)))))
 	}
 	params = append(params, jen.Id("opts").Add(rt("Options")))
 
-	usesHistory := false
-	for _, chain := range [][]spec.Resolver{p.MessageResolvers, p.ResponsibilityResolvers} {
-		for _, r := range chain {
-			if r.ThreadHistory != nil || r.ThreadSummary != nil {
-				usesHistory = true
-			}
-		}
-	}
-
-	doc := fmt.Sprintf("%s builds the %s persona from %s.", name, p.Name.Value, g.specPath)
-	if d := strings.TrimSpace(p.Description.Value); d != "" {
+	doc := fmt.Sprintf("%s builds the %s persona from %s.", name, fp.persona, fp.specPath)
+	if d := strings.TrimSpace(fp.description); d != "" {
 		doc += "\n" + oneLine(d)
 	}
 	var errs []string
-	if p.Env != nil {
+	if fp.env != nil {
 		errs = append(errs, "env is nil")
 	}
-	if usesHistory {
+	if fp.usesHistory {
 		errs = append(errs, "opts.History is nil (the spec uses thread_history or thread_summary; the error wraps runtime.ErrNoHistorySource)")
 	}
 	if len(errs) > 0 {
@@ -184,28 +163,28 @@ func (g *fileGen) constructor(f *jen.File) {
 	for _, line := range strings.Split(doc, "\n") {
 		// Written with its own "//": jennifer renders a comment that starts
 		// with "//" or "/*" verbatim, and a description may start so.
-		f.Comment("// " + line)
+		f.Comment("// " + commentText(line))
 	}
 
 	var body []jen.Code
-	if p.Env != nil {
+	if fp.env != nil {
 		body = append(body, jen.If(jen.Id("env").Op("==").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Qual("errors", "New").Call(jen.Lit(name+": env is nil"))),
 		))
 	}
-	if usesHistory {
+	if fp.usesHistory {
 		body = append(body, jen.If(jen.Id("opts").Dot("History").Op("==").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(
 				jen.Lit(name+": opts.History is nil but the spec uses thread_history or thread_summary: %w"),
 				rt("ErrNoHistorySource"))),
 		))
 	}
-	body = append(body, jen.Id("p").Op(":=").Op("&").Add(rt("Persona")).Add(g.personaFields()))
-	if len(p.MessageResolvers) > 0 {
-		body = append(body, jen.Id("p").Dot("MessageChain").Op("=").Add(g.chain(p.MessageResolvers, "Message")))
+	body = append(body, jen.Id("p").Op(":=").Op("&").Add(rt("Persona")).Add(e.personaFields()))
+	if len(fp.messageChain) > 0 {
+		body = append(body, jen.Id("p").Dot("MessageChain").Op("=").Add(e.chain(fp.messageChain)))
 	}
-	if len(p.ResponsibilityResolvers) > 0 {
-		body = append(body, jen.Id("p").Dot("ResponsibilityChain").Op("=").Add(g.chain(p.ResponsibilityResolvers, "Responsibility")))
+	if len(fp.responsibility) > 0 {
+		body = append(body, jen.Id("p").Dot("ResponsibilityChain").Op("=").Add(e.chain(fp.responsibility)))
 	}
 	body = append(body, jen.Return(jen.Id("p"), jen.Nil()))
 
@@ -214,6 +193,50 @@ func (g *fileGen) constructor(f *jen.File) {
 
 // oneLine folds white space runs (newlines included) into single spaces.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// commentSafe reports whether s can be written inside a Go comment as is:
+// valid UTF-8, printable or a tab, and none of what Go's scanner refuses
+// anywhere in a file (NUL, a byte order mark) or what would end a line
+// comment.
+func commentSafe(s string) bool {
+	for _, r := range s {
+		if r == utf8.RuneError || r == '\uFEFF' || (r != '\t' && r != ' ' && !unicode.IsPrint(r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// commentText makes s safe inside a line comment: each character
+// commentSafe refuses is written as its Go escape (\x00, \ufeff).
+func commentText(s string) string {
+	if commentSafe(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		piece := s[i : i+size]
+		i += size
+		if commentSafe(piece) {
+			b.WriteString(piece)
+			continue
+		}
+		q := strconv.QuoteToASCII(piece)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
+}
+
+// sourceLine is a spec path as the header's source line writes it: as is,
+// or Go-quoted when it cannot be written in a comment as is or starts
+// with a quote (FileSource reads both).
+func sourceLine(p string) string {
+	if commentSafe(p) && !strings.HasPrefix(p, `"`) {
+		return p
+	}
+	return strconv.QuoteToASCII(p)
+}
 
 // multi renders items one per line between open and close.
 func multi(open, close string, items []jen.Code) *jen.Statement {
@@ -224,26 +247,25 @@ func field(name string, value jen.Code) jen.Code {
 	return jen.Id(name).Op(":").Add(value)
 }
 
-func (g *fileGen) personaFields() jen.Code {
-	p := g.p
-	items := []jen.Code{field("Name", jen.Lit(p.Name.Value))}
-	if p.Description.Value != "" {
-		items = append(items, field("Description", jen.Lit(p.Description.Value)))
+func (e *emitter) personaFields() jen.Code {
+	fp := e.fp
+	items := []jen.Code{field("Name", jen.Lit(fp.persona))}
+	if fp.description != "" {
+		items = append(items, field("Description", jen.Lit(fp.description)))
 	}
-	if p.Model != nil {
-		items = append(items, field("Model", g.model(p.Model)))
+	if fp.model != nil {
+		items = append(items, field("Model", model(fp.model)))
 	}
-	if len(p.Tools) > 0 {
+	if len(fp.tools) > 0 {
 		var tools []jen.Code
-		for _, t := range p.Tools {
-			g.checkTool(t)
-			tools = append(tools, g.at(t.Pos, g.qual(t.Path, t.Name)))
+		for _, t := range fp.tools {
+			tools = append(tools, e.at(t.pos, qual(t)))
 		}
 		items = append(items, field("Tools", jen.Index().Add(rt("Tool")).Add(multi("{", "}", tools))))
 	}
-	if len(p.Responsibilities) > 0 {
+	if len(fp.responsibilities) > 0 {
 		var rs []jen.Code
-		for _, r := range p.Responsibilities {
+		for _, r := range fp.responsibilities {
 			fs := []jen.Code{
 				field("Name", jen.Lit(r.Name.Value)),
 				field("Schedule", jen.Lit(r.Schedule.Value)),
@@ -257,7 +279,7 @@ func (g *fileGen) personaFields() jen.Code {
 	return multi("{", "}", items)
 }
 
-func (g *fileGen) model(m *spec.Model) jen.Code {
+func model(m *spec.Model) jen.Code {
 	items := []jen.Code{field("Name", jen.Lit(m.Name.Value))}
 	if m.Provider.Value != "" {
 		items = append(items, field("Provider", jen.Lit(m.Provider.Value)))
@@ -316,22 +338,16 @@ func anyMap(entries []spec.MapEntry) jen.Code {
 	return jen.Map(jen.String()).Any().Add(multi("{", "}", items))
 }
 
-func (g *fileGen) chain(rs []spec.Resolver, which string) jen.Code {
-	var steps []jen.Code
-	for i, r := range rs {
-		res := g.resolver(r, fmt.Sprintf("%s%d", which, i+1))
-		steps = append(steps, rt("Step").Add(multi("{", "}", []jen.Code{
-			field("Kind", jen.Lit(string(r.Kind))),
-			field("Pos", jen.Lit(g.posString(r.Pos))),
-			field("Resolver", res),
+func (e *emitter) chain(steps []stepPlan) jen.Code {
+	var items []jen.Code
+	for _, st := range steps {
+		items = append(items, rt("Step").Add(multi("{", "}", []jen.Code{
+			field("Kind", jen.Lit(string(st.kind))),
+			field("Pos", jen.Lit(e.posString(st.pos))),
+			field("Resolver", e.resolver(st)),
 		})))
 	}
-	return rt("NewChain").Add(multi("(", ")", steps))
-}
-
-// posString is a spec position as runtime.Step.Pos carries it.
-func (g *fileGen) posString(p spec.Pos) string {
-	return fmt.Sprintf("%s:%d:%d", g.specPath, p.Line, p.Col)
+	return rt("NewChain").Add(multi("(", ")", items))
 }
 
 func roleCode(r spec.Role) jen.Code {
@@ -355,47 +371,42 @@ func roleField(r spec.RoleValue) []jen.Code {
 	return []jen.Code{field("Role", roleCode(r.Value))}
 }
 
-func (g *fileGen) filesField() jen.Code { return field("Files", jen.Id("opts").Dot("Files")) }
+func filesField() jen.Code { return field("Files", jen.Id("opts").Dot("Files")) }
 
-// resolver renders one chain entry as a runtime.Resolver value; id names
-// its helper funcs (Message3 for the third reply step).
-func (g *fileGen) resolver(r spec.Resolver, id string) jen.Code {
+// resolver renders one chain entry as a runtime.Resolver value.
+func (e *emitter) resolver(st stepPlan) jen.Code {
 	switch {
-	case r.LoadFile != nil:
-		lf := r.LoadFile
+	case st.loadFile != nil:
+		lf := st.loadFile
 		var items []jen.Code
-		if lf.Path.IsStatic() {
-			path := staticText(lf.Path)
-			g.checkFile(lf.Path.Raw.Pos, "load_file", path, false)
-			items = append(items, field("Path", jen.Lit(path)))
+		if lf.computed == nil {
+			items = append(items, field("Path", jen.Lit(lf.static)))
 		} else {
-			items = append(items, field("PathFunc", g.template(lf.Path, id+"Path")))
+			items = append(items, field("PathFunc", e.template(lf.computed)))
 		}
-		items = append(items, roleField(lf.Role)...)
-		items = append(items, g.filesField())
+		items = append(items, roleField(lf.role)...)
+		items = append(items, filesField())
 		return jen.Op("&").Add(rt("LoadFile")).Values(items...)
-	case r.LoadText != nil:
-		lt := r.LoadText
+	case st.loadText != nil:
+		lt := st.loadText
 		var items []jen.Code
-		if lt.Text.IsStatic() {
-			items = append(items, field("Text", jen.Lit(staticText(lt.Text))))
+		if lt.computed == nil {
+			items = append(items, field("Text", jen.Lit(lt.static)))
 		} else {
-			items = append(items, field("TextFunc", g.template(lt.Text, id+"Text")))
+			items = append(items, field("TextFunc", e.template(lt.computed)))
 		}
-		items = append(items, roleField(lt.Role)...)
+		items = append(items, roleField(lt.role)...)
 		return jen.Op("&").Add(rt("LoadText")).Values(items...)
-	case r.LoadRecord != nil:
-		return g.loadRecord(r.LoadRecord)
-	case r.LoadTranscript != nil:
-		lt := r.LoadTranscript
-		if !lt.Path.IsStatic() {
-			return g.computedTranscript(lt.Path, id)
+	case st.loadRecord != nil:
+		return e.loadRecord(st.loadRecord)
+	case st.loadTranscript != nil:
+		lt := st.loadTranscript
+		if lt.computed != nil {
+			return e.computedTranscript(lt.computed, st.id)
 		}
-		path := staticText(lt.Path)
-		g.checkFile(lt.Path.Raw.Pos, "load_transcript", path, true)
-		return jen.Op("&").Qual(TranscriptPath, "Load").Values(field("Path", jen.Lit(path)), g.filesField())
-	case r.ThreadHistory != nil:
-		th := r.ThreadHistory
+		return jen.Op("&").Qual(TranscriptPath, "Load").Values(field("Path", jen.Lit(lt.static)), filesField())
+	case st.threadHistory != nil:
+		th := st.threadHistory
 		items := []jen.Code{field("Source", jen.Id("opts").Dot("History"))}
 		switch th.Limit.State {
 		case spec.LimitUnlimited:
@@ -410,233 +421,242 @@ func (g *fileGen) resolver(r spec.Resolver, id string) jen.Code {
 			items = append(items, field("ReplayResultLimit", jen.Lit(int(th.ReplayResultLimit.Value))))
 		}
 		return jen.Op("&").Add(rt("ThreadHistory")).Values(items...)
-	case r.ThreadSummary != nil:
+	case st.threadSummary != nil:
 		items := []jen.Code{field("Source", jen.Id("opts").Dot("History"))}
-		items = append(items, roleField(r.ThreadSummary.Role)...)
+		items = append(items, roleField(st.threadSummary.Role)...)
 		return jen.Op("&").Add(rt("ThreadSummary")).Values(items...)
-	case r.Use != nil:
-		return g.use(r.Use)
+	case st.use != nil:
+		return e.use(st.use)
 	}
-	g.errf(r.Pos, "resolver kind %q is not supported by this generator", r.Kind)
 	return jen.Nil()
 }
 
-// staticText is the text of a template without field references.
-func staticText(t spec.Template) string {
-	var b strings.Builder
-	for _, p := range t.Parts {
-		b.WriteString(p.Literal)
-	}
-	return b.String()
-}
-
-// checkFile reports a static relative path that leaves the root (the
-// runtime refuses it: runtime.Files reads only filepath.IsLocal paths), a
-// static path that does not exist under the root (or, absolute, at all),
-// and for transcripts one that does not parse.
-func (g *fileGen) checkFile(pos spec.Pos, kind, path string, transcript bool) {
-	full := path
-	absolute := filepath.IsAbs(path) || strings.HasPrefix(path, "/")
-	if !absolute && !filepath.IsLocal(path) {
-		g.errf(pos, "%s: path %q leaves the prompt root; the runtime refuses it (keep the file under -root, or give an absolute path)", kind, path)
-		return
-	}
-	if !absolute {
-		root := g.opts.Root
-		if root == "" {
-			root = "."
-		}
-		full = filepath.Join(root, filepath.FromSlash(path))
-	}
-	data, err := os.ReadFile(full)
-	if err != nil {
-		if os.IsNotExist(err) {
-			g.errf(pos, "%s: file %q does not exist (looked for %s)", kind, path, filepath.ToSlash(full))
-		} else {
-			g.errf(pos, "%s: cannot read %q: %v", kind, path, err)
-		}
-		return
-	}
-	if transcript {
-		if line, msg, bad := parseTranscript(string(data)); bad {
-			g.errf(pos, "load_transcript: %s:%d: %s", filepath.ToSlash(full), line, msg)
-		}
-	}
-}
-
-func (g *fileGen) checkEnv() {
-	env := g.p.Env
-	tn, msg := g.lookupType(*env)
-	if tn == nil {
-		g.errf(env.Pos, "env: %s", msg)
-	}
-}
-
-func (g *fileGen) envType() types.Type {
-	if g.p.Env == nil {
-		return nil
-	}
-	tn, _ := g.lookupType(*g.p.Env)
-	if tn == nil {
-		return nil
-	}
-	return tn.Type()
-}
-
-func (g *fileGen) checkTool(t spec.GoRef) {
-	obj, msg := g.lookup(t, isVar)
-	if obj == nil {
-		g.errf(t.Pos, "tool: %s", msg)
-		return
-	}
-	v, ok := obj.(*types.Var)
-	if !ok {
-		g.errf(t.Pos, "tool: %s is a %s; want a package-level variable implementing runtime.Tool", t, objKind(obj))
-		return
-	}
-	if !g.host.implements(v.Type(), g.host.tool) {
-		g.errf(t.Pos, "tool: %s (type %s) does not implement runtime.Tool: %s", t, typeString(v.Type()), missingMethod(v.Type(), g.host.tool))
-	}
-}
-
-func (g *fileGen) loadRecord(lr *spec.LoadRecord) jen.Code {
+// loadRecord renders runtime.NewLoadRecord(role, loader, serializer).
+func (e *emitter) loadRecord(lr *loadRecordPlan) jen.Code {
 	var loader jen.Code
-	var sig *types.Signature
-	ref := lr.Loader
-	if ref.IsQualified() {
-		loader = g.at(ref.Pos, g.qual(ref.Path, ref.Name))
-		obj, msg := g.lookup(ref, isFunc)
-		switch fn, ok := obj.(*types.Func); {
-		case obj == nil:
-			g.errf(ref.Pos, "load_record loader: %s", msg)
-		case !ok:
-			g.errf(ref.Pos, "load_record loader: %s is a %s, not a function", ref, objKind(obj))
-		default:
-			sig = fn.Type().(*types.Signature)
-		}
+	if lr.method {
+		loader = e.at(lr.loader.pos, jen.Id("env").Dot(lr.loader.name))
 	} else {
-		loader = g.at(ref.Pos, jen.Id("env").Dot(ref.Name))
-		if env := g.envType(); env != nil {
-			obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(env), false, env.(*types.Named).Obj().Pkg(), ref.Name)
-			fn, ok := obj.(*types.Func)
-			if !ok {
-				g.errf(ref.Pos, "load_record loader: %s has no method %s%s", typeString(env), ref.Name, suggest(ref.Name, methodNames(env)))
-			} else {
-				sig = fn.Type().(*types.Signature)
-			}
-		}
-	}
-	var record types.Type
-	if sig != nil {
-		var ok bool
-		if record, ok = g.host.loaderRecord(sig); !ok {
-			g.errf(ref.Pos, "load_record loader: %s has type %s; want %s", ref, typeString(sigNoRecv(sig)), wantLoader)
-		}
+		loader = e.at(lr.loader.pos, qual(lr.loader))
 	}
 	var ser jen.Code = jen.Nil()
-	if s := lr.Serialize; s != nil && record != nil {
-		ser = g.serializer(s, record)
+	if s := lr.serializer; s != nil {
+		ser = e.serializer(s)
 	}
-	return rt("NewLoadRecord").Call(roleCode(lr.Role.Value), loader, ser)
+	return rt("NewLoadRecord").Call(roleCode(lr.role), loader, ser)
 }
 
-func sigNoRecv(s *types.Signature) *types.Signature {
-	return types.NewSignatureType(nil, nil, nil, s.Params(), s.Results(), s.Variadic())
-}
-
-func (g *fileGen) serializer(s *spec.Serializer, record types.Type) jen.Code {
-	if s.Func != nil {
-		ref := *s.Func
-		obj, msg := g.lookup(ref, isFunc)
-		fn, ok := obj.(*types.Func)
-		switch {
-		case obj == nil:
-			g.errf(ref.Pos, "serialize func: %s", msg)
-			return jen.Nil()
-		case !ok:
-			g.errf(ref.Pos, "serialize func: %s is a %s, not a function", ref, objKind(obj))
-			return jen.Nil()
-		}
-		sig := fn.Type().(*types.Signature)
-		plain, okRes := serializerResult(sig)
-		if sig.TypeParams().Len() > 0 || sig.Params().Len() != 1 || sig.Variadic() || !okRes || !types.Identical(sig.Params().At(0).Type(), record) {
-			g.errf(ref.Pos, "serialize func: %s has type %s; want func(%s) (string, error) or func(%s) string", ref, typeString(sig), typeString(record), typeString(record))
-			return jen.Nil()
-		}
-		code := g.at(ref.Pos, g.qual(ref.Path, ref.Name))
-		if plain {
+// serializer renders a serializer func value. A method becomes a func
+// literal over the record type, behind a directive at the method's
+// position: when the loader's record type changes (Account → *Account),
+// the compiler reports the mismatch at the func literal, so at the spec.
+func (e *emitter) serializer(s *serializerPlan) jen.Code {
+	if s.fn != nil {
+		code := e.at(s.fn.pos, qual(*s.fn))
+		if s.plain {
 			return rt("Method").Call(code)
 		}
 		return code
 	}
-	m := *s.Method
-	var pkg *types.Package
-	if n, ok := types.Unalias(deref(record)).(*types.Named); ok {
-		pkg = n.Obj().Pkg()
-	}
-	obj, _, _ := types.LookupFieldOrMethod(record, true, pkg, m.Name)
-	fn, ok := obj.(*types.Func)
-	if !ok {
-		g.errf(m.Pos, "serialize method: record type %s has no method %s%s", typeString(record), m.Name, suggest(m.Name, methodNames(record)))
-		return jen.Nil()
-	}
-	sig := fn.Type().(*types.Signature)
-	plain, okRes := serializerResult(sig)
-	if sig.Params().Len() != 0 || !okRes {
-		g.errf(m.Pos, "serialize method: %s.%s has type %s; want func() string or func() (string, error)", typeString(record), m.Name, typeString(sigNoRecv(sig)))
-		return jen.Nil()
-	}
-	tc := g.typeCode(record, m.Pos)
-	call := g.at(m.Pos, jen.Id("r").Dot(m.Name).Call())
+	call := e.at(s.pos, jen.Id("r").Dot(s.method).Call())
 	ret := jen.Return(call)
-	if plain {
+	if s.plain {
 		ret = jen.Return(call, jen.Nil())
 	}
-	return jen.Func().Params(jen.Id("r").Add(tc)).Params(jen.String(), jen.Error()).Block(ret)
+	fn := jen.Func().Params(jen.Id("r").Add(e.typeCode(s.record, false))).Params(jen.String(), jen.Error()).Block(ret)
+	return e.at(s.pos, fn)
 }
 
-func deref(t types.Type) types.Type {
-	if p, ok := t.(*types.Pointer); ok {
-		return p.Elem()
+// use renders a use entry as &T{fields}. The directive precedes the &: a
+// type that stops implementing runtime.Resolver is reported at the
+// operand, which starts there.
+func (e *emitter) use(u *usePlan) jen.Code {
+	if u == nil {
+		return jen.Nil()
 	}
-	return t
+	return e.at(u.typ.pos, jen.Op("&").Add(qual(u.typ)).Add(multi("{", "}", e.fields(u.fields))))
 }
 
-// methodNames lists the exported methods callable on an addressable t.
-func methodNames(t types.Type) []string {
-	var names []string
-	ms := types.NewMethodSet(types.NewPointer(deref(t)))
-	for i := range ms.Len() {
-		if n := ms.At(i).Obj().Name(); exported(n) {
-			names = append(names, n)
+// fields renders keyed struct fields, each behind directives at its key
+// and its value (atKV).
+func (e *emitter) fields(fs []fieldPlan) []jen.Code {
+	var items []jen.Code
+	for _, f := range fs {
+		items = append(items, e.atKV(f.keyPos, f.value.pos, jen.Id(f.name), e.value(f.value)))
+	}
+	return items
+}
+
+// value renders a typed `with` value.
+func (e *emitter) value(v valuePlan) jen.Code {
+	switch v.kind {
+	case valueString:
+		return jen.Lit(v.str)
+	case valueBool:
+		return jen.Lit(v.boolean)
+	case valueNumber:
+		return jen.Op(v.lit)
+	case valueDuration:
+		return durationCode(time.Duration(v.dur))
+	case valueAny:
+		return anyLit(v.spec)
+	case valueSlice:
+		var items []jen.Code
+		for _, el := range v.elems {
+			items = append(items, e.at(el.pos, e.value(el)))
+		}
+		return jen.Add(e.typeCode(v.typ, true)).Add(multi("{", "}", items))
+	case valueMap:
+		var items []jen.Code
+		for i, el := range v.elems {
+			items = append(items, e.atKV(v.keys[i].Pos, el.pos, jen.Lit(v.keys[i].Value), e.value(el)))
+		}
+		return jen.Add(e.typeCode(v.typ, true)).Add(multi("{", "}", items))
+	case valueStruct:
+		return jen.Add(e.typeCode(v.typ, true)).Add(multi("{", "}", e.fields(v.fields)))
+	case valueAddr:
+		return jen.Op("&").Add(e.value(v.elems[0]))
+	case valueNew:
+		return jen.New(e.value(v.elems[0]))
+	case valueNewConv:
+		// A conversion to a named type (Tier("gold")) fails to compile
+		// when that type changes; the mark keeps the error at the value.
+		inner := e.value(v.elems[0])
+		if v.typ.kind == typeNamed {
+			inner = e.mark(v.pos).Add(inner)
+		}
+		return jen.New(jen.Add(e.typeCode(v.typ, false)).Call(inner))
+	}
+	return jen.Nil()
+}
+
+// typeCode renders t, every named type qualified. lead says t directly
+// follows a directive at t.pos (render's splitSelectors then places the
+// directive before its name itself); every other qualified name gets a
+// directive of its own (mark), so that an undefined or changed type is
+// reported at the spec.
+func (e *emitter) typeCode(t typeExpr, lead bool) jen.Code {
+	if !lead && headNamed(t) {
+		return e.mark(t.pos).Add(e.typeCode(t, true))
+	}
+	switch t.kind {
+	case typeBasic:
+		return jen.Id(t.name)
+	case typeNamed:
+		code := qual(qualPlan{path: t.path, name: t.name})
+		if len(t.args) > 0 {
+			var args []jen.Code
+			for _, a := range t.args {
+				args = append(args, e.typeCode(a, false))
+			}
+			code = code.Types(args...)
+		}
+		return code
+	case typePointer:
+		return jen.Op("*").Add(e.typeCode(*t.elem, true))
+	case typeSlice:
+		return jen.Index().Add(e.typeCode(*t.elem, false))
+	case typeArray:
+		return jen.Index(jen.Lit(int(t.length))).Add(e.typeCode(*t.elem, false))
+	case typeMap:
+		return jen.Map(e.typeCode(*t.key, false)).Add(e.typeCode(*t.elem, false))
+	}
+	return jen.Any()
+}
+
+// headNamed reports whether t is a named type, or pointers to one.
+func headNamed(t typeExpr) bool {
+	for t.kind == typePointer {
+		t = *t.elem
+	}
+	return t.kind == typeNamed
+}
+
+// durationCode writes d readably: a multiple of its largest exact unit
+// (4 * time.Hour, 90 * time.Second), or nanoseconds.
+func durationCode(d time.Duration) jen.Code {
+	units := []struct {
+		name string
+		d    time.Duration
+	}{{"Hour", time.Hour}, {"Minute", time.Minute}, {"Second", time.Second}, {"Millisecond", time.Millisecond}, {"Microsecond", time.Microsecond}}
+	for _, u := range units {
+		if d != 0 && d%u.d == 0 {
+			return jen.Lit(int(d/u.d)).Op("*").Qual("time", u.name)
 		}
 	}
-	return names
+	return jen.Qual("time", "Duration").Call(jen.Lit(int(d)))
 }
 
-func exported(name string) bool { r, _ := utf8.DecodeRuneInString(name); return unicode.IsUpper(r) }
+// template renders the helper func of a computed template and returns a
+// reference to it.
+func (e *emitter) template(tp *templatePlan) jen.Code {
+	var parts []jen.Code
+	for _, p := range tp.parts {
+		if p.field == nil {
+			parts = append(parts, jen.Lit(p.literal))
+			continue
+		}
+		expr, _, _ := fieldExpr(p.field)
+		parts = append(parts, expr)
+	}
+	var body []jen.Code
+	for _, gd := range tp.guards {
+		msg := fmt.Sprintf("template at %s: %s", e.posString(tp.pos), nilMessages[gd])
+		body = append(body, jen.If(jen.Id("inv").Dot(gd).Op("==").Nil()).Block(
+			jen.Return(jen.Lit(""), jen.Qual("errors", "New").Call(jen.Lit(msg))),
+		))
+	}
+	var value jen.Code = jen.Lit("")
+	if len(parts) > 0 {
+		s := jen.Add(parts[0])
+		for _, p := range parts[1:] {
+			s = s.Op("+").Add(p)
+		}
+		value = s
+	}
+	body = append(body, jen.Return(value, jen.Nil()))
+	doc := fmt.Sprintf("%s renders the template %s (%s).", tp.name, quoteDoc(tp.raw), commentText(e.posString(tp.pos)))
+	e.helpers = append(e.helpers, jen.Comment(doc).Line().
+		Func().Id(tp.name).Params(jen.Id("inv").Op("*").Add(rt("Invocation"))).Params(jen.String(), jen.Error()).Block(body...))
+	return jen.Id(tp.name)
+}
 
-func (g *fileGen) use(u *spec.Use) jen.Code {
-	ref := u.Resolver
-	tn, msg := g.lookupType(ref)
-	if tn == nil {
-		g.errf(ref.Pos, "use: %s", msg)
-		return jen.Nil()
-	}
-	st, ok := tn.Type().Underlying().(*types.Struct)
-	if !ok {
-		g.errf(ref.Pos, "use: %s is not a struct type (underlying type %s)", ref, typeString(tn.Type().Underlying()))
-		return jen.Nil()
-	}
-	if !g.host.implements(types.NewPointer(tn.Type()), g.host.resolver) {
-		g.errf(ref.Pos, "use: *%s does not implement runtime.Resolver: %s", ref.Name, missingMethod(types.NewPointer(tn.Type()), g.host.resolver))
-		return jen.Nil()
-	}
-	var items []jen.Code
-	if u.With != nil {
-		items = g.structFields(u.With.Map, tn.Type(), st, "with")
-	}
-	// The directive precedes the &: a type that stops implementing
-	// runtime.Resolver is reported at the operand, which starts there.
-	return g.at(ref.Pos, jen.Op("&").Add(g.qual(ref.Path, ref.Name)).Add(multi("{", "}", items)))
+// quoteDoc quotes a template for a doc comment, keeping it on one line and
+// unable to end the comment.
+func quoteDoc(s string) string {
+	q := fmt.Sprintf("%q", s)
+	return strings.ReplaceAll(q, "*/", `*\/`)
+}
+
+// computedTranscript renders a load_transcript entry with a computed path:
+// transcript.Load takes a static path only, so a generated helper computes
+// the path for each run, refuses one that is absolute or leaves the root
+// (runtime.ErrPathEscapes, as a computed load_file path), and delegates.
+// id names the helper (supportAgentMessage4Transcript).
+func (e *emitter) computedTranscript(path *templatePlan, id string) jen.Code {
+	pathFunc := e.template(path)
+	name := e.fp.lower + id + "Transcript"
+	msgs := jen.Index().Add(rt("Message"))
+	fn := jen.Func().Params(
+		jen.Id("ctx").Qual("context", "Context"), jen.Id("inv").Op("*").Add(rt("Invocation")), jen.Id("dst").Add(msgs),
+	).Params(msgs, jen.Error()).Block(
+		jen.List(jen.Id("path"), jen.Err()).Op(":=").Add(pathFunc).Call(jen.Id("inv")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Id("dst"), jen.Qual("fmt", "Errorf").Call(jen.Lit("load_transcript: compute path: %w"), jen.Err())),
+		),
+		jen.If(jen.Op("!").Qual("path/filepath", "IsLocal").Call(jen.Id("path"))).Block(
+			jen.Return(jen.Id("dst"), jen.Qual("fmt", "Errorf").Call(
+				jen.Lit("load_transcript: %w: computed path %q must be relative and stay inside the root"),
+				rt("ErrPathEscapes"), jen.Id("path"))),
+		),
+		jen.Return(jen.Parens(jen.Op("&").Qual(TranscriptPath, "Load").Values(
+			field("Path", jen.Id("path")), field("Files", jen.Id("files")),
+		)).Dot("Resolve").Call(jen.Id("ctx"), jen.Id("inv"), jen.Id("dst"))),
+	)
+	doc := name + " returns the load_transcript resolver whose path " + e.fp.lower + id + "Path computes for each run."
+	e.helpers = append(e.helpers, jen.Comment(doc).Line().
+		Func().Id(name).Params(jen.Id("files").Op("*").Add(rt("Files"))).Add(rt("Resolver")).Block(
+		jen.Return(rt("ResolverFunc").Call(fn)),
+	))
+	return jen.Id(name).Call(jen.Id("opts").Dot("Files"))
 }

@@ -16,7 +16,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// goldenCases lists the case directories of testdata (all but host).
+// goldenCases lists the case directories of testdata (all but the
+// fixture host package and module).
 func goldenCases(t *testing.T) []string {
 	t.Helper()
 	entries, err := os.ReadDir("testdata")
@@ -25,7 +26,7 @@ func goldenCases(t *testing.T) []string {
 	}
 	var cases []string
 	for _, e := range entries {
-		if e.IsDir() && e.Name() != "host" {
+		if e.IsDir() && e.Name() != "host" && e.Name() != "other" && e.Name() != "fuzz" {
 			cases = append(cases, e.Name())
 		}
 	}
@@ -63,7 +64,10 @@ func runCase(t *testing.T, name string, host *Host) ([]File, string) {
 // generate exactly testdata/<case>/out/*.go and print exactly
 // testdata/<case>/stderr.txt (absent means nothing), twice with identical
 // bytes; then all generated packages are built together with `go build`
-// against the fixture host, in one scratch module. -update rewrites the
+// against the fixture host, in one scratch module. Go files of a case
+// (outside out/) are packages of that module (a case's own host code);
+// testdata/<case>/handwritten/ holds hand-written files of the output
+// package, copied into <case>/out before generating. -update rewrites the
 // golden files.
 func TestGoldenCases(t *testing.T) {
 	if testing.Short() {
@@ -77,8 +81,11 @@ func TestGoldenCases(t *testing.T) {
 	mod := scratchModule(t)
 	for _, c := range cases {
 		copyDir(t, filepath.Join(testdata, c), filepath.Join(mod, c), func(rel string) bool {
-			return rel == "out" || rel == "stderr.txt" || rel == "README.md"
+			return rel == "out" || rel == "stderr.txt" || rel == "README.md" || rel == "handwritten"
 		})
+		if _, err := os.Stat(filepath.Join(testdata, c, "handwritten")); err == nil {
+			copyDir(t, filepath.Join(testdata, c, "handwritten"), filepath.Join(mod, c, "out"), nil)
+		}
 	}
 	t.Chdir(mod)
 

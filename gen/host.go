@@ -21,7 +21,8 @@ import (
 // number of Emit calls, also for specs other than those it was loaded for:
 // a reference to a package it lacks is reported as not loaded.
 type Host struct {
-	pkgs map[string]*packages.Package
+	pkgs map[string]*packages.Package // the packages asked for, by import path
+	all  map[string]*packages.Package // those and every package they import, by import path
 
 	ctxType    types.Type       // context.Context
 	invPtr     types.Type       // *runtime.Invocation
@@ -94,17 +95,24 @@ func LoadPackages(ctx context.Context, dir string, paths []string) (*Host, error
 	want = slices.Compact(want)
 	cfg := &packages.Config{
 		Context: ctx,
-		Mode:    packages.NeedName | packages.NeedTypes,
+		Mode:    packages.NeedName | packages.NeedTypes | packages.NeedImports,
 		Dir:     existingDir(dir),
 	}
 	pkgs, err := packages.Load(cfg, want...)
 	if err != nil {
 		return nil, fmt.Errorf("load host packages: %w", err)
 	}
-	h := &Host{pkgs: make(map[string]*packages.Package, len(pkgs))}
+	h := &Host{pkgs: make(map[string]*packages.Package, len(pkgs)), all: make(map[string]*packages.Package)}
 	for _, p := range pkgs {
 		h.pkgs[p.PkgPath] = p
 	}
+	packages.Visit(pkgs, func(p *packages.Package) bool {
+		if _, seen := h.all[p.PkgPath]; seen {
+			return false
+		}
+		h.all[p.PkgPath] = p
+		return true
+	}, nil)
 	var missing []string
 	for _, w := range want {
 		if _, ok := h.pkgs[w]; !ok {
@@ -222,6 +230,64 @@ func (h *Host) pkg(path string) (*types.Package, string) {
 	return p.Types, ""
 }
 
+// name returns the name the package at path declares, "" when it is not
+// among the loaded packages or their imports.
+func (h *Host) name(path string) string {
+	if h == nil {
+		return ""
+	}
+	if p, ok := h.all[path]; ok {
+		return p.Name
+	}
+	return ""
+}
+
+// importsPath reports whether the loaded package at path imports target,
+// directly or through other packages, and returns the chain of imports
+// ("a imports b, which imports target"); "" when it does not.
+func (h *Host) importsPath(path, target string) string {
+	p, ok := h.all[path]
+	if !ok {
+		return ""
+	}
+	seen := make(map[string]bool)
+	var chain []string
+	var visit func(p *packages.Package) bool
+	visit = func(p *packages.Package) bool {
+		if seen[p.PkgPath] {
+			return false
+		}
+		seen[p.PkgPath] = true
+		for _, ip := range sortedImports(p) {
+			if ip.PkgPath == target || visit(ip) {
+				chain = append(chain, ip.PkgPath)
+				return true
+			}
+		}
+		return false
+	}
+	if !visit(p) {
+		return ""
+	}
+	slices.Reverse(chain)
+	return "through " + strings.Join(append([]string{path}, chain...), " → ")
+}
+
+// sortedImports returns p's imports ordered by import path, so that the
+// chain importsPath reports is the same on every run.
+func sortedImports(p *packages.Package) []*packages.Package {
+	paths := make([]string, 0, len(p.Imports))
+	for path := range p.Imports {
+		paths = append(paths, path)
+	}
+	slices.Sort(paths)
+	out := make([]*packages.Package, len(paths))
+	for i, path := range paths {
+		out[i] = p.Imports[path]
+	}
+	return out
+}
+
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]
@@ -255,22 +321,6 @@ func (h *Host) lookup(ref spec.GoRef, like func(types.Object) bool) (types.Objec
 func isFunc(o types.Object) bool { _, ok := o.(*types.Func); return ok }
 func isVar(o types.Object) bool  { _, ok := o.(*types.Var); return ok }
 func isType(o types.Object) bool { _, ok := o.(*types.TypeName); return ok }
-
-// lookupType returns the named type ref names.
-func (h *Host) lookupType(ref spec.GoRef) (*types.TypeName, string) {
-	obj, msg := h.lookup(ref, isType)
-	if obj == nil {
-		return nil, msg
-	}
-	tn, ok := obj.(*types.TypeName)
-	if !ok {
-		return nil, fmt.Sprintf("%s is a %s, not a type", ref, objKind(obj))
-	}
-	if named, ok := tn.Type().(*types.Named); ok && named.TypeParams().Len() > 0 {
-		return nil, fmt.Sprintf("%s is a generic type; name a non-generic type", ref)
-	}
-	return tn, ""
-}
 
 func objKind(obj types.Object) string {
 	switch obj.(type) {

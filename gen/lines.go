@@ -27,7 +27,7 @@ var ErrFormat = errors.New("generated code does not parse")
 // render formats f and replaces every reset marker by a directive naming
 // genPath at the position of the character that follows it, so that
 // positions after a spec directive are the file's own again. With
-// directives false the markers are never emitted (see fileGen.at).
+// directives false the markers are never emitted (see emitter.at).
 func render(f *jen.File, genPath string, directives bool) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {

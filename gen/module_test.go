@@ -26,8 +26,10 @@ func repoRoot(t testing.TB) string {
 
 // scratchModule creates a module in a temp dir that requires personagen
 // through a replace directive pointing at this checkout, holding a copy
-// of testdata/host as package example.com/fixture/host, and personagen's
-// go.sum. GOFLAGS=-mod=mod lets the go command complete the scratch
+// of testdata/host as package example.com/fixture/host (with its
+// subpackages), and personagen's go.sum. It also requires module
+// example.com/other, a copy of testdata/other replaced into ./other: a
+// second module whose internal packages the fixture module cannot import. GOFLAGS=-mod=mod lets the go command complete the scratch
 // module's requirements from personagen's go.mod.
 //
 // The module graph of the scratch module is larger than the build list of
@@ -42,7 +44,7 @@ func scratchModule(t testing.TB) string {
 	t.Helper()
 	root := repoRoot(t)
 	dir := t.TempDir()
-	gomod := "module " + fixtureModule + "\n\ngo 1.26\n\nrequire github.com/personagen/personagen v0.0.0\n\nreplace github.com/personagen/personagen => " + filepath.ToSlash(root) + "\n"
+	gomod := "module " + fixtureModule + "\n\ngo 1.26\n\nrequire (\n\tgithub.com/personagen/personagen v0.0.0\n\texample.com/other v0.0.0\n)\n\nreplace github.com/personagen/personagen => " + filepath.ToSlash(root) + "\n\nreplace example.com/other => ./other\n"
 	writeFile(t, filepath.Join(dir, "go.mod"), []byte(gomod))
 	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	if err != nil {
@@ -50,6 +52,7 @@ func scratchModule(t testing.TB) string {
 	}
 	writeFile(t, filepath.Join(dir, "go.sum"), sum)
 	copyDir(t, filepath.Join(root, "gen", "testdata", "host"), filepath.Join(dir, "host"), nil)
+	copyDir(t, filepath.Join(root, "gen", "testdata", "other"), filepath.Join(dir, "other"), nil)
 	t.Setenv("GOFLAGS", "-mod=mod")
 	return dir
 }

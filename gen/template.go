@@ -39,57 +39,29 @@ var nilMessages = map[string]string{
 	"Responsibility": "the invocation has no Responsibility (a reply run)",
 }
 
-// template compiles t into a helper func of the Invocation made of plain
-// field access and returns a reference to it. suffix names the helper
-// (supportAgentMessage2Path).
-func (g *fileGen) template(t spec.Template, suffix string) jen.Code {
-	name := g.lower + suffix
-	var parts []jen.Code
-	var guards []string
+// template checks that every field t references maps onto the Invocation
+// and plans the helper func (named for the persona and suffix, e.g.
+// supportAgentMessage2Path) that renders it from plain field access.
+func (c *checker) template(t spec.Template, suffix string) *templatePlan {
+	tp := &templatePlan{name: c.fp.lower + suffix, raw: t.Raw.Value, pos: t.Raw.Pos}
 	for _, p := range t.Parts {
 		if p.Field == nil {
 			if p.Literal != "" {
-				parts = append(parts, jen.Lit(p.Literal))
+				tp.parts = append(tp.parts, templatePart{literal: p.Literal})
 			}
 			continue
 		}
-		expr, guard, ok := fieldExpr(p.Field)
+		_, guard, ok := fieldExpr(p.Field)
 		if !ok {
-			g.errf(p.Pos, "template field .%s is not supported", strings.Join(p.Field, "."))
+			c.errf(p.Pos, "template field .%s is not supported", strings.Join(p.Field, "."))
 			continue
 		}
-		if guard != "" && !contains(guards, guard) {
-			guards = append(guards, guard)
+		if guard != "" && !contains(tp.guards, guard) {
+			tp.guards = append(tp.guards, guard)
 		}
-		parts = append(parts, expr)
+		tp.parts = append(tp.parts, templatePart{field: p.Field})
 	}
-	var body []jen.Code
-	for _, gd := range guards {
-		msg := fmt.Sprintf("template at %s: %s", g.posString(t.Raw.Pos), nilMessages[gd])
-		body = append(body, jen.If(jen.Id("inv").Dot(gd).Op("==").Nil()).Block(
-			jen.Return(jen.Lit(""), jen.Qual("errors", "New").Call(jen.Lit(msg))),
-		))
-	}
-	var value jen.Code = jen.Lit("")
-	if len(parts) > 0 {
-		s := jen.Add(parts[0])
-		for _, p := range parts[1:] {
-			s = s.Op("+").Add(p)
-		}
-		value = s
-	}
-	body = append(body, jen.Return(value, jen.Nil()))
-	doc := fmt.Sprintf("%s renders the template %s (%s).", name, quoteDoc(t.Raw.Value), g.posString(t.Raw.Pos))
-	g.helpers = append(g.helpers, jen.Comment(doc).Line().
-		Func().Id(name).Params(jen.Id("inv").Op("*").Add(rt("Invocation"))).Params(jen.String(), jen.Error()).Block(body...))
-	return jen.Id(name)
-}
-
-// quoteDoc quotes a template for a doc comment, keeping it on one line and
-// unable to end the comment.
-func quoteDoc(s string) string {
-	q := fmt.Sprintf("%q", s)
-	return strings.ReplaceAll(q, "*/", `*\/`)
+	return tp
 }
 
 func contains(xs []string, x string) bool {

@@ -2,11 +2,11 @@ package gen
 
 import (
 	"errors"
-
-	"github.com/dave/jennifer/jen"
+	"fmt"
+	"io"
+	"os"
 
 	"github.com/personagen/personagen/runtime/transcript"
-	"github.com/personagen/personagen/spec"
 )
 
 // parseTranscript checks a static transcript file at generation time with
@@ -24,35 +24,60 @@ func parseTranscript(text string) (line int, msg string, bad bool) {
 	return 1, err.Error(), true
 }
 
-// computedTranscript renders a load_transcript entry with a computed path:
-// transcript.Load takes a static path only, so a generated helper computes
-// the path for each run, refuses one that is absolute or leaves the root
-// (runtime.ErrPathEscapes, as a computed load_file path), and delegates.
-// id names the helper (supportAgentMessage4Transcript).
-func (g *fileGen) computedTranscript(path spec.Template, id string) jen.Code {
-	pathFunc := g.template(path, id+"Path")
-	name := g.lower + id + "Transcript"
-	msgs := jen.Index().Add(rt("Message"))
-	fn := jen.Func().Params(
-		jen.Id("ctx").Qual("context", "Context"), jen.Id("inv").Op("*").Add(rt("Invocation")), jen.Id("dst").Add(msgs),
-	).Params(msgs, jen.Error()).Block(
-		jen.List(jen.Id("path"), jen.Err()).Op(":=").Add(pathFunc).Call(jen.Id("inv")),
-		jen.If(jen.Err().Op("!=").Nil()).Block(
-			jen.Return(jen.Id("dst"), jen.Qual("fmt", "Errorf").Call(jen.Lit("load_transcript: compute path: %w"), jen.Err())),
-		),
-		jen.If(jen.Op("!").Qual("path/filepath", "IsLocal").Call(jen.Id("path"))).Block(
-			jen.Return(jen.Id("dst"), jen.Qual("fmt", "Errorf").Call(
-				jen.Lit("load_transcript: %w: computed path %q must be relative and stay inside the root"),
-				rt("ErrPathEscapes"), jen.Id("path"))),
-		),
-		jen.Return(jen.Parens(jen.Op("&").Qual(TranscriptPath, "Load").Values(
-			field("Path", jen.Id("path")), field("Files", jen.Id("files")),
-		)).Dot("Resolve").Call(jen.Id("ctx"), jen.Id("inv"), jen.Id("dst"))),
-	)
-	doc := name + " returns the load_transcript resolver whose path " + g.lower + id + "Path computes for each run."
-	g.helpers = append(g.helpers, jen.Comment(doc).Line().
-		Func().Id(name).Params(jen.Id("files").Op("*").Add(rt("Files"))).Add(rt("Resolver")).Block(
-		jen.Return(rt("ResolverFunc").Call(fn)),
-	))
-	return jen.Id(name).Call(jen.Id("opts").Dot("Files"))
+// maxStaticFile bounds what the generator reads of a static prompt or
+// transcript file (64 MiB): the check must not exhaust memory on a device
+// file or a runaway file.
+const maxStaticFile = 64 << 20
+
+// statRegular checks that path names a regular file (following symbolic
+// links) without opening it: opening a named pipe would block until a
+// writer comes, and the runtime reads prompt files whole, which a pipe or
+// device cannot serve reliably.
+func statRegular(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	switch {
+	case st.IsDir():
+		return fmt.Errorf("is a directory, not a file")
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("is not a regular file (%s)", fileKind(st.Mode()))
+	}
+	return nil
+}
+
+// readRegular reads a regular file of at most maxStaticFile bytes.
+func readRegular(path string) ([]byte, error) {
+	if err := statRegular(path); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxStaticFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxStaticFile {
+		return nil, fmt.Errorf("is larger than %d bytes", maxStaticFile)
+	}
+	return data, nil
+}
+
+// fileKind names a non-regular file mode.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
 }

@@ -59,9 +59,9 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/research-assistant.persona.yaml:23:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:23:25*/, env. /*line examples/research-assistant.persona.yaml:23:26*/ WatchedTopics /*line generated/research_assistant.go:62:234*/, func(r host.Topic) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:23:25*/, env. /*line examples/research-assistant.persona.yaml:23:26*/ WatchedTopics /*line generated/research_assistant.go:62:234*/ /*line examples/research-assistant.persona.yaml:23:60*/, func(r /*line examples/research-assistant.persona.yaml:23:61*/ host. /*line examples/research-assistant.persona.yaml:23:61*/ Topic) (string, error) {
 				return /*line examples/research-assistant.persona.yaml:23:61*/ r. /*line examples/research-assistant.persona.yaml:23:61*/ LLMText() /*line generated/research_assistant.go:63:184*/, nil
-			}),
+			} /*line generated/research_assistant.go:64:52*/),
 		},
 		runtime.Step{
 			Kind:     "thread_history",
@@ -83,9 +83,9 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/research-assistant.persona.yaml:28:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:28:25*/, env. /*line examples/research-assistant.persona.yaml:28:26*/ WatchedTopics /*line generated/research_assistant.go:86:234*/, func(r host.Topic) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:28:25*/, env. /*line examples/research-assistant.persona.yaml:28:26*/ WatchedTopics /*line generated/research_assistant.go:86:234*/ /*line examples/research-assistant.persona.yaml:28:60*/, func(r /*line examples/research-assistant.persona.yaml:28:61*/ host. /*line examples/research-assistant.persona.yaml:28:61*/ Topic) (string, error) {
 				return /*line examples/research-assistant.persona.yaml:28:61*/ r. /*line examples/research-assistant.persona.yaml:28:61*/ LLMText() /*line generated/research_assistant.go:87:184*/, nil
-			}),
+			} /*line generated/research_assistant.go:88:52*/),
 		},
 		runtime.Step{
 			Kind:     "load_text",

@@ -57,9 +57,9 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/support-agent.persona.yaml:24:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/support-agent.persona.yaml:25:13*/, env. /*line examples/support-agent.persona.yaml:25:14*/ AccountForSender /*line generated/support_agent.go:60:222*/, func(r host.Account) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/support-agent.persona.yaml:25:13*/, env. /*line examples/support-agent.persona.yaml:25:14*/ AccountForSender /*line generated/support_agent.go:60:222*/ /*line examples/support-agent.persona.yaml:26:25*/, func(r /*line examples/support-agent.persona.yaml:26:26*/ host. /*line examples/support-agent.persona.yaml:26:26*/ Account) (string, error) {
 				return /*line examples/support-agent.persona.yaml:26:26*/ r. /*line examples/support-agent.persona.yaml:26:26*/ LLMText() /*line generated/support_agent.go:61:169*/, nil
-			}),
+			} /*line generated/support_agent.go:62:47*/),
 		},
 		runtime.Step{
 			Kind:     "thread_summary",
@@ -82,7 +82,7 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 					/*line examples/support-agent.persona.yaml:34:24*/ "de", /*line generated/support_agent.go:82:105*/
 					/*line examples/support-agent.persona.yaml:34:28*/ "fr", /*line generated/support_agent.go:83:105*/
 				}, /*line generated/support_agent.go:84:49*/
-				/*line examples/support-agent.persona.yaml:35:8*/ Tiers: /*line examples/support-agent.persona.yaml:36:10*/ map[string]host.TierPolicy{
+				/*line examples/support-agent.persona.yaml:35:8*/ Tiers: /*line examples/support-agent.persona.yaml:36:10*/ map[string] /*line examples/support-agent.persona.yaml:36:10*/ host. /*line examples/support-agent.persona.yaml:36:10*/ TierPolicy{
 					/*line examples/support-agent.persona.yaml:36:10*/ "business": /*line examples/support-agent.persona.yaml:36:20*/ host. /*line examples/support-agent.persona.yaml:36:20*/ TierPolicy{
 						/*line examples/support-agent.persona.yaml:36:21*/ RefundLimitEUR:/*line examples/support-agent.persona.yaml:36:39*/ 500, /*line generated/support_agent.go:87:171*/
 						/*line examples/support-agent.persona.yaml:36:44*/ PhoneSupport:/*line examples/support-agent.persona.yaml:36:59*/ true, /*line generated/support_agent.go:88:170*/

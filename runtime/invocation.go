@@ -2,11 +2,12 @@ package runtime
 
 import (
 	"log/slog"
-	"time"
+
+	"github.com/personagen/personagen/runtime/history"
 )
 
-// Invocation is the read-only input of one run of a persona's chain: protege's resolver context
-// (seed 000, "The context"), renamed so it never reads like context.Context.
+// Invocation is the read-only input of one run of a persona's chain: what every resolver of the
+// run may read (named so it never reads like context.Context).
 //
 // Exactly one of Inbound (a reply run) and Responsibility (a scheduled run) is set; BuildRequest
 // rejects any other combination. A resolver used in both chains treats the missing one as
@@ -20,8 +21,9 @@ type Invocation struct {
 	Logger *slog.Logger
 	// CorrelationID ties the run's logs and records together (e.g. a job id); may be empty.
 	CorrelationID string
-	// Inbound is the message being answered in a reply run; nil in a scheduled run.
-	Inbound *Inbound
+	// Inbound is the message being answered in a reply run; nil in a scheduled run. When it is
+	// stored (Seq > 0), the thread's history is what the store received before it.
+	Inbound *history.Message
 	// Responsibility is the scheduled task being run; nil in a reply run.
 	Responsibility *Responsibility
 
@@ -39,35 +41,6 @@ func (inv *Invocation) Log() *slog.Logger {
 	return inv.Logger
 }
 
-// Inbound is the email-style message that starts a reply run: its thread, its identity, its
-// headers, its bodies and its attachments. Addresses are RFC 5322 address strings as received
-// ("Ada <ada@example.com>"). Date is the message's sent time; history renders it in UTC.
-type Inbound struct {
-	ThreadID  string
-	MessageID string
-	From      string
-	To        []string
-	Cc        []string
-	Date      time.Time
-	Subject   string
-	// Text is the plain-text body; HTML the HTML body. Either or both may be empty.
-	Text string
-	HTML string
-	// Attachments lists the message's attachments; Data may be nil when only metadata is known.
-	Attachments []Attachment
-}
-
-// Attachment describes one file attached to a message: its ID (as the host's attachment tools
-// accept it), Filename, ContentType (a media type such as "application/pdf"), Size in bytes,
-// and Data, the raw bytes when the host loaded them (nil for metadata only).
-type Attachment struct {
-	ID          string
-	Filename    string
-	ContentType string
-	Size        int64
-	Data        []byte
-}
-
 // Responsibility is the scheduled task that starts a scheduled run: its Name (kebab-case, unique
 // within a persona), its Schedule (a standard 5-field cron expression), its Timezone (an IANA
 // name such as "Europe/Berlin"; empty means UTC) and whether it is Enabled.
@@ -77,11 +50,3 @@ type Responsibility struct {
 	Timezone string
 	Enabled  bool
 }
-
-// DateLayout is the layout FormatDate uses: RFC 1123 with a numeric zone, as email Date headers
-// are written ("Mon, 02 Jan 2006 15:04:05 +0000").
-const DateLayout = time.RFC1123Z
-
-// FormatDate renders t in UTC with DateLayout. History headers and the `.Inbound.Date` template
-// field use it, so the same instant always renders to the same text whatever the machine's zone.
-func FormatDate(t time.Time) string { return t.UTC().Format(DateLayout) }

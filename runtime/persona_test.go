@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/personagen/personagen/runtime/history"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -41,29 +42,29 @@ func testPersona() *Persona {
 
 func TestBuildRequest(t *testing.T) {
 	p := testPersona()
-	pdf := Attachment{ID: "att-1", Filename: "invoice.pdf", ContentType: "application/pdf", Size: 8, Data: []byte("%PDF-1.7")}
-	png := Attachment{ID: "att-2", Filename: "shot.png", ContentType: "image/png", Size: 4, Data: []byte{0x89, 'P', 'N', 'G'}}
-	meta := Attachment{ID: "att-3", Filename: "big.zip", ContentType: "application/zip", Size: 123456}
+	pdf := history.Attachment{ID: "att-1", Filename: "invoice.pdf", ContentType: "application/pdf", Size: 8, Data: []byte("%PDF-1.7")}
+	png := history.Attachment{ID: "att-2", Filename: "shot.png", ContentType: "image/png", Size: 4, Data: []byte{0x89, 'P', 'N', 'G'}}
+	meta := history.Attachment{ID: "att-3", Filename: "big.zip", ContentType: "application/zip", Size: 123456}
 	chainOut := []Message{SystemMessage("You answer email."), SystemMessage("Subject: Order")}
 	tests := []struct {
 		name string
-		in   *Inbound
+		in   *history.Message
 		want Message
 	}{
-		{"text body", &Inbound{Subject: "Order", Text: "Where is my order?", HTML: "<p>ignored</p>"},
+		{"text body", &history.Message{Subject: "Order", Text: "Where is my order?", HTML: "<p>ignored</p>"},
 			UserMessage("Where is my order?")},
-		{"HTML-only body", &Inbound{Subject: "Order", HTML: "<html><body><p>Where is <b>my</b> order?</p><p>Thanks &amp; bye</p><script>x()</script></body></html>"},
+		{"HTML-only body", &history.Message{Subject: "Order", HTML: "<html><body><p>Where is <b>my</b> order?</p><p>Thanks &amp; bye</p><script>x()</script></body></html>"},
 			UserMessage("Where is my order?\n\nThanks & bye")},
-		{"empty body says the subject", &Inbound{Subject: "Order"}, UserMessage("Subject: Order")},
-		{"attachments become parts", &Inbound{Subject: "Order", Text: "See attached.", Attachments: []Attachment{pdf, png, meta}},
-			PartsMessage(RoleUser,
+		{"empty body says the subject", &history.Message{Subject: "Order"}, UserMessage("Subject: Order")},
+		{"attachments become parts", &history.Message{Subject: "Order", Text: "See attached.", Attachments: []history.Attachment{pdf, png, meta}},
+			partsMessage(RoleUser,
 				TextPart("See attached."),
 				DocumentPart("invoice.pdf", "application/pdf", []byte("%PDF-1.7")),
 				ImagePart("image/png", []byte{0x89, 'P', 'N', 'G'}),
 				TextPart("[attachment: big.zip (application/zip, 123456 bytes, id att-3)]"),
 			)},
-		{"attachment only", &Inbound{Subject: "Order", Attachments: []Attachment{png}},
-			PartsMessage(RoleUser, ImagePart("image/png", []byte{0x89, 'P', 'N', 'G'}))},
+		{"attachment only", &history.Message{Subject: "Order", Attachments: []history.Attachment{png}},
+			partsMessage(RoleUser, ImagePart("image/png", []byte{0x89, 'P', 'N', 'G'}))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,7 +73,7 @@ func TestBuildRequest(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := append(append([]Message(nil), chainOut...), tt.want)
-			if !EqualMessages(req.Messages, want) {
+			if !equalMessages(req.Messages, want) {
 				t.Errorf("messages:\n got %+v\nwant %+v", req.Messages, want)
 			}
 			if len(req.Tools) != 2 || req.Tools[0].Name() != "web_fetch" || req.Tools[1].Name() != "lookup_order" {
@@ -91,7 +92,7 @@ func TestBuildRequestScheduledRunHasNoTrailingMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []Message{UserMessage("Run daily-digest")}; !EqualMessages(req.Messages, want) {
+	if want := []Message{UserMessage("Run daily-digest")}; !equalMessages(req.Messages, want) {
 		t.Errorf("got %+v, want %+v", req.Messages, want)
 	}
 	if len(req.Tools) != 2 {
@@ -107,9 +108,9 @@ func TestBuildRequestRejectsMalformedInvocations(t *testing.T) {
 		want string
 	}{
 		{"nil invocation", nil, "invalid invocation: no persona"},
-		{"no persona", &Invocation{Inbound: &Inbound{}}, "invalid invocation: no persona"},
+		{"no persona", &Invocation{Inbound: &history.Message{}}, "invalid invocation: no persona"},
 		{"neither", &Invocation{Persona: p}, "invalid invocation: set exactly one of Inbound (a reply run) and Responsibility (a scheduled run)"},
-		{"both", &Invocation{Persona: p, Inbound: &Inbound{}, Responsibility: &Responsibility{}}, "invalid invocation: set exactly one of Inbound (a reply run) and Responsibility (a scheduled run)"},
+		{"both", &Invocation{Persona: p, Inbound: &history.Message{}, Responsibility: &Responsibility{}}, "invalid invocation: set exactly one of Inbound (a reply run) and Responsibility (a scheduled run)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,7 +125,7 @@ func TestBuildRequestRejectsMalformedInvocations(t *testing.T) {
 func TestBuildRequestReturnsTheStepError(t *testing.T) {
 	p := testPersona()
 	p.MessageChain = NewChain(Step{Kind: "load_file", Pos: "x.persona.yaml:9:5", Resolver: &LoadFile{Path: "none.md", Files: FSFiles(fstest.MapFS{})}})
-	_, err := BuildRequest(context.Background(), &Invocation{Persona: p, Inbound: &Inbound{Text: "hi"}})
+	_, err := BuildRequest(context.Background(), &Invocation{Persona: p, Inbound: &history.Message{Text: "hi"}})
 	var nf *FileNotFoundError
 	var se *StepError
 	if !errors.As(err, &nf) || !errors.As(err, &se) || se.Index != 0 {
@@ -138,7 +139,7 @@ func TestBuildRequestReturnsTheStepError(t *testing.T) {
 func TestBuildRequestIntoReusesTheBuffer(t *testing.T) {
 	p := testPersona()
 	buf := make([]Message, 0, 16)
-	req, err := BuildRequestInto(context.Background(), &Invocation{Persona: p, Inbound: &Inbound{Subject: "Order", Text: "hi"}}, buf)
+	req, err := buildRequestInto(context.Background(), &Invocation{Persona: p, Inbound: &history.Message{Subject: "Order", Text: "hi"}}, buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestBuildRequestIntoReusesTheBuffer(t *testing.T) {
 }
 
 func TestRequestJSON(t *testing.T) {
-	req, err := BuildRequest(context.Background(), &Invocation{Persona: testPersona(), Inbound: &Inbound{Subject: "Order", Text: "hi"}})
+	req, err := BuildRequest(context.Background(), &Invocation{Persona: testPersona(), Inbound: &history.Message{Subject: "Order", Text: "hi"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,10 +183,10 @@ func TestPersonaResponsibility(t *testing.T) {
 // makes the 60th.
 func benchPersona(tb testing.TB) (*Persona, *Invocation) {
 	files := FSFiles(fstest.MapFS{"prompts/system.md": {Data: []byte(strings.Repeat("You are a careful support agent.\n", 40))}})
-	var history []Message
-	for len(history) < 56 {
-		n := len(history)
-		history = append(history,
+	var replayed []Message
+	for len(replayed) < 56 {
+		n := len(replayed)
+		replayed = append(replayed,
 			UserMessage(fmt.Sprintf("From: ada@example.com\nSubject: order %d\n\nWhere is order %d?", n, n)),
 			AssistantMessage("", mustCall(tb, fmt.Sprint("c", n), "lookup_order", map[string]any{"order": n})),
 			ToolMessage(fmt.Sprint("c", n), `{"status":"shipped"}`),
@@ -206,11 +207,11 @@ func benchPersona(tb testing.TB) (*Persona, *Invocation) {
 				return []acct{{"ada@example.com", "gold"}}, nil
 			}, Method(func(a acct) string { return a.Email }))},
 			Step{Kind: "use", Pos: "b.yaml:4:1", Resolver: ResolverFunc(func(_ context.Context, _ *Invocation, dst []Message) ([]Message, error) {
-				return append(dst, history...), nil
+				return append(dst, replayed...), nil
 			})},
 		),
 	}
-	inv := &Invocation{Persona: p, Inbound: &Inbound{ThreadID: "t1", MessageID: "m1", From: "ada@example.com", Subject: "again", Text: "Any news?"}}
+	inv := &Invocation{Persona: p, Inbound: &history.Message{ThreadID: "t1", MessageID: "m1", From: "ada@example.com", Subject: "again", Text: "Any news?"}}
 	return p, inv
 }
 
@@ -243,20 +244,20 @@ func BenchmarkBuildRequest60(b *testing.B) {
 func TestInboundMessageNeverEmpty(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		in   Inbound
+		in   history.Message
 		want Message
 	}{
-		{"text body", Inbound{Text: "Hello", Subject: "Hi"}, UserMessage("Hello")},
-		{"html only", Inbound{HTML: "<p>Hello <b>there</b></p>"}, UserMessage("Hello there")},
-		{"blank text falls back to html", Inbound{Text: " \n", HTML: "<p>From HTML</p>"}, UserMessage("From HTML")},
-		{"subject only", Inbound{Text: "  ", Subject: " Call me back "}, UserMessage("Subject: Call me back")},
-		{"nothing at all", Inbound{}, UserMessage(EmptyInboundText)},
-		{"attachment only keeps no text part", Inbound{Subject: "scan", Attachments: []Attachment{{ID: "a1", Filename: "x.pdf", ContentType: "application/pdf", Size: 3}}},
-			PartsMessage(RoleUser, TextPart("[attachment: x.pdf (application/pdf, 3 bytes, id a1)]"))},
+		{"text body", history.Message{Text: "Hello", Subject: "Hi"}, UserMessage("Hello")},
+		{"html only", history.Message{HTML: "<p>Hello <b>there</b></p>"}, UserMessage("Hello there")},
+		{"blank text falls back to html", history.Message{Text: " \n", HTML: "<p>From HTML</p>"}, UserMessage("From HTML")},
+		{"subject only", history.Message{Text: "  ", Subject: " Call me back "}, UserMessage("Subject: Call me back")},
+		{"nothing at all", history.Message{}, UserMessage(emptyInboundText)},
+		{"attachment only keeps no text part", history.Message{Subject: "scan", Attachments: []history.Attachment{{ID: "a1", Filename: "x.pdf", ContentType: "application/pdf", Size: 3}}},
+			partsMessage(RoleUser, TextPart("[attachment: x.pdf (application/pdf, 3 bytes, id a1)]"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := InboundMessage(&tc.in); !got.Equal(tc.want) {
-				t.Errorf("InboundMessage = %#v, want %#v", got, tc.want)
+			if got := inboundMessage(&tc.in); !got.Equal(tc.want) {
+				t.Errorf("inboundMessage = %#v, want %#v", got, tc.want)
 			}
 		})
 	}

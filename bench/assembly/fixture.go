@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/bench/assembly/internal/host"
-	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/history"
 )
 
@@ -24,7 +23,7 @@ const (
 	ToolRounds      = 20
 	CallsPerRound   = 5
 	// ResultLimit is the replay clip of tool results, in characters (the spec's
-	// replay_result_limit, runtime.DefaultReplayResultLimit).
+	// replay_result_limit, the replay default).
 	ResultLimit = 4000
 )
 
@@ -35,14 +34,14 @@ var systemPrompt []byte
 // and only read afterwards.
 type Fixture struct {
 	// Rows are the thread's earlier messages, oldest first, with their tool uses in recording
-	// order, as a HistorySource returns them.
+	// order, as a history.Source may return them.
 	Rows []history.Message
 	// Files holds the system prompt at PromptPath.
 	Files fstest.MapFS
 	// Env holds the sender's account.
 	Env *host.Env
 	// Current is the message being answered.
-	Current runtime.Inbound
+	Current history.Message
 }
 
 var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
@@ -59,7 +58,7 @@ func NewFixture() *Fixture {
 			"ada@example.com": {Email: "ada@example.com", Name: "Ada Lovelace", Company: "Analytical Engines Ltd",
 				Plan: "Business", Seats: 42, OpenTickets: 2},
 		}},
-		Current: runtime.Inbound{ThreadID: Thread, MessageID: "msg-current", From: "ada@example.com",
+		Current: history.Message{ThreadID: Thread, MessageID: "msg-current", From: "ada@example.com",
 			To: []string{"support@acme.test"}, Date: t0.Add(HistoryMessages * time.Hour), Subject: "Re: Export fails",
 			Text: "Thanks. The export still stops at 80 % for the Q1 board; could you look again? It is due tomorrow."},
 	}
@@ -69,7 +68,7 @@ func NewFixture() *Fixture {
 	for i := range HistoryMessages {
 		m := history.Message{
 			MessageID: "msg-" + strconv.Itoa(i),
-			SentAt:    t0.Add(time.Duration(i) * time.Hour),
+			Date:      t0.Add(time.Duration(i) * time.Hour),
 			Subject:   "Re: Export fails (" + strconv.Itoa(i/2) + ")",
 			Text:      "\n" + strings.Repeat(para, 2+i%5) + "\n",
 		}

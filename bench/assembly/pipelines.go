@@ -22,7 +22,7 @@ import (
 // fixture's rows.
 type Personagen struct {
 	persona *runtime.Persona
-	current *runtime.Inbound
+	current *history.Message
 }
 
 // NewPersonagen loads f's rows into an in-memory history.Source (once, outside any timed loop)
@@ -30,7 +30,8 @@ type Personagen struct {
 func NewPersonagen(f *Fixture) (*Personagen, error) {
 	src := memsource.New()
 	for _, m := range f.Rows {
-		if _, err := src.AppendMessage(context.Background(), Thread, m); err != nil {
+		m.ThreadID = Thread
+		if _, err := src.AppendMessage(context.Background(), m); err != nil {
 			return nil, fmt.Errorf("load fixture: %w", err)
 		}
 	}

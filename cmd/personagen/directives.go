@@ -3,10 +3,15 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"go/build"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	goruntime "runtime"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -22,12 +27,19 @@ type directive struct {
 
 // generateDirectives walks the Go files below root, as `go generate ./...`
 // would (skipping testdata, vendor, directories starting with "." or "_",
-// and nested modules), and returns each //go:generate line whose command is
-// personagen's generate: `personagen generate`, `go tool personagen generate`,
-// or `go run <…/cmd/personagen> generate`. Arguments are split on spaces,
-// with double-quoted arguments unquoted, as go generate splits them.
+// nested modules, and files whose build constraints exclude them, with the
+// "generate" tag set as go generate sets it), and returns each
+// //go:generate line whose command is personagen's generate:
+// `personagen generate`, `go tool personagen generate`, or
+// `go run <…/cmd/personagen[@version]> generate`, also through a
+// `//go:generate -command` alias. Arguments are split on spaces and tabs,
+// with double-quoted arguments unquoted and $NAME expanded ($GOFILE,
+// $GOLINE, $GOPACKAGE, $GOOS, $GOARCH, $GOROOT, $DOLLAR, else the
+// environment), as go generate does.
 func generateDirectives(root string) ([]directive, error) {
 	var out []directive
+	ctxt := build.Default
+	ctxt.BuildTags = append(slices.Clone(ctxt.BuildTags), "generate")
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -44,7 +56,11 @@ func generateDirectives(root string) ([]directive, error) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+		name := d.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || !d.Type().IsRegular() {
+			return nil
+		}
+		if ok, err := ctxt.MatchFile(filepath.Dir(p), name); err != nil || !ok {
 			return nil
 		}
 		found, err := fileDirectives(p)
@@ -61,16 +77,41 @@ func fileDirectives(file string) ([]directive, error) {
 		return nil, err
 	}
 	defer f.Close()
+	pkg := ""
+	if pf, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.PackageClauseOnly); err == nil && pf.Name != nil {
+		pkg = pf.Name.Name
+	}
 	var out []directive
+	aliases := make(map[string][]string) // -command NAME → its words
 	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for line := 1; sc.Scan(); line++ {
-		text, ok := strings.CutPrefix(sc.Text(), "//go:generate ")
-		if !ok {
+		rest, ok := strings.CutPrefix(sc.Text(), "//go:generate")
+		if !ok || rest == "" || rest[0] != ' ' && rest[0] != '\t' {
 			continue
 		}
-		words, err := splitGenerate(text)
+		words, err := splitGenerate(rest)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", file, line, err)
+		}
+		vars := map[string]string{"GOFILE": filepath.Base(file), "GOLINE": strconv.Itoa(line), "GOPACKAGE": pkg,
+			"GOOS": goruntime.GOOS, "GOARCH": goruntime.GOARCH, "GOROOT": goruntime.GOROOT(), "DOLLAR": "$"}
+		for i, w := range words {
+			words[i] = os.Expand(w, func(name string) string {
+				if v, ok := vars[name]; ok {
+					return v
+				}
+				return os.Getenv(name)
+			})
+		}
+		if len(words) >= 2 && words[0] == "-command" {
+			aliases[words[1]] = words[2:]
+			continue
+		}
+		if len(words) > 0 {
+			if alias, ok := aliases[words[0]]; ok {
+				words = append(slices.Clone(alias), words[1:]...)
+			}
 		}
 		args, ok := personagenGenerateArgs(words)
 		if !ok {
@@ -110,6 +151,7 @@ func splitGenerate(line string) ([]string, error) {
 // run personagen's generate command.
 func personagenGenerateArgs(words []string) ([]string, bool) {
 	for i, w := range words {
+		w, _, _ = strings.Cut(w, "@") // go run …/cmd/personagen@v1.2.3
 		isCLI := w == "personagen" || path.Base(w) == "personagen" && strings.HasSuffix(w, "cmd/personagen")
 		if isCLI && i+1 < len(words) && words[i+1] == "generate" {
 			return words[i+2:], true
@@ -136,10 +178,13 @@ func rebaseArgs(dir string, args []string) []string {
 		return filepath.Join(dir, p)
 	}
 	pathFlag := func(name string) bool { return name == "out" || name == "root" }
+	flags := true // until the first path or "--", as the flag package reads them
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
-		case strings.HasPrefix(a, "-"):
+		case flags && a == "--":
+			flags = false
+		case flags && strings.HasPrefix(a, "-") && a != "-":
 			name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 			switch {
 			case pathFlag(name) && hasValue:
@@ -148,8 +193,13 @@ func rebaseArgs(dir string, args []string) []string {
 				out = append(out, a)
 				i++
 				a = rebase(args[i])
+			case name == "pkg" && !hasValue && i+1 < len(args):
+				out = append(out, a) // -pkg NAME: the name is not a path
+				i++
+				a = args[i]
 			}
 		default:
+			flags = false
 			a = rebase(a)
 		}
 		out = append(out, a)
@@ -162,7 +212,7 @@ func rebaseArgs(dir string, args []string) []string {
 func hasFlag(args []string, name string) bool {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if !strings.HasPrefix(a, "-") {
+		if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
 			return false
 		}
 		n, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")

@@ -167,11 +167,11 @@ func TestGenerateErrorsArePositioned(t *testing.T) {
 		stderr string // a regexp the whole stderr must match
 	}{
 		{"no paths", []string{"generate"}, exitUsage, `no spec paths given`},
-		{"keyword package name", []string{"generate", "-pkg", "func", "examples"}, exitUsage, `^personagen generate: package name "func" is a Go keyword; set -pkg to an identifier\n`},
-		{"blank package name", []string{"generate", "-pkg", "_", "examples"}, exitUsage, `^personagen generate: package name "_" is the blank identifier; set -pkg to an identifier\n`},
-		{"bad package name", []string{"verify", "-pkg", "my-agents", "examples"}, exitUsage, `^personagen verify: package name "my-agents" is not a Go identifier; set -pkg\n`},
+		{"keyword package name", []string{"generate", "-pkg", "func", "examples"}, exitUsage, `^personagen generate: -pkg: package name "func" is a Go keyword; use an identifier\n`},
+		{"blank package name", []string{"generate", "-pkg", "_", "examples"}, exitUsage, `^personagen generate: -pkg: package name "_" is the blank identifier; use an identifier\n`},
+		{"bad package name", []string{"verify", "-pkg", "my-agents", "examples"}, exitUsage, `^personagen verify: -pkg: package name "my-agents" is not a Go identifier\n`},
 		{"-out holds another package", []string{"generate", "-out", "examples/host", "-pkg", "demo", "examples"}, exitUsage,
-			`^personagen generate: -out examples/host already holds package host \(doc.go\); generated files must use the same package: set -pkg host or choose another -out directory\n`},
+			`^personagen generate: -pkg: output directory examples/host already holds package host \(doc.go\); generated files must be in the same package: use package name host, or another output directory\n`},
 		{"bad flag", []string{"verify", "-nope", "examples"}, exitUsage, `flag provided but not defined: -nope`},
 		{"flag after a path", []string{"generate", "examples", "-out", "x"}, exitUsage, `flag "-out" after a path; put flags before PATH...`},
 		{"flag after a path in verify", []string{"verify", "examples", "-pkg", "x"}, exitUsage, `flag "-pkg" after a path`},
@@ -182,7 +182,7 @@ func TestGenerateErrorsArePositioned(t *testing.T) {
 		{"output package is the env's package", []string{"generate", "-out", "examples/host", "-pkg", "host", "-root", "examples", "examples/support-agent.persona.yaml"}, exitFail,
 			`(?m)^examples/support-agent.persona.yaml:11:6: env: package github.com/personagen/personagen/examples/host is the output package, and generated code cannot import its own package \(import cycle\); generate into a separate package, e.g. github.com/personagen/personagen/examples/host/personas$`},
 		{"-out outside any module", []string{"generate", "-out", nomod, "examples"}, exitUsage,
-			`^personagen generate: -out ` + regexp.QuoteMeta(nomod) + ` is not inside a Go module \(no go.mod in it or any parent directory\); generate into a package directory of the module that imports the runtime and your host packages, or create one with go mod init\n$`},
+			`^personagen generate: -out: output directory ` + regexp.QuoteMeta(nomod) + ` is not inside a Go module \(no go.mod in it or any parent directory\); generate into a package directory of the module that imports the runtime and your host packages, or create one with go mod init\n$`},
 		{"verify fails the same way", []string{"verify", "-out", out, "-pkg", "x", "-root", "examples", bad}, exitFail,
 			`(?m)^` + regexp.QuoteMeta(bad) + `:5:27: `},
 	} {

@@ -104,16 +104,19 @@ func newFlagSet(name, argsUsage string, stderr io.Writer) *flag.FlagSet {
 // checkPaths rejects positional arguments that cannot be paths: an empty
 // one, and one that starts with "-" — Go's flag package stops at the first
 // non-flag, so "validate x -format json" would otherwise read "-format" and
-// "json" as files. A file whose name starts with "-" can be named "./-x".
-// It returns (exitUsage, false) after printing the problem and the usage.
-func checkPaths(fs *flag.FlagSet, stderr io.Writer) (int, bool) {
+// "json" as files. After "--" every argument is a path, as with Go's own
+// tools (validate -- -x.persona.yaml); a file whose name starts with "-"
+// can also be named "./-x". args are the arguments fs parsed. It returns
+// (exitUsage, false) after printing the problem and the usage.
+func checkPaths(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
+	terminated := afterDashDash(fs, args)
 	for _, a := range fs.Args() {
 		msg := ""
 		switch {
 		case a == "":
 			msg = "an empty path was given"
-		case len(a) > 1 && a[0] == '-':
-			msg = fmt.Sprintf("flag %q after a path; put flags before PATH... (name a file starting with - as ./%s)", a, a)
+		case !terminated && len(a) > 1 && a[0] == '-':
+			msg = fmt.Sprintf("flag %q after a path; put flags before PATH... (name a file starting with - as ./%s, or after --)", a, a)
 		}
 		if msg != "" {
 			fmt.Fprintf(stderr, "personagen %s: %s\n", fs.Name(), msg)
@@ -122,6 +125,13 @@ func checkPaths(fs *flag.FlagSet, stderr io.Writer) (int, bool) {
 		}
 	}
 	return 0, true
+}
+
+// afterDashDash reports whether fs stopped parsing args at a "--", so that
+// all of fs.Args() came after it.
+func afterDashDash(fs *flag.FlagSet, args []string) bool {
+	i := len(args) - fs.NArg() - 1
+	return i >= 0 && args[i] == "--"
 }
 
 // parseFlags parses args; it returns (code, false) when the command must

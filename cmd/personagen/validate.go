@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/personagen/personagen/spec"
@@ -17,22 +18,21 @@ func init() {
 // runValidate loads every spec under the arguments and prints all
 // diagnostics, sorted by file, line, column: as "file:line:col: message"
 // lines on stderr (text), as a JSON array on stdout (json), or as GitHub
-// Actions ::error annotations on stdout (github). Exit 0 when all specs are
-// valid, 1 when any is not, 2 on a usage error.
+// Actions ::error annotations on stdout (github). With -check it also runs
+// generate's checks against the Go code, writing nothing (see
+// checkDiagnostics). Exit 0 when all specs are valid, 1 when any is not,
+// 2 on a usage error.
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("validate", "PATH...", stderr)
 	format := fs.String("format", "text", "output `format`: text, json or github")
+	check := fs.Bool("check", false, "also run generate's checks against the Go code (host references, with values, prompt files), writing nothing; with no PATH, for every //go:generate line that runs personagen generate")
+	var ga genArgs
+	addOutputFlags(fs, &ga)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "personagen validate: no paths given")
-		fs.Usage()
-		return exitUsage
-	}
-	if code, ok := checkPaths(fs, stderr); !ok {
-		return code
-	}
+	// The format is checked first: "-format FILE" (the value forgotten)
+	// takes FILE as the format and leaves no paths.
 	var write func(io.Writer, []spec.Diagnostic) error
 	out := stdout
 	switch *format {
@@ -43,18 +43,40 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	case "github":
 		write = writeGitHub
 	default:
-		fmt.Fprintf(stderr, "personagen validate: unknown format %q (want text, json or github)\n", *format)
+		msg := fmt.Sprintf("unknown format %q (want text, json or github)", *format)
+		if looksLikePath(*format) {
+			msg += fmt.Sprintf("; %q looks like a path: -format takes its value first, as in -format json %s", *format, *format)
+		}
+		fmt.Fprintf(stderr, "personagen validate: %s\n", msg)
 		return exitUsage
 	}
-	_, diags := spec.LoadPaths(fs.Args())
+	if code, ok := checkOutputFlags(fs, *check, stderr); !ok {
+		return code
+	}
+	if fs.NArg() == 0 && !*check {
+		fmt.Fprintln(stderr, "personagen validate: no paths given")
+		fs.Usage()
+		return exitUsage
+	}
+	if code, ok := checkPaths(fs, args, stderr); !ok {
+		return code
+	}
+	var diags []spec.Diagnostic
+	code := exitOK
+	if *check {
+		ga.paths = fs.Args()
+		diags, code = checkDiagnostics(ctx, &ga, stderr)
+	} else {
+		_, diags = spec.LoadPaths(fs.Args())
+	}
 	if err := write(out, diags); err != nil {
 		fmt.Fprintf(stderr, "personagen validate: %v\n", err)
 		return exitFail
 	}
 	if len(diags) > 0 {
-		return exitFail
+		code = max(code, exitFail)
 	}
-	return exitOK
+	return code
 }
 
 func writeText(w io.Writer, ds []spec.Diagnostic) error {
@@ -108,4 +130,13 @@ func ghData(s string) string {
 
 func ghProperty(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}
+
+// looksLikePath reports whether a flag value is more likely a path than
+// the value meant: it exists, or has a slash or a spec's extension.
+func looksLikePath(s string) bool {
+	if _, err := os.Stat(s); err == nil {
+		return true
+	}
+	return strings.ContainsAny(s, `/\`) || strings.HasSuffix(s, ".yaml") || strings.HasSuffix(s, ".yml")
 }

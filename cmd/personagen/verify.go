@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
+
+	"github.com/personagen/personagen/gen"
 )
 
 func init() {
@@ -91,16 +93,23 @@ func verifyArgs(ctx context.Context, a *genArgs, stdout, stderr io.Writer) int {
 		label := filepath.ToSlash(path)
 		fmt.Fprint(stdout, udiff.Unified(label, label, string(old), string(f.Content)))
 	}
-	names, kept, sources := generatedElsewhere(a.out, files)
-	for _, n := range names {
-		src := sources[n]
+	var orphans, kept []gen.Leftover
+	for _, l := range gen.Leftovers(a.out, files) {
+		if l.SpecExists {
+			kept = append(kept, l)
+		} else {
+			orphans = append(orphans, l)
+		}
+	}
+	for _, l := range orphans {
+		src := l.Source
 		if src == "" {
 			src = "its spec"
 		}
-		fmt.Fprintf(stderr, "%s: orphaned: generated from %s, which no longer exists; delete it or run personagen generate\n", filepath.ToSlash(filepath.Join(a.out, n)), src)
+		fmt.Fprintf(stderr, "%s: orphaned: generated from %s, which no longer exists; delete it or run personagen generate\n", filepath.ToSlash(filepath.Join(a.out, l.Name)), src)
 	}
-	reportKept(stderr, "verify", a.out, kept, sources)
-	if summary := verifySummary(stale, missing, len(names)); summary != "" {
+	reportKept(stderr, "verify", a.out, kept)
+	if summary := verifySummary(stale, missing, len(orphans)); summary != "" {
 		fmt.Fprintf(stderr, "personagen verify: %s; run personagen generate\n", summary)
 		return exitFail
 	}

@@ -12,7 +12,7 @@
 // # The rules a Source follows
 //
 //   - Order: messages are ordered by Seq, the order in which the source received the thread's
-//     messages (an insertion key, unique and increasing). SentAt, the sender's Date header,
+//     messages (an insertion key, unique and increasing). Date, the sender's Date header,
 //     never orders anything: a sender's clock can run hours off, and a reply must still follow
 //     the question it answers.
 //   - Window: the most recent messages the Query selects, at most Query.Limit of them (one
@@ -21,7 +21,9 @@
 //   - Tool uses: a message's tool uses may come in any order; their Seqs must increase in the
 //     order they were recorded. The replay orders them (rounds by recording order, calls by
 //     Position), so a source never sorts them.
-//   - Determinism: the same stored rows give the same values on every call.
+//   - Determinism: the same stored rows give the same values on every call (a message's tool
+//     uses possibly in another order), and a returned Window belongs to its caller.
+//   - Attachments: metadata only; Attachment.Data is nil in everything a Source returns.
 //
 // A [Summarizer] is the other direction: a store's compaction hands it the data of the
 // messages it summarises ([SummaryInput]); package runtime's SummarizerFunc renders them as the

@@ -11,23 +11,30 @@ const (
 	Outbound Direction = "outbound"
 )
 
-// Message is one message of a thread as a [Source] holds it.
+// Message is one message of a thread: what a [Source] holds and returns, what a store appends,
+// and the message a reply run answers (runtime.Invocation.Inbound).
 //
 // Seq is its insertion key: the order in which the source received the thread's messages,
-// unique and increasing, and the order of every replay. SentAt is the message's Date header
-// (in UTC, to the microsecond); replayed turns show it, but it orders nothing, since the
-// sender's clock set it. To and Cc are address strings as received ("Ada <ada@example.com>").
-// Text is the plain-text body and HTML the HTML body; either may be empty. ToolUses holds the
-// tool calls recorded for the run (or runs) that answered this message, in any order (see
-// [ToolUse]); it is empty unless the Query asked for them.
+// unique and increasing, and the order of every replay (0 for a message not stored yet).
+// ThreadID is the thread it belongs to. MessageID is its unique id (an email's Message-ID);
+// InReplyTo and References are the ids of the messages it answers, as an email's In-Reply-To
+// and References headers list them. Date is its Date header (in UTC, to the microsecond, as a
+// source returns it); replayed turns show it, but it orders nothing, since the sender's clock
+// set it. From, To and Cc are address strings as received ("Ada <ada@example.com>"). Text is
+// the plain-text body and HTML the HTML body; either may be empty. ToolUses holds the tool
+// calls recorded for the run (or runs) that answered this message, in any order (see
+// [ToolUse]); a source fills it only when the Query asks.
 type Message struct {
 	Seq         int64
+	ThreadID    string
 	MessageID   string
+	InReplyTo   string
+	References  []string
 	Direction   Direction
 	From        string
 	To          []string
 	Cc          []string
-	SentAt      time.Time
+	Date        time.Time
 	Subject     string
 	Text        string
 	HTML        string
@@ -35,14 +42,17 @@ type Message struct {
 	ToolUses    []ToolUse
 }
 
-// Attachment is the metadata of one file attached to a stored message: its ID (as the host's
-// attachment tools accept it), Filename, ContentType (a media type such as "application/pdf")
-// and Size in bytes. A source keeps no attachment bytes.
+// Attachment is one file attached to a message: its ID (as the host's attachment tools accept
+// it), Filename, ContentType (a media type such as "application/pdf"), Size in bytes, and
+// Data, its bytes when the host has them. A [Source] keeps metadata only and returns Data nil;
+// the message a run answers may carry Data, so its images and documents reach the model as
+// parts.
 type Attachment struct {
 	ID          string
 	Filename    string
 	ContentType string
 	Size        int64
+	Data        []byte
 }
 
 // ToolUse is one recorded tool call and its result.

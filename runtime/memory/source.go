@@ -33,40 +33,39 @@ var ErrInvalid = errors.New("memory: invalid value")
 type Source struct {
 	mu          sync.Mutex
 	seq         int64
-	messages    []message      // in Seq order
-	byID        map[string]int // message id -> index in messages
-	bySeq       map[int64]int  // message seq -> index in messages
+	messages    []history.Message // in Seq order
+	byID        map[string]int    // message id -> index in messages
+	bySeq       map[int64]int     // message seq -> index in messages
 	compactions map[string][]history.Compaction
-}
-
-type message struct {
-	thread string
-	m      history.Message
 }
 
 // New returns an empty Source.
 func New() *Source { return &Source{} }
 
-// AppendMessage stores m as the newest message of threadID and returns its Seq; m.ToolUses, if
-// any, are recorded after it, as RecordToolUses would. It copies m and everything m points to;
-// the Seqs in m are ignored and assigned anew, and SentAt is kept in UTC truncated to the
-// microsecond (what a DATETIME(6) column holds). It returns an error wrapping ErrInvalid for an
-// empty threadID or MessageID, and ErrDuplicateMessage when the MessageID is already stored
-// (in any thread).
-func (s *Source) AppendMessage(_ context.Context, threadID string, m history.Message) (int64, error) {
-	if threadID == "" || m.MessageID == "" {
-		return 0, fmt.Errorf("%w: thread id %q, message id %q", ErrInvalid, threadID, m.MessageID)
+// AppendMessage stores m as the newest message of m.ThreadID and returns its Seq; m.ToolUses,
+// if any, are recorded after it, as RecordToolUses would. It copies m and everything m points
+// to, except attachment Data, which it drops (a source keeps metadata only); the Seqs in m are
+// ignored and assigned anew, and Date is kept in UTC truncated to the microsecond (what a
+// DATETIME(6) column holds). It returns an error wrapping ErrInvalid for an empty ThreadID or
+// MessageID, and ErrDuplicateMessage when the MessageID is already stored (in any thread).
+func (s *Source) AppendMessage(_ context.Context, m history.Message) (int64, error) {
+	if m.ThreadID == "" || m.MessageID == "" {
+		return 0, fmt.Errorf("%w: thread id %q, message id %q", ErrInvalid, m.ThreadID, m.MessageID)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, dup := s.byID[m.MessageID]; dup {
 		return 0, fmt.Errorf("%w: %q", ErrDuplicateMessage, m.MessageID)
 	}
+	m.References = slices.Clone(m.References)
 	m.To = slices.Clone(m.To)
 	m.Cc = slices.Clone(m.Cc)
 	m.Attachments = slices.Clone(m.Attachments)
+	for i := range m.Attachments {
+		m.Attachments[i].Data = nil
+	}
 	m.ToolUses = slices.Clone(m.ToolUses)
-	m.SentAt = m.SentAt.UTC().Truncate(time.Microsecond)
+	m.Date = m.Date.UTC().Truncate(time.Microsecond)
 	s.seq++
 	m.Seq = s.seq
 	for i := range m.ToolUses {
@@ -79,7 +78,7 @@ func (s *Source) AppendMessage(_ context.Context, threadID string, m history.Mes
 	}
 	s.byID[m.MessageID] = len(s.messages)
 	s.bySeq[m.Seq] = len(s.messages)
-	s.messages = append(s.messages, message{thread: threadID, m: m})
+	s.messages = append(s.messages, m)
 	return m.Seq, nil
 }
 
@@ -97,7 +96,7 @@ func (s *Source) RecordToolUses(_ context.Context, messageSeq int64, uses ...his
 	for _, u := range uses {
 		s.seq++
 		u.Seq = s.seq
-		s.messages[i].m.ToolUses = append(s.messages[i].m.ToolUses, u)
+		s.messages[i].ToolUses = append(s.messages[i].ToolUses, u)
 	}
 	return nil
 }
@@ -155,15 +154,15 @@ func (s *Source) History(_ context.Context, q history.Query) (*history.Window, e
 	defer s.mu.Unlock()
 	var sel []*history.Message
 	for i := range s.messages {
-		e := &s.messages[i]
+		m := &s.messages[i]
 		switch {
-		case e.thread != q.ThreadID,
-			q.ExcludeMessageID != "" && e.m.MessageID == q.ExcludeMessageID,
-			e.m.Seq <= q.AfterSeq,
-			q.UpToSeq > 0 && e.m.Seq > q.UpToSeq:
+		case m.ThreadID != q.ThreadID,
+			q.ExcludeMessageID != "" && m.MessageID == q.ExcludeMessageID,
+			m.Seq <= q.AfterSeq,
+			q.UpToSeq > 0 && m.Seq > q.UpToSeq:
 			continue
 		}
-		sel = append(sel, &e.m)
+		sel = append(sel, m)
 	}
 	w := &history.Window{}
 	if n, bounded := q.MaxMessages(); bounded && len(sel) > n {
@@ -173,7 +172,7 @@ func (s *Source) History(_ context.Context, q history.Query) (*history.Window, e
 	// One backing array per kind of slice for the whole answer, instead of one per message.
 	var nAddr, nAtt, nUse int
 	for _, m := range sel {
-		nAddr += len(m.To) + len(m.Cc)
+		nAddr += len(m.References) + len(m.To) + len(m.Cc)
 		nAtt += len(m.Attachments)
 		if q.ToolUses {
 			nUse += len(m.ToolUses)
@@ -185,6 +184,7 @@ func (s *Source) History(_ context.Context, q history.Query) (*history.Window, e
 	w.Messages = make([]history.Message, len(sel))
 	for i, src := range sel {
 		m := *src
+		m.References, addrs = carve(addrs, m.References)
 		m.To, addrs = carve(addrs, m.To)
 		m.Cc, addrs = carve(addrs, m.Cc)
 		m.Attachments, atts = carve(atts, m.Attachments)

@@ -3,46 +3,44 @@ package memory
 import (
 	"context"
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/personagen/personagen/runtime/history"
+	"github.com/personagen/personagen/runtime/historytest"
 )
+
+// Source passes the history-source conformance suite; its write methods are the suite's
+// Writer as they are.
+func TestConformance(t *testing.T) {
+	s := New()
+	historytest.Run(t, s, s)
+}
 
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
-func msg(id string, minute int) history.Message {
-	return history.Message{MessageID: id, Direction: history.Inbound, Text: id,
-		SentAt: t0.Add(time.Duration(minute) * time.Minute)}
-}
-
-func ids(w *history.Window) []string {
-	var out []string
-	for _, m := range w.Messages {
-		out = append(out, m.MessageID)
-	}
-	return out
+func msg(thread, id string, minute int) history.Message {
+	return history.Message{ThreadID: thread, MessageID: id, Direction: history.Inbound, Text: id,
+		Date: t0.Add(time.Duration(minute) * time.Minute)}
 }
 
 func TestAppendMessageRejectsBadInput(t *testing.T) {
 	ctx := context.Background()
 	s := New()
-	if _, err := s.AppendMessage(ctx, "t", msg("a", 0)); err != nil {
+	if _, err := s.AppendMessage(ctx, msg("t", "a", 0)); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
-		name   string
-		thread string
-		m      history.Message
-		want   error
+		name string
+		m    history.Message
+		want error
 	}{
-		{"empty thread", "", msg("b", 0), ErrInvalid},
-		{"empty message id", "t", msg("", 0), ErrInvalid},
-		{"duplicate id in another thread", "u", msg("a", 0), ErrDuplicateMessage},
+		{"empty thread", msg("", "b", 0), ErrInvalid},
+		{"empty message id", msg("t", "", 0), ErrInvalid},
+		{"duplicate id in another thread", msg("u", "a", 0), ErrDuplicateMessage},
 	}
 	for _, c := range cases {
-		if _, err := s.AppendMessage(ctx, c.thread, c.m); !errors.Is(err, c.want) {
+		if _, err := s.AppendMessage(ctx, c.m); !errors.Is(err, c.want) {
 			t.Errorf("%s: error %v, want %v", c.name, err, c.want)
 		}
 	}
@@ -59,12 +57,13 @@ func TestAppendMessageRejectsBadInput(t *testing.T) {
 func TestHistoryCopiesAndNormalises(t *testing.T) {
 	ctx := context.Background()
 	s := New()
-	m := msg("a", 0)
-	m.SentAt = time.Date(2026, 5, 1, 14, 0, 0, 123456789, time.FixedZone("CEST", 7200))
+	m := msg("t", "a", 0)
+	m.Date = time.Date(2026, 5, 1, 14, 0, 0, 123456789, time.FixedZone("CEST", 7200))
 	m.To = []string{"x@example.com"}
 	m.Attachments = []history.Attachment{{ID: "1", Filename: "f"}}
 	m.ToolUses = []history.ToolUse{{RunID: "r", ToolCallID: "c", HasResult: true}}
-	seq, err := s.AppendMessage(ctx, "t", m)
+	m.Attachments[0].Data = []byte("bytes")
+	seq, err := s.AppendMessage(ctx, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,33 +77,15 @@ func TestHistoryCopiesAndNormalises(t *testing.T) {
 	if got.Seq != seq || got.ToolUses[0].Seq != seq+1 {
 		t.Errorf("seqs: message %d, tool use %d; want %d, %d", got.Seq, got.ToolUses[0].Seq, seq, seq+1)
 	}
-	if want := time.Date(2026, 5, 1, 12, 0, 0, 123456000, time.UTC); !got.SentAt.Equal(want) || got.SentAt.Location() != time.UTC {
-		t.Errorf("SentAt = %v, want %v in UTC", got.SentAt, want)
+	if want := time.Date(2026, 5, 1, 12, 0, 0, 123456000, time.UTC); !got.Date.Equal(want) || got.Date.Location() != time.UTC {
+		t.Errorf("SentAt = %v, want %v in UTC", got.Date, want)
 	}
-	if got.To[0] != "x@example.com" || got.Attachments[0].ID != "1" {
-		t.Errorf("stored message shares caller memory: %+v", got)
+	if got.To[0] != "x@example.com" || got.Attachments[0].ID != "1" || got.Attachments[0].Data != nil {
+		t.Errorf("stored message shares caller memory or keeps attachment Data: %+v", got)
 	}
 	got.To[0] = "changed by the reader"
 	w2, _ := s.History(ctx, history.Query{ThreadID: "t"})
 	if w2.Messages[0].To[0] != "x@example.com" || w2.Messages[0].ToolUses != nil {
 		t.Errorf("second read: %+v (want the original address and no tool uses without ToolUses)", w2.Messages[0])
-	}
-}
-
-// The order of record is the order, whatever the Date headers say.
-func TestHistoryOrdersBySeq(t *testing.T) {
-	ctx := context.Background()
-	s := New()
-	for _, m := range []history.Message{msg("a", 0), msg("c", 5), msg("b", 1)} {
-		if _, err := s.AppendMessage(ctx, "t", m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w, err := s.History(ctx, history.Query{ThreadID: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := ids(w); !slices.Equal(got, []string{"a", "c", "b"}) {
-		t.Errorf("order %v, want [a c b]", got)
 	}
 }

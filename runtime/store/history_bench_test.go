@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/runtime"
+
+	"github.com/personagen/personagen/runtime/history"
 )
 
 const (
@@ -69,7 +71,7 @@ func seedBenchThread(b *testing.B, s *Store) {
 	}
 	for start := 0; start < len(uses); start += 200 {
 		end := min(start+200, len(uses))
-		if _, err := s.DB().ExecContext(ctx, d.rebind(`INSERT INTO tool_uses (source_type, source_id, thread_id, persona,
+		if _, err := s.DB().ExecContext(ctx, d.rebind(`INSERT INTO tool_uses (owner_type, owner_id, thread_id, persona,
 			run_id, turn_index, position, tool_call_id, tool_name, arguments, result, succeeded) VALUES `+
 			strings.Join(uses[start:end], ", ")), useArgs[start*12:end*12]...); err != nil {
 			b.Fatal(err)
@@ -110,9 +112,9 @@ func BenchmarkReplay(b *testing.B) {
 					b.Fatal(err)
 				}
 				var uses []historyToolUseRow
-				if err := cs.DB().SelectContext(ctx, &uses, cs.dialect.rebind(`SELECT seq, source_id, run_id, turn_index,
+				if err := cs.DB().SelectContext(ctx, &uses, cs.dialect.rebind(`SELECT seq, owner_id, run_id, turn_index,
 					position, tool_call_id, tool_name, arguments, result, succeeded FROM tool_uses
-					WHERE thread_id = ? ORDER BY source_id, seq`), benchThread); err != nil {
+					WHERE thread_id = ? ORDER BY owner_id, seq`), benchThread); err != nil {
 					b.Fatal(err)
 				}
 				if len(msgs) != benchMessages || len(uses) != benchUses {
@@ -144,7 +146,7 @@ func BenchmarkReplay(b *testing.B) {
 					baseTime += time.Since(t)
 					q0 := queries.Load()
 					b.StartTimer()
-					inv := &runtime.Invocation{Inbound: &runtime.Inbound{ThreadID: benchThread, MessageID: "current"}}
+					inv := &runtime.Invocation{Inbound: &history.Message{ThreadID: benchThread, MessageID: "current"}}
 					out, err := chain.Resolve(ctx, inv, buf[:0])
 					if err != nil {
 						b.Fatal(err)

@@ -147,3 +147,113 @@ type Named string
 func (n *Named) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
 	return dst, nil
 }
+
+// EnvAlias is an alias of Env: a spec may name either.
+type EnvAlias = Env
+
+// Text is an alias of a basic type (it has no methods).
+type Text = string
+
+// Pair is a generic use resolver.
+type Pair[T any] struct {
+	First  T
+	Second T `yaml:"second"`
+}
+
+// Resolve adds nothing.
+func (p *Pair[T]) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+	return dst, nil
+}
+
+// PairOf is a generic alias: it needs type arguments, which a spec cannot give.
+type PairOf[T any] = Pair[T]
+
+// IntPair instantiates Pair: a spec may name it.
+type IntPair = Pair[int]
+
+// ContextAlias is an alias of a use resolver.
+type ContextAlias = CustomerContext
+
+// Loaders is an interface with a loader method; it cannot be an env.
+type Loaders interface {
+	AccountForSender(ctx context.Context, inv *runtime.Invocation) ([]Account, error)
+}
+
+// EnvPtr is a named pointer type; it cannot be an env.
+type EnvPtr *Env
+
+// Records is a generic loader: generated code cannot infer T.
+func Records[T any](ctx context.Context, inv *runtime.Invocation) ([]T, error) { return nil, nil }
+
+// Texts is a generic serializer func.
+func Texts[T any](v T) string { return fmt.Sprint(v) }
+
+// BaseEnv holds loaders that EmbeddingEnv promotes.
+type BaseEnv struct{}
+
+// BaseNotes is a loader promoted from an embedded struct.
+func (BaseEnv) BaseNotes(ctx context.Context, inv *runtime.Invocation) ([]string, error) {
+	return []string{"base"}, nil
+}
+
+// OtherBase has a method of the same name as BaseEnv's.
+type OtherBase struct{}
+
+// BaseNotes makes AmbiguousEnv's selector ambiguous.
+func (OtherBase) BaseNotes(ctx context.Context, inv *runtime.Invocation) ([]string, error) {
+	return nil, nil
+}
+
+// EmbeddingEnv is an env whose loaders come from an embedded struct; Lookup
+// is a field of loader type, not a method.
+type EmbeddingEnv struct {
+	BaseEnv
+	Lookup func(ctx context.Context, inv *runtime.Invocation) ([]string, error)
+}
+
+// AmbiguousEnv embeds two types with a BaseNotes method at the same depth.
+type AmbiguousEnv struct {
+	BaseEnv
+	OtherBase
+}
+
+// Tagged is a use resolver with fields excluded from JSON or YAML by a "-"
+// tag, and one whose JSON name is "-".
+type Tagged struct {
+	Secret  string `json:"-"`
+	Hidden  string `yaml:"-"`
+	Visible string `json:"visible"`
+}
+
+// Resolve adds nothing.
+func (t *Tagged) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+	return dst, nil
+}
+
+// Dashed has a field whose JSON name is "-" (tag "-,").
+type Dashed struct {
+	Dash string `json:"-,"`
+}
+
+// Resolve adds nothing.
+func (d *Dashed) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+	return dst, nil
+}
+
+// tierAlias is an unexported alias of an exported type.
+type tierAlias = Tier
+
+// Pointers is a use resolver with pointer fields of many element types.
+type Pointers struct {
+	Any    *any           `yaml:"any"`
+	Tier   *Tier          `yaml:"tier"`
+	Wait   *time.Duration `yaml:"wait"`
+	Twice  **int          `yaml:"twice"`
+	Tiers  []tierAlias    `yaml:"tiers"`
+	Labels *[]string      `yaml:"labels"`
+}
+
+// Resolve adds nothing.
+func (p *Pointers) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+	return dst, nil
+}

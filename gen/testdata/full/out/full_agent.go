@@ -82,16 +82,16 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:20:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:20:25*/, env. /*line full/full.persona.yaml:20:26*/ AccountForSender /*line full/out/full_agent.go:85:192*/, func(r host.Account) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:20:25*/, env. /*line full/full.persona.yaml:20:26*/ AccountForSender /*line full/out/full_agent.go:85:192*/ /*line full/full.persona.yaml:20:63*/, func(r /*line full/full.persona.yaml:20:64*/ host. /*line full/full.persona.yaml:20:64*/ Account) (string, error) {
 				return /*line full/full.persona.yaml:20:64*/ r. /*line full/full.persona.yaml:20:64*/ LLMText() /*line full/out/full_agent.go:86:139*/, nil
-			}),
+			} /*line full/out/full_agent.go:87:43*/),
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:21:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleUser /*line full/full.persona.yaml:21:25*/, env. /*line full/full.persona.yaml:21:26*/ RecentOrders /*line full/out/full_agent.go:92:186*/, func(r *host.Order) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleUser /*line full/full.persona.yaml:21:25*/, env. /*line full/full.persona.yaml:21:26*/ RecentOrders /*line full/out/full_agent.go:92:186*/ /*line full/full.persona.yaml:21:59*/, func(r /*line full/full.persona.yaml:21:60*/ *host. /*line full/full.persona.yaml:21:60*/ Order) (string, error) {
 				return /*line full/full.persona.yaml:21:60*/ r. /*line full/full.persona.yaml:21:60*/ Summary() /*line full/out/full_agent.go:93:139*/, nil
-			}),
+			} /*line full/out/full_agent.go:94:43*/),
 		},
 		runtime.Step{
 			Kind:     "load_record",
@@ -111,9 +111,9 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:25:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:25:25*/, env. /*line full/full.persona.yaml:25:26*/ AccountForSender /*line full/out/full_agent.go:114:193*/, func(r host.Account) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:25:25*/, env. /*line full/full.persona.yaml:25:26*/ AccountForSender /*line full/out/full_agent.go:114:193*/ /*line full/full.persona.yaml:25:63*/, func(r /*line full/full.persona.yaml:25:64*/ host. /*line full/full.persona.yaml:25:64*/ Account) (string, error) {
 				return /*line full/full.persona.yaml:25:64*/ r. /*line full/full.persona.yaml:25:64*/ Render() /*line full/out/full_agent.go:115:139*/
-			}),
+			} /*line full/out/full_agent.go:116:44*/),
 		},
 		runtime.Step{
 			Kind:     "load_transcript",
@@ -167,7 +167,7 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 					"source": "crm",
 					"score":  0.5,
 				}, /*line full/out/full_agent.go:169:46*/
-				/*line full/full.persona.yaml:44:8*/ Steps: /*line full/full.persona.yaml:44:15*/ []host.Limits{
+				/*line full/full.persona.yaml:44:8*/ Steps: /*line full/full.persona.yaml:44:15*/ [] /*line full/full.persona.yaml:44:15*/ host. /*line full/full.persona.yaml:44:15*/ Limits{
 					/*line full/full.persona.yaml:44:16*/ host. /*line full/full.persona.yaml:44:16*/ Limits{
 						/*line full/full.persona.yaml:44:17*/ MaxItems: /*line full/full.persona.yaml:44:28*/ 1, /*line full/out/full_agent.go:172:135*/
 					}, /*line full/out/full_agent.go:173:47*/

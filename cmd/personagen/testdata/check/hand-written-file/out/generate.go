@@ -1,0 +1,3 @@
+package out
+
+//go:generate personagen generate -pkg out ..

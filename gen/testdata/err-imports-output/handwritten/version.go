@@ -1,0 +1,4 @@
+package out
+
+// Version is hand-written.
+const Version = 1

@@ -1,0 +1,27 @@
+// Package api is the public package of module example.com/other; some of
+// its declarations use types of its internal package.
+package api
+
+import (
+	"context"
+
+	"example.com/other/internal/secret"
+	"github.com/personagen/personagen/runtime"
+)
+
+// Load is a loader whose record type lives in an internal package.
+func Load(ctx context.Context, inv *runtime.Invocation) ([]secret.Record, error) {
+	return []secret.Record{{Text: "r"}}, nil
+}
+
+// Resolver is a use resolver with a field of an internal package's type.
+type Resolver struct {
+	Config secret.Config   `yaml:"config"`
+	Levels []secret.Config `yaml:"levels"`
+	Name   string          `yaml:"name"`
+}
+
+// Resolve adds nothing.
+func (r *Resolver) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+	return dst, nil
+}
