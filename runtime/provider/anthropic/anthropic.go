@@ -324,7 +324,7 @@ func resultContent(part runtime.Part) sdk.ToolResultBlockParamContentUnion {
 
 // Response maps an SDK message to a runtime.Response: text blocks joined into Message.Text,
 // tool_use blocks into ToolCalls (an input that is not a JSON object kept under
-// runtime.InvalidArgumentsKey), thinking and redacted_thinking blocks into State (Provider
+// "_invalid_arguments", see runtime.ToolCall.InvalidArguments), thinking and redacted_thinking blocks into State (Provider
 // "anthropic", Data the block's JSON as received), the stop reason mapped to runtime's
 // constants (model_context_window_exceeded → StopContextWindow; unknown values unchanged), the
 // refusal explanation into Refusal, and usage with InputTokens counting cached tokens too

@@ -195,14 +195,14 @@ func TestRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name:  "blank message dropped, not sent empty",
-			msgs:  []runtime.Message{runtime.UserMessage("hi"), runtime.AssistantMessage("  "), runtime.PartsMessage(runtime.RoleUser, runtime.TextPart(""), runtime.TextPart("\t"))},
+			msgs:  []runtime.Message{runtime.UserMessage("hi"), runtime.AssistantMessage("  "), partsMessage(runtime.RoleUser, runtime.TextPart(""), runtime.TextPart("\t"))},
 			naive: `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[]}]}`,
 			rule:  strict.AnEmptyContent,
 		},
 		{
 			name: "system message after history stays in place as a system message",
 			msgs: []runtime.Message{runtime.SystemMessage("You are support."), runtime.UserMessage("old"), runtime.AssistantMessage("reply"),
-				runtime.SystemMessage("Today is Tuesday."), runtime.PartsMessage(runtime.RoleSystem, runtime.ImagePart("image/png", fixture.PNG)), runtime.UserMessage("new")},
+				runtime.SystemMessage("Today is Tuesday."), partsMessage(runtime.RoleSystem, runtime.ImagePart("image/png", fixture.PNG)), runtime.UserMessage("new")},
 			check: func(t *testing.T, body map[string]any) {
 				msgs := body["messages"].([]any)
 				if len(msgs) != 4 || msgs[2].(map[string]any)["role"] != "system" {
@@ -221,7 +221,7 @@ func TestRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name: "images of accepted types sent, others noted",
-			msgs: []runtime.Message{runtime.PartsMessage(runtime.RoleUser, runtime.TextPart("see"), runtime.ImagePart("image/png", fixture.PNG),
+			msgs: []runtime.Message{partsMessage(runtime.RoleUser, runtime.TextPart("see"), runtime.ImagePart("image/png", fixture.PNG),
 				runtime.ImagePart("image/svg+xml", []byte("<svg/>")), runtime.ImagePart("image/jpeg", nil))},
 			check: func(t *testing.T, body map[string]any) {
 				blocks := body["messages"].([]any)[0].(map[string]any)["content"].([]any)
@@ -241,7 +241,7 @@ func TestRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name: "PDF and plain-text documents sent, others noted",
-			msgs: []runtime.Message{runtime.PartsMessage(runtime.RoleUser, runtime.DocumentPart("inv.pdf", "application/pdf", []byte("%PDF-1.7")),
+			msgs: []runtime.Message{partsMessage(runtime.RoleUser, runtime.DocumentPart("inv.pdf", "application/pdf", []byte("%PDF-1.7")),
 				runtime.DocumentPart("notes.txt", "text/plain; charset=utf-8", []byte("a note")), runtime.DocumentPart("c.docx", "application/msword", []byte("x")))},
 			check: func(t *testing.T, body map[string]any) {
 				blocks := body["messages"].([]any)[0].(map[string]any)["content"].([]any)
@@ -279,7 +279,7 @@ func TestRulesPositiveAndNegative(t *testing.T) {
 			msgs: []runtime.Message{runtime.UserMessage("hi"), runtime.AssistantMessage("", runtime.ToolCallFromArguments("t1", "lookup_order", `{"order": "A-`)), runtime.ToolErrorMessage("t1", "invalid arguments")},
 			check: func(t *testing.T, body map[string]any) {
 				in := body["messages"].([]any)[1].(map[string]any)["content"].([]any)[0].(map[string]any)["input"]
-				if in.(map[string]any)[runtime.InvalidArgumentsKey] != `{"order": "A-` {
+				if in.(map[string]any)["_invalid_arguments"] != `{"order": "A-` {
 					t.Errorf("input = %v", in)
 				}
 			},
@@ -485,3 +485,7 @@ func FuzzParams(f *testing.F) {
 }
 
 func TestMain(m *testing.M) { os.Exit(m.Run()) }
+
+func partsMessage(role runtime.Role, parts ...runtime.Part) runtime.Message {
+	return runtime.Message{Role: role, Parts: parts}
+}

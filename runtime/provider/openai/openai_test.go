@@ -249,7 +249,7 @@ func TestChatRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name: "images and PDFs sent, other media noted",
-			msgs: []runtime.Message{runtime.PartsMessage(runtime.RoleUser, runtime.TextPart("see"), runtime.ImagePart("image/png", fixture.PNG),
+			msgs: []runtime.Message{partsMessage(runtime.RoleUser, runtime.TextPart("see"), runtime.ImagePart("image/png", fixture.PNG),
 				runtime.ImagePart("image/svg+xml", []byte("<svg/>")), runtime.DocumentPart("inv.pdf", "application/pdf", []byte("%PDF")),
 				runtime.DocumentPart("n.txt", "text/plain", []byte("x")))},
 			check: func(t *testing.T, body map[string]any) {
@@ -270,7 +270,7 @@ func TestChatRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name:  "PDFs carry a filename",
-			msgs:  []runtime.Message{runtime.PartsMessage(runtime.RoleUser, runtime.DocumentPart("", "application/pdf", []byte("%PDF")))},
+			msgs:  []runtime.Message{partsMessage(runtime.RoleUser, runtime.DocumentPart("", "application/pdf", []byte("%PDF")))},
 			naive: `{"model":"m","messages":[{"role":"user","content":[{"type":"file","file":{"file_data":"data:application/pdf;base64,JVBERg=="}}]}]}`,
 			rule:  strict.OaFileData,
 		},
@@ -452,7 +452,7 @@ func TestResponsesRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name: "images and PDFs sent, also in results; other media noted",
-			msgs: []runtime.Message{runtime.PartsMessage(runtime.RoleUser, runtime.ImagePart("image/webp", fixture.PNG), runtime.DocumentPart("a.pdf", "application/pdf", []byte("%PDF")), runtime.ImagePart("image/tiff", []byte{1})),
+			msgs: []runtime.Message{partsMessage(runtime.RoleUser, runtime.ImagePart("image/webp", fixture.PNG), runtime.DocumentPart("a.pdf", "application/pdf", []byte("%PDF")), runtime.ImagePart("image/tiff", []byte{1})),
 				runtime.AssistantMessage("", call("t1", "lookup_order", `{}`)),
 				{Role: runtime.RoleTool, ToolCallID: "t1", IsError: true, Parts: []runtime.Part{runtime.TextPart("photo"), runtime.ImagePart("image/png", fixture.PNG)}}},
 			check: func(t *testing.T, body map[string]any) {
@@ -714,4 +714,8 @@ func fuzzSeeds(f *testing.F) {
 	for _, seed := range [][]byte{{}, {1, 2, 3}, {9, 4, 0, 1, 2, 5, 5, 1, 1}, {3, 5, 1, 0, 2, 2, 1, 4, 4, 4, 0, 3}, []byte("\x07\x05\x02\x01\x03\x00\x00\x02\x04\x01\x05\x01\x02\x00\x01")} {
 		f.Add(seed)
 	}
+}
+
+func partsMessage(role runtime.Role, parts ...runtime.Part) runtime.Message {
+	return runtime.Message{Role: role, Parts: parts}
 }

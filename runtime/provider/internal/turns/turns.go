@@ -241,7 +241,7 @@ func Arguments(c runtime.ToolCall) string {
 }
 
 // Input returns a call's input as a JSON object for an API that takes an object (Anthropic):
-// the Input when it is one, {} when it is empty, and otherwise the runtime.InvalidArgumentsKey
+// the Input when it is one, {} when it is empty, and otherwise the {"_invalid_arguments": …}
 // object holding the bytes, so what goes on the wire is always an object.
 func Input(c runtime.ToolCall) json.RawMessage {
 	in := bytes.TrimSpace(c.Input)

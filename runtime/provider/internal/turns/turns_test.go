@@ -57,7 +57,7 @@ func TestNormalize(t *testing.T) {
 			`S "s" | U "[start of conversation]" | A "earlier" | U "now"`},
 		{"user first is left alone", []runtime.Message{runtime.UserMessage("hi")}, `U "hi"`},
 		{"blank text dropped, blank messages dropped", []runtime.Message{runtime.UserMessage("hi"), runtime.AssistantMessage(" \n"),
-			runtime.PartsMessage(runtime.RoleUser, runtime.TextPart("\u00a0"), runtime.TextPart("x"), runtime.ImagePart("image/png", nil))},
+			partsMessage(runtime.RoleUser, runtime.TextPart("\u00a0"), runtime.TextPart("x"), runtime.ImagePart("image/png", nil))},
 			`U "hi" "x" <image>`},
 		{"same roles merged across a dropped blank turn", []runtime.Message{runtime.UserMessage("a"), runtime.AssistantMessage(""), runtime.UserMessage("b")},
 			`U "a" "b"`},
@@ -172,4 +172,8 @@ func TestPartNoteAndJoinText(t *testing.T) {
 	if got != "a\n\nN\n\nb" {
 		t.Errorf("JoinText = %q", got)
 	}
+}
+
+func partsMessage(role runtime.Role, parts ...runtime.Part) runtime.Message {
+	return runtime.Message{Role: role, Parts: parts}
 }
