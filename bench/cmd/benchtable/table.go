@@ -31,6 +31,14 @@ const (
 	roundOurs    = "RecordRound/multi_row_insert"
 	roundBase    = "RecordRound/find_or_create"
 	roundRatio   = "RecordRound/ratio"
+	convAssembly = "Conversion/assembly"
+	convAnth     = "Conversion/anthropic"
+	convChat     = "Conversion/openai_chat"
+	convResp     = "Conversion/openai_responses"
+	sendAnth     = "Send/personagen_anthropic"
+	sendAnthLC   = "Send/langchaingo_anthropic"
+	sendChat     = "Send/personagen_openai_chat"
+	sendChatLC   = "Send/langchaingo_openai"
 	genEmit      = "Generation/emit"
 	genLoad      = "Generation/load_host"
 	genBuild     = "Generation/go_build"
@@ -87,6 +95,16 @@ func rows(s *results) []row {
 				}
 				return note, ours == 3
 			}},
+		row{label: "convert the 173-message request to Anthropic SDK params vs assembling it", ours: convAnth, peer: convAssembly,
+			maxTime: 0.25, target: "conversion ≤ 1/4 of assembly"},
+		row{label: "convert to Chat Completions SDK params vs assembling", ours: convChat, peer: convAssembly,
+			maxTime: 0.25, target: "conversion ≤ 1/4 of assembly"},
+		row{label: "convert to Responses SDK params vs assembling", ours: convResp, peer: convAssembly,
+			maxTime: 0.25, target: "conversion ≤ 1/4 of assembly"},
+		row{label: "one Anthropic call (convert, encode, client) vs langchaingo llms/anthropic", ours: sendAnth, peer: sendAnthLC,
+			target: "(informational: langchaingo sends one call per parallel round and splits its results, which the API refuses)"},
+		row{label: "one Chat Completions call vs langchaingo llms/openai", ours: sendChat, peer: sendChatLC,
+			target: "(informational)"},
 		row{label: "generate 1,000 specs (packages loaded) vs go build of the output", ours: genEmit, peer: genBuild,
 			maxTime: 1, noAllocs: true, target: "under go build (design: well under)", extra: func(s *results) (string, bool) {
 				load, ok := s.median(genLoad, "ns/op")

@@ -141,6 +141,7 @@ func Params(req *runtime.Request) (sdk.MessageNewParams, error) {
 	if err != nil {
 		return p, fmt.Errorf("anthropic: messages: %w", err)
 	}
+	a := newArena(ts)
 	i := 0
 	for ; i < len(ts) && ts[i].Kind == turns.System; i++ {
 		p.System = appendSystem(p.System, ts[i].Parts)
@@ -154,21 +155,101 @@ func Params(req *runtime.Request) (sdk.MessageNewParams, error) {
 			resultsMsg = nil
 		case turns.User:
 			if resultsMsg != nil {
-				resultsMsg.Content = appendUser(resultsMsg.Content, t.Parts)
+				for _, part := range t.Parts {
+					resultsMsg.Content = append(resultsMsg.Content, a.contentBlock(part))
+				}
 				resultsMsg = nil
 				continue
 			}
-			p.Messages = append(p.Messages, sdk.MessageParam{OfUser: &sdk.UserMessageParam{Content: appendUser(nil, t.Parts)}})
+			u := take(&a.users)
+			u.Content = a.blocksFor(len(t.Parts))
+			for _, part := range t.Parts {
+				u.Content = append(u.Content, a.contentBlock(part))
+			}
+			p.Messages = append(p.Messages, sdk.MessageParam{OfUser: u})
 		case turns.Assistant:
-			p.Messages = append(p.Messages, sdk.MessageParam{OfAssistant: &sdk.AssistantMessageParam{Content: assistantContent(t)}})
+			m := take(&a.assistants)
+			m.Content = a.assistantContent(t)
+			p.Messages = append(p.Messages, sdk.MessageParam{OfAssistant: m})
 			resultsMsg = nil
 		case turns.Results:
-			u := &sdk.UserMessageParam{Content: resultBlocks(t.Results)}
+			u := take(&a.users)
+			u.Content = a.resultBlocks(t.Results)
 			p.Messages = append(p.Messages, sdk.MessageParam{OfUser: u})
 			resultsMsg = u
 		}
 	}
 	return p, nil
+}
+
+// arena holds the parameter structs of one request in a few arrays, sized from the turns, so
+// that a request of hundreds of blocks costs a handful of allocations instead of one per block.
+// Every slice handed out is a capped window of its array: no append can reach a neighbour.
+type arena struct {
+	blocks     []sdk.ContentBlockParamUnion
+	texts      []sdk.TextBlockParam
+	uses       []sdk.ToolUseBlockParam
+	inputs     []json.RawMessage
+	results    []sdk.ToolResultBlockParam
+	resultPart []sdk.ToolResultBlockParamContentUnion
+	users      []sdk.UserMessageParam
+	assistants []sdk.AssistantMessageParam
+}
+
+func newArena(ts []turns.Turn) *arena {
+	var parts, calls, state, results, resultParts, users, assistants int
+	for _, t := range ts {
+		parts += len(t.Parts)
+		calls += len(t.Calls)
+		state += len(t.State)
+		results += len(t.Results)
+		for _, r := range t.Results {
+			resultParts += len(r.Parts)
+		}
+		switch t.Kind {
+		case turns.User, turns.Results:
+			users++
+		case turns.Assistant:
+			assistants++
+		}
+	}
+	return &arena{
+		blocks:     make([]sdk.ContentBlockParamUnion, 0, parts+calls+state+results),
+		texts:      make([]sdk.TextBlockParam, 0, parts+resultParts),
+		uses:       make([]sdk.ToolUseBlockParam, 0, calls),
+		inputs:     make([]json.RawMessage, 0, calls),
+		results:    make([]sdk.ToolResultBlockParam, 0, results),
+		resultPart: make([]sdk.ToolResultBlockParamContentUnion, 0, resultParts),
+		users:      make([]sdk.UserMessageParam, 0, users),
+		assistants: make([]sdk.AssistantMessageParam, 0, assistants),
+	}
+}
+
+// take returns a pointer to the next free element of *a, or a new one when it is full.
+func take[T any](a *[]T) *T {
+	if len(*a) == cap(*a) {
+		return new(T)
+	}
+	*a = (*a)[:len(*a)+1]
+	return &(*a)[len(*a)-1]
+}
+
+// window returns an empty slice of capacity n taken from *a (a new one when *a has no room).
+func window[T any](a *[]T, n int) []T {
+	if cap(*a)-len(*a) < n {
+		return make([]T, 0, n)
+	}
+	start := len(*a)
+	*a = (*a)[:start+n]
+	return (*a)[start : start : start+n]
+}
+
+func (a *arena) blocksFor(n int) []sdk.ContentBlockParamUnion { return window(&a.blocks, n) }
+
+func (a *arena) text(s string) *sdk.TextBlockParam {
+	t := take(&a.texts)
+	t.Text = s
+	return t
 }
 
 // appendSystem appends a system turn's parts as text blocks; a non-text part becomes a note.
@@ -183,20 +264,12 @@ func appendSystem(dst []sdk.TextBlockParam, parts []runtime.Part) []sdk.TextBloc
 	return dst
 }
 
-// appendUser appends a user turn's parts: text, images and documents the API accepts, notes
+// contentBlock maps one part of a user turn: text, images and documents the API accepts, notes
 // for the rest.
-func appendUser(dst []sdk.ContentBlockParamUnion, parts []runtime.Part) []sdk.ContentBlockParamUnion {
-	for _, part := range parts {
-		dst = append(dst, contentBlock(part))
-	}
-	return dst
-}
-
-// contentBlock maps one part of a user turn.
-func contentBlock(part runtime.Part) sdk.ContentBlockParamUnion {
+func (a *arena) contentBlock(part runtime.Part) sdk.ContentBlockParamUnion {
 	switch part.Type {
 	case runtime.PartText:
-		return sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: part.Text}}
+		return sdk.ContentBlockParamUnion{OfText: a.text(part.Text)}
 	case runtime.PartImage:
 		if imageTypes[part.MediaType] && len(part.Data) > 0 {
 			return sdk.NewImageBlockBase64(part.MediaType, base64.StdEncoding.EncodeToString(part.Data))
@@ -254,8 +327,8 @@ func mediaType(mt string) string {
 
 // assistantContent is an assistant turn's content: its anthropic state blocks, then its text
 // (a non-text part becomes a note), then its tool_use blocks.
-func assistantContent(t turns.Turn) []sdk.ContentBlockParamUnion {
-	out := make([]sdk.ContentBlockParamUnion, 0, len(t.State)+len(t.Parts)+len(t.Calls))
+func (a *arena) assistantContent(t turns.Turn) []sdk.ContentBlockParamUnion {
+	out := a.blocksFor(len(t.State) + len(t.Parts) + len(t.Calls))
 	for _, st := range t.State {
 		if st.Provider == provider.Anthropic && isThinking(st.Data) {
 			out = append(out, param.Override[sdk.ContentBlockParamUnion](st.Data))
@@ -266,10 +339,14 @@ func assistantContent(t turns.Turn) []sdk.ContentBlockParamUnion {
 		if part.Type != runtime.PartText {
 			text = turns.PartNote(part, "an assistant turn carries text only")
 		}
-		out = append(out, sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: text}})
+		out = append(out, sdk.ContentBlockParamUnion{OfText: a.text(text)})
 	}
 	for _, c := range t.Calls {
-		out = append(out, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{ID: c.ID, Name: c.Name, Input: turns.Input(c)}})
+		in := take(&a.inputs)
+		*in = turns.Input(c)
+		u := take(&a.uses)
+		u.ID, u.Name, u.Input = c.ID, c.Name, in // a pointer in the interface: no allocation
+		out = append(out, sdk.ContentBlockParamUnion{OfToolUse: u})
 	}
 	return out
 }
@@ -287,27 +364,29 @@ func isThinking(data json.RawMessage) bool {
 }
 
 // resultBlocks maps a round's results to tool_result blocks, in order.
-func resultBlocks(rs []turns.Result) []sdk.ContentBlockParamUnion {
-	out := make([]sdk.ContentBlockParamUnion, len(rs), len(rs)+1)
-	for i, r := range rs {
-		b := &sdk.ToolResultBlockParam{ToolUseID: r.CallID, Content: make([]sdk.ToolResultBlockParamContentUnion, len(r.Parts))}
+func (a *arena) resultBlocks(rs []turns.Result) []sdk.ContentBlockParamUnion {
+	out := a.blocksFor(len(rs))
+	for _, r := range rs {
+		b := take(&a.results)
+		b.ToolUseID = r.CallID
+		b.Content = window(&a.resultPart, len(r.Parts))
 		if r.IsError {
 			b.IsError = param.NewOpt(true)
 		}
-		for k, part := range r.Parts {
-			b.Content[k] = resultContent(part)
+		for _, part := range r.Parts {
+			b.Content = append(b.Content, a.resultContent(part))
 		}
-		out[i] = sdk.ContentBlockParamUnion{OfToolResult: b}
+		out = append(out, sdk.ContentBlockParamUnion{OfToolResult: b})
 	}
 	return out
 }
 
 // resultContent maps one part of a tool result: text, images and documents the API accepts,
 // notes for the rest.
-func resultContent(part runtime.Part) sdk.ToolResultBlockParamContentUnion {
+func (a *arena) resultContent(part runtime.Part) sdk.ToolResultBlockParamContentUnion {
 	switch part.Type {
 	case runtime.PartText:
-		return sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: part.Text}}
+		return sdk.ToolResultBlockParamContentUnion{OfText: a.text(part.Text)}
 	case runtime.PartImage:
 		if imageTypes[part.MediaType] && len(part.Data) > 0 {
 			return sdk.ToolResultBlockParamContentUnion{OfImage: &sdk.ImageBlockParam{Source: sdk.ImageBlockParamSourceUnion{

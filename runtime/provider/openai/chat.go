@@ -94,35 +94,43 @@ func ChatParams(req *runtime.Request) (sdk.ChatCompletionNewParams, error) {
 	if err != nil {
 		return p, fmt.Errorf("openai chat: messages: %w", err)
 	}
-	n := len(ts)
-	for _, t := range ts {
-		n += len(t.Results)
-	}
-	p.Messages = make([]sdk.ChatCompletionMessageParamUnion, 0, n)
+	c := countTurns(ts)
+	systems := make([]sdk.ChatCompletionSystemMessageParam, 0, c.system)
+	users := make([]sdk.ChatCompletionUserMessageParam, 0, c.user)
+	assistants := make([]sdk.ChatCompletionAssistantMessageParam, 0, c.assistant)
+	tools := make([]sdk.ChatCompletionToolMessageParam, 0, c.results)
+	calls := make([]sdk.ChatCompletionMessageFunctionToolCallParam, 0, c.calls)
+	callUnions := make([]sdk.ChatCompletionMessageToolCallUnionParam, c.calls)
+	p.Messages = make([]sdk.ChatCompletionMessageParamUnion, 0, len(ts)+c.results)
 	for _, t := range ts {
 		switch t.Kind {
 		case turns.System:
-			p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfSystem: &sdk.ChatCompletionSystemMessageParam{
-				Content: sdk.ChatCompletionSystemMessageParamContentUnion{OfString: param.NewOpt(textOnly(t.Parts))}}})
+			m := take(&systems)
+			m.Content.OfString = param.NewOpt(textOnly(t.Parts))
+			p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfSystem: m})
 		case turns.User:
-			p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfUser: &sdk.ChatCompletionUserMessageParam{Content: chatUserContent(t.Parts)}})
+			m := take(&users)
+			m.Content = chatUserContent(t.Parts)
+			p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfUser: m})
 		case turns.Assistant:
-			a := &sdk.ChatCompletionAssistantMessageParam{}
+			a := take(&assistants)
 			if len(t.Parts) > 0 {
 				a.Content.OfString = param.NewOpt(textOnly(t.Parts))
 			}
 			if len(t.Calls) > 0 {
-				a.ToolCalls = make([]sdk.ChatCompletionMessageToolCallUnionParam, len(t.Calls))
-				for i, c := range t.Calls {
-					a.ToolCalls[i] = sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
-						ID: c.ID, Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: turns.Arguments(c)}}}
+				a.ToolCalls, callUnions = callUnions[:len(t.Calls):len(t.Calls)], callUnions[len(t.Calls):]
+				for i, tc := range t.Calls {
+					f := take(&calls)
+					f.ID, f.Function.Name, f.Function.Arguments = tc.ID, tc.Name, turns.Arguments(tc)
+					a.ToolCalls[i] = sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: f}
 				}
 			}
 			p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfAssistant: a})
 		case turns.Results:
 			for _, r := range t.Results {
-				p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfTool: &sdk.ChatCompletionToolMessageParam{
-					ToolCallID: r.CallID, Content: sdk.ChatCompletionToolMessageParamContentUnion{OfString: param.NewOpt(resultText(r))}}})
+				m := take(&tools)
+				m.ToolCallID, m.Content.OfString = r.CallID, param.NewOpt(resultText(r))
+				p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfTool: m})
 			}
 		}
 	}

@@ -171,3 +171,35 @@ func toolJSON(t runtime.Tool, withType bool) (json.RawMessage, error) {
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
+
+// take returns a pointer to the next free element of *a, or a new one when it is full: the
+// parameter structs of one request live in a few arrays sized from its turns, so a request of
+// hundreds of messages costs a handful of allocations instead of one per message.
+func take[T any](a *[]T) *T {
+	if len(*a) == cap(*a) {
+		return new(T)
+	}
+	*a = (*a)[:len(*a)+1]
+	return &(*a)[len(*a)-1]
+}
+
+// counts are the sizes of a request's arrays.
+type counts struct{ system, user, assistant, calls, results, state int }
+
+func countTurns(ts []turns.Turn) counts {
+	var c counts
+	for _, t := range ts {
+		switch t.Kind {
+		case turns.System:
+			c.system++
+		case turns.User:
+			c.user++
+		case turns.Assistant:
+			c.assistant++
+		}
+		c.calls += len(t.Calls)
+		c.results += len(t.Results)
+		c.state += len(t.State)
+	}
+	return c
+}

@@ -97,19 +97,22 @@ func ResponsesParams(req *runtime.Request) (responses.ResponseNewParams, error) 
 	if err != nil {
 		return p, fmt.Errorf("openai responses: messages: %w", err)
 	}
-	n := 0
-	for _, t := range ts {
-		n += 1 + len(t.Calls) + len(t.State) + len(t.Results)
+	c := countTurns(ts)
+	messages := make([]responses.EasyInputMessageParam, 0, c.system+c.user+c.assistant)
+	calls := make([]responses.ResponseFunctionToolCallParam, 0, c.calls)
+	outputs := make([]responses.ResponseInputItemFunctionCallOutputParam, 0, c.results)
+	items := make(responses.ResponseInputParam, 0, len(ts)+c.calls+c.results+c.state)
+	message := func(role responses.EasyInputMessageRole, content responses.EasyInputMessageContentUnionParam) {
+		m := take(&messages)
+		m.Type, m.Role, m.Content = responses.EasyInputMessageTypeMessage, role, content
+		items = append(items, responses.ResponseInputItemUnionParam{OfMessage: m})
 	}
-	items := make(responses.ResponseInputParam, 0, n)
 	for _, t := range ts {
 		switch t.Kind {
 		case turns.System:
-			items = append(items, responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{Type: responses.EasyInputMessageTypeMessage,
-				Role: responses.EasyInputMessageRoleSystem, Content: responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(textOnly(t.Parts))}}})
+			message(responses.EasyInputMessageRoleSystem, responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(textOnly(t.Parts))})
 		case turns.User:
-			items = append(items, responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{Type: responses.EasyInputMessageTypeMessage,
-				Role: responses.EasyInputMessageRoleUser, Content: responsesUserContent(t.Parts)}})
+			message(responses.EasyInputMessageRoleUser, responsesUserContent(t.Parts))
 		case turns.Assistant:
 			for _, st := range t.State {
 				if data, ok := reasoningItem(st); ok {
@@ -117,17 +120,18 @@ func ResponsesParams(req *runtime.Request) (responses.ResponseNewParams, error) 
 				}
 			}
 			if len(t.Parts) > 0 {
-				items = append(items, responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{Type: responses.EasyInputMessageTypeMessage,
-					Role: responses.EasyInputMessageRoleAssistant, Content: responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(textOnly(t.Parts))}}})
+				message(responses.EasyInputMessageRoleAssistant, responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(textOnly(t.Parts))})
 			}
-			for _, c := range t.Calls {
-				items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCall: &responses.ResponseFunctionToolCallParam{
-					CallID: c.ID, Name: c.Name, Arguments: turns.Arguments(c)}})
+			for _, tc := range t.Calls {
+				f := take(&calls)
+				f.CallID, f.Name, f.Arguments = tc.ID, tc.Name, turns.Arguments(tc)
+				items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCall: f})
 			}
 		case turns.Results:
 			for _, r := range t.Results {
-				items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
-					CallID: param.NewOpt(r.CallID), Output: resultOutput(r)}})
+				o := take(&outputs)
+				o.CallID, o.Output = param.NewOpt(r.CallID), resultOutput(r)
+				items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: o})
 			}
 		}
 	}

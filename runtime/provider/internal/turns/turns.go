@@ -79,18 +79,40 @@ func Normalize(dst []Turn, msgs []runtime.Message) ([]Turn, error) {
 		return dst, err
 	}
 	start := len(dst)
+	// The one-part contents of text messages share one array (each a capped window of it).
+	texts := 0
+	for i := range msgs {
+		if len(msgs[i].Parts) == 0 {
+			texts++
+		}
+	}
+	arena := make([]runtime.Part, 0, texts)
+	content := func(m *runtime.Message) []runtime.Part {
+		if len(m.Parts) == 0 {
+			if Blank(m.Text) {
+				return nil
+			}
+			arena = append(arena, runtime.TextPart(m.Text))
+			return arena[len(arena)-1 : len(arena) : len(arena)]
+		}
+		return partsContent(m.Parts)
+	}
+	results := 0
 	for i := range msgs {
 		m := &msgs[i]
 		if m.Role == runtime.RoleTool {
+			if results == 0 {
+				for k := i; k < len(msgs) && msgs[k].Role == runtime.RoleTool; k++ {
+					results++
+				}
+				dst = append(dst, Turn{Kind: Results, Results: make([]Result, 0, results)})
+			}
+			results--
 			r := Result{CallID: m.ToolCallID, Parts: content(m), IsError: m.IsError}
 			if len(r.Parts) == 0 {
-				r.Parts = []runtime.Part{runtime.TextPart(EmptyResultText)}
+				r.Parts = emptyResult
 			}
-			if n := len(dst); n > start && dst[n-1].Kind == Results {
-				dst[n-1].Results = append(dst[n-1].Results, r)
-			} else {
-				dst = append(dst, Turn{Kind: Results, Results: []Result{r}})
-			}
+			dst[len(dst)-1].Results = append(dst[len(dst)-1].Results, r)
 			continue
 		}
 		t := Turn{Kind: kindOf(m.Role), Parts: content(m)}
@@ -135,27 +157,25 @@ func kindOf(r runtime.Role) Kind {
 	return User
 }
 
-// content returns m's content without blank text parts, copying only when it must drop one.
+// emptyResult is the content of a blank tool result. It is shared and capped, so no append
+// can write into it.
+var emptyResult = []runtime.Part{runtime.TextPart(EmptyResultText)}[:1:1]
+
+// partsContent returns parts without blank text parts, copying only when it must drop one.
 // A message's Parts are owned by the caller: merging appends to a turn's own slice, so a
-// returned slice that aliases m.Parts is capped at its length.
-func content(m *runtime.Message) []runtime.Part {
-	if len(m.Parts) == 0 {
-		if Blank(m.Text) {
-			return nil
-		}
-		return []runtime.Part{runtime.TextPart(m.Text)}
-	}
+// returned slice that aliases parts is capped at its length.
+func partsContent(parts []runtime.Part) []runtime.Part {
 	keep := 0
-	for _, p := range m.Parts {
+	for _, p := range parts {
 		if p.Type != runtime.PartText || !Blank(p.Text) {
 			keep++
 		}
 	}
-	if keep == len(m.Parts) {
-		return m.Parts[:len(m.Parts):len(m.Parts)]
+	if keep == len(parts) {
+		return parts[:len(parts):len(parts)]
 	}
 	out := make([]runtime.Part, 0, keep)
-	for _, p := range m.Parts {
+	for _, p := range parts {
 		if p.Type != runtime.PartText || !Blank(p.Text) {
 			out = append(out, p)
 		}
@@ -248,7 +268,7 @@ func Input(c runtime.ToolCall) json.RawMessage {
 	switch {
 	case len(in) == 0:
 		return json.RawMessage("{}")
-	case in[0] == '{' && json.Valid(in):
+	case in[0] == '{' && validObject(in):
 		return c.Input
 	}
 	return runtime.ToolCallFromArguments(c.ID, c.Name, string(c.Input)).Input
