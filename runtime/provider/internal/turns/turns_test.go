@@ -1,6 +1,7 @@
 package turns
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -128,6 +129,10 @@ type tool struct{ schema string }
 func (tool) Name() string                   { return "t" }
 func (tool) Description() string            { return "" }
 func (t tool) InputSchema() json.RawMessage { return json.RawMessage(t.schema) }
+func (tool) Idempotent() bool               { return false }
+func (tool) Call(context.Context, *runtime.Invocation, json.RawMessage) (string, error) {
+	return "", errors.New("not run")
+}
 
 func TestSchema(t *testing.T) {
 	for schema, want := range map[string]string{"": `{"type":"object"}`, `{"type":"object","properties":{}}`: `{"type":"object","properties":{}}`} {
