@@ -36,6 +36,14 @@ const (
 	appendManyMySQL  = "AppendMessage/mysql/distinct_threads"
 	appendOneSQLite  = "AppendMessage/sqlite/one_thread"
 	appendManySQLite = "AppendMessage/sqlite/distinct_threads"
+	convAssembly     = "Conversion/assembly"
+	convAnth         = "Conversion/anthropic"
+	convChat         = "Conversion/openai_chat"
+	convResp         = "Conversion/openai_responses"
+	sendAnth         = "Send/personagen_anthropic"
+	sendAnthLC       = "Send/langchaingo_anthropic"
+	sendChat         = "Send/personagen_openai_chat"
+	sendChatLC       = "Send/langchaingo_openai"
 	genEmit          = "Generation/emit"
 	genLoad          = "Generation/load_host"
 	genBuild         = "Generation/go_build"
@@ -99,6 +107,16 @@ func rows(s *results) []row {
 			peer: appendManyMySQL, target: "(informational: the per-thread limit)", extra: appendRates(appendOneMySQL, appendManyMySQL)},
 		row{label: "AppendMessage, 8 writers, SQLite: one thread vs distinct threads", ours: appendOneSQLite,
 			peer: appendManySQLite, target: "(informational: one writer per database)", extra: appendRates(appendOneSQLite, appendManySQLite)},
+		row{label: "convert the 173-message request to Anthropic SDK params vs assembling it", ours: convAnth, peer: convAssembly,
+			maxTime: 0.25, target: "conversion ≤ 1/4 of assembly", extra: cpuRatio(convAnth, convAssembly)},
+		row{label: "convert to Chat Completions SDK params vs assembling", ours: convChat, peer: convAssembly,
+			maxTime: 0.25, target: "conversion ≤ 1/4 of assembly", extra: cpuRatio(convChat, convAssembly)},
+		row{label: "convert to Responses SDK params vs assembling", ours: convResp, peer: convAssembly,
+			maxTime: 0.25, target: "conversion ≤ 1/4 of assembly", extra: cpuRatio(convResp, convAssembly)},
+		row{label: "one Anthropic call (convert, encode, client) vs langchaingo llms/anthropic", ours: sendAnth, peer: sendAnthLC, extra: cpuRatio(sendAnth, sendAnthLC),
+			target: "(informational: langchaingo sends one call per parallel round and splits its results, which the API refuses)"},
+		row{label: "one Chat Completions call vs langchaingo llms/openai", ours: sendChat, peer: sendChatLC, extra: cpuRatio(sendChat, sendChatLC),
+			target: "(informational)"},
 		row{label: "generate 1,000 specs (packages loaded) vs go build of the output", ours: genEmit, peer: genBuild,
 			maxTime: 1, noAllocs: true, target: "under go build (design: well under)", extra: func(s *results) (string, bool) {
 				load, ok := s.median(genLoad, "ns/op")
