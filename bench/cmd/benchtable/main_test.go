@@ -47,6 +47,9 @@ BenchmarkAssembly/baseline-2     100  170000 ns/op  110000 cpu-ns/op  2000 B/op 
 BenchmarkAssembly/ratio-2        100  300000 ns/op  1.100 personagen/baseline
 BenchmarkAssembly/langchaingo-2  100  900000 ns/op  1000 B/op  700 allocs/op
 BenchmarkAssembly/eino-2         100  590000 ns/op  1000 B/op  500 allocs/op
+BenchmarkConversion/assembly-2  100  400000 ns/op  1000 B/op  100 allocs/op
+BenchmarkConversion/anthropic-2  100  80000 ns/op  500 B/op  30 allocs/op
+BenchmarkConversion/openai_chat-2  100  120000 ns/op  500 B/op  30 allocs/op
 BenchmarkRecordRound/multi_row_insert-2  10  400000 ns/op  3.000 roundtrips/op  100 B/op  10 allocs/op
 BenchmarkRecordRound/find_or_create-2    10  800000 ns/op  18.00 roundtrips/op  100 B/op  20 allocs/op
 `
@@ -68,6 +71,9 @@ func TestTableUsesMediansAndChecksTargets(t *testing.T) {
 		"| request assembly vs eino | 200 µs, 100 allocs, 1000 B | 590 µs, 500 allocs, 1000 B | 0.34 (2.95× faster) | 0.20 |  | fastest peer: ≤1/3 allocs | yes |",
 		"| request assembly vs langchaingo | 200 µs, 100 allocs, 1000 B | 900 µs, 700 allocs, 1000 B | 0.22 (4.50× faster) | 0.14 |  | (slower peer: informational) | — |",
 		"| 0.50 (2.00× faster) | 0.50 | 3 round trips (baseline 18) | 3 round trips, ≥2.5× faster | **no** |",
+		"| convert the 173-message request to Anthropic SDK params vs assembling it | 80.0 µs, 30 allocs, 500 B | 400 µs, 100 allocs, 1000 B | 0.20 (5.00× faster) | 0.30 |  | conversion ≤ 1/4 of assembly | yes |",
+		"| convert to Chat Completions SDK params vs assembling | 120 µs, 30 allocs, 500 B | 400 µs, 100 allocs, 1000 B | 0.30 (3.33× faster) | 0.30 |  | conversion ≤ 1/4 of assembly | **no** |",
+		"missing: Conversion/openai_responses",
 		"missing: Replay/mysql/replay, Replay/mysql/baseline",
 		"Medians of 3 runs each",
 		"cpu: Test CPU",

@@ -37,9 +37,19 @@ const (
 	appendManyMySQL  = "AppendMessage/mysql/distinct_threads"
 	appendOneSQLite  = "AppendMessage/sqlite/one_thread"
 	appendManySQLite = "AppendMessage/sqlite/distinct_threads"
+	convAssembly     = "Conversion/assembly"
+	convAnth         = "Conversion/anthropic"
+	convChat         = "Conversion/openai_chat"
+	convResp         = "Conversion/openai_responses"
+	sendAnth         = "Send/personagen_anthropic"
+	sendAnthLC       = "Send/langchaingo_anthropic"
+	sendChat         = "Send/personagen_openai_chat"
+	sendChatLC       = "Send/langchaingo_openai"
 	genEmit          = "Generation/emit"
 	genLoad          = "Generation/load_host"
 	genBuild         = "Generation/go_build"
+	parseOurs        = "Parse/personagen"
+	parseEnmime      = "Parse/enmime"
 )
 
 // rows returns the table's rows. The assembly target applies to the fastest peer (the lower
@@ -107,6 +117,16 @@ func rows(s *results) []row {
 			peer: appendManyMySQL, target: "(informational: the per-thread limit)", extra: appendRates(appendOneMySQL, appendManyMySQL)},
 		row{label: "AppendMessage, 8 writers, SQLite: one thread vs distinct threads", ours: appendOneSQLite,
 			peer: appendManySQLite, target: "(informational: one writer per database)", extra: appendRates(appendOneSQLite, appendManySQLite)},
+		row{label: "convert the 173-message request to Anthropic SDK params vs assembling it", ours: convAnth, peer: convAssembly,
+			maxTime: 0.25, target: "conversion ≤ 1/4 of assembly", extra: cpuRatio(convAnth, convAssembly)},
+		row{label: "convert to Chat Completions SDK params vs assembling", ours: convChat, peer: convAssembly,
+			maxTime: 0.25, target: "conversion ≤ 1/4 of assembly", extra: cpuRatio(convChat, convAssembly)},
+		row{label: "convert to Responses SDK params vs assembling", ours: convResp, peer: convAssembly,
+			maxTime: 0.25, target: "conversion ≤ 1/4 of assembly", extra: cpuRatio(convResp, convAssembly)},
+		row{label: "one Anthropic call (convert, encode, client) vs langchaingo llms/anthropic", ours: sendAnth, peer: sendAnthLC, extra: cpuRatio(sendAnth, sendAnthLC),
+			target: "(informational: langchaingo sends one call per parallel round and splits its results, which the API refuses)"},
+		row{label: "one Chat Completions call vs langchaingo llms/openai", ours: sendChat, peer: sendChatLC, extra: cpuRatio(sendChat, sendChatLC),
+			target: "(informational)"},
 		row{label: "generate 1,000 specs (packages loaded) vs go build of the output", ours: genEmit, peer: genBuild,
 			maxTime: 1, noAllocs: true, target: "under go build (design: well under)", extra: func(s *results) (string, bool) {
 				load, ok := s.median(genLoad, "ns/op")
@@ -116,6 +136,15 @@ func rows(s *results) []row {
 				emit, _ := s.median(genEmit, "ns/op")
 				build, _ := s.median(genBuild, "ns/op")
 				return fmt.Sprintf("package loading %s; with it %.2f× go build", dur(load), (emit+load)/build), true
+			}},
+		row{label: "parse a 20 KB multipart message with an attachment vs enmime's ReadEnvelope", ours: parseOurs, peer: parseEnmime,
+			maxTime: 1.2, target: "≤1.2× enmime's time", extra: func(s *results) (string, bool) {
+				ours, ok := s.median(parseOurs, "msgs/s")
+				if !ok {
+					return "msgs/s not reported", false
+				}
+				peer, _ := s.median(parseEnmime, "msgs/s")
+				return fmt.Sprintf("%s msgs/s (enmime %s)", num(ours), num(peer)), true
 			}},
 	)
 	return out
