@@ -485,12 +485,10 @@ func (s *Scheduler) fireJob(ctx, runCtx context.Context, j *job, now time.Time) 
 // from an earlier, failed pass); a fire whose responsibility has a run in progress is recorded
 // skipped (ReasonOverlap) — unless that run's lease expired, which abandons it first.
 func (s *Scheduler) claim(ctx, runCtx context.Context, j *job, at, now time.Time) (*activeRun, error) {
-	key := RunKey(j.persona.Name, j.resp.Name, at)
+	claim := s.newRun(j, at)
+	key := claim.Key
 	for range 2 {
-		run, outcome, err := s.store.StartRun(ctx, store.NewRun{
-			Key: key, Kind: store.RunScheduled, Persona: j.persona.Name, Responsibility: j.resp.Name,
-			FireAt: at, Holder: s.holder, LeaseFor: s.lease,
-		})
+		run, outcome, err := s.store.StartRun(ctx, claim)
 		var busy *store.BusyError
 		switch {
 		case err == nil && outcome == store.Stored:
@@ -514,6 +512,14 @@ func (s *Scheduler) claim(ctx, runCtx context.Context, j *job, at, now time.Time
 	}
 	// The running run was renewed under us after all.
 	return nil, s.skip(ctx, j, at, ReasonOverlap)
+}
+
+// newRun is the claim of j's fire at: a running run under this scheduler's lease.
+func (s *Scheduler) newRun(j *job, at time.Time) store.NewRun {
+	return store.NewRun{
+		Key: RunKey(j.persona.Name, j.resp.Name, at), Kind: store.RunScheduled, Persona: j.persona.Name,
+		Responsibility: j.resp.Name, FireAt: at, Holder: s.holder, LeaseFor: s.lease,
+	}
 }
 
 // skip records j's fire at skipped with reason, in one INSERT; a fire already recorded (by any
