@@ -11,7 +11,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
-// Store is the SQL store of threads, messages, responsibility runs and tool uses, on MySQL /
+// Store is the SQL store of threads, messages, runs, tool uses and compactions, on MySQL /
 // MariaDB or SQLite. It is safe for concurrent use; it holds no state besides its connection
 // pool and options.
 type Store struct {
@@ -19,6 +19,11 @@ type Store struct {
 	dialect Dialect
 	redact  RedactFunc
 	now     func() time.Time
+
+	// optimizeEvery is the interval of the background Optimize on SQLite (0: none);
+	// optimizer runs it.
+	optimizeEvery time.Duration
+	optimizer     *optimizer
 
 	// hooks lets tests inject faults into RecordRound; nil in production.
 	hooks *roundHooks
@@ -50,8 +55,10 @@ type RedactFunc func(toolName string, kind PayloadKind, payload string) string
 // (clipped).
 func WithRedact(f RedactFunc) Option { return func(s *Store) { s.redact = f } }
 
-// WithClock sets the clock the store reads for started_at / finished_at of responsibility runs.
-// The default is time.Now. Times are stored in UTC to the microsecond.
+// WithClock sets the clock the store reads for the times it stamps itself: a run's start,
+// finish and lease expiry, a compaction's claim and completion. The default is time.Now. Times
+// are stored in UTC to the microsecond; a clock returning a time outside years 1000 to 9999 (the
+// zero time included) makes those writes fail with ErrInvalid before anything is written.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
 // Open connects to the database dsn names, checks the connection with a ping, and returns the
@@ -74,7 +81,8 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = no
 // no path; a driver parse error (wrapped) for a malformed MySQL DSN, and an error for one that
 // names no database; the url.ParseQuery error (wrapped) for a SQLite DSN with a malformed query;
 // and the ping's error (wrapped, with the password hidden) when the server cannot be
-// reached. Close the Store when done.
+// reached; a ping that SQLite refuses as BUSY (connections racing to switch a new file to WAL)
+// is retried up to 5 times first. Close the Store when done.
 func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	p, err := parseDSN(dsn)
 	if err != nil {
@@ -129,10 +137,11 @@ func OpenDB(db *sqlx.DB, opts ...Option) (*Store, error) {
 }
 
 func newStore(db *sqlx.DB, d Dialect, opts []Option) *Store {
-	s := &Store{db: db, dialect: d, now: time.Now}
+	s := &Store{db: db, dialect: d, now: time.Now, optimizeEvery: DefaultOptimizeInterval}
 	for _, o := range opts {
 		o(s)
 	}
+	s.startOptimizer()
 	return s
 }
 
@@ -143,5 +152,9 @@ func (s *Store) DB() *sqlx.DB { return s.db }
 // Dialect returns the database the store talks to.
 func (s *Store) Dialect() Dialect { return s.dialect }
 
-// Close closes the connection pool.
-func (s *Store) Close() error { return s.db.Close() }
+// Close stops the background Optimize (waiting for a run in progress) and closes the
+// connection pool.
+func (s *Store) Close() error {
+	s.stopOptimizer()
+	return s.db.Close()
+}
