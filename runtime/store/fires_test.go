@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 )
@@ -41,43 +40,9 @@ func TestRunningFires(t *testing.T) {
 			t.Errorf("RunningFires(none) = %v, %v", none, err)
 		}
 		plan := explain(t, s, s.runningFiresQuery(2), "a", "b")
-		if !strings.Contains(plan, "runs_running_responsibility") {
-			t.Errorf("RunningFires does not read through runs_running_responsibility:\n%s", plan)
+		if len(plan.Steps) != 1 || plan.Steps[0].Index != "runs_running_responsibility" || plan.Sorts ||
+			plan.Steps[0].Rows > 2 {
+			t.Errorf("RunningFires does not read just the running runs through runs_running_responsibility:\n%s", plan.Raw)
 		}
 	})
-}
-
-// explain returns the database's plan for query, one line per row.
-func explain(t *testing.T, s *Store, query string, args ...any) string {
-	t.Helper()
-	prefix := "EXPLAIN "
-	if s.Dialect() == DialectSQLite {
-		prefix = "EXPLAIN QUERY PLAN "
-	}
-	rows, err := s.DB().QueryContext(context.Background(), prefix+query, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		var line []string
-		for i, v := range vals {
-			if b, ok := v.([]byte); ok {
-				v = string(b)
-			}
-			line = append(line, fmt.Sprintf("%s=%v", cols[i], v))
-		}
-		out = append(out, strings.Join(line, " "))
-	}
-	return strings.Join(out, "\n")
 }
