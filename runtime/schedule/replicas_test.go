@@ -1,7 +1,10 @@
 package schedule
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"log/slog"
 	"errors"
 	"fmt"
 	"slices"
@@ -231,16 +234,25 @@ func TestDowntimeRunsTheLastMissedFireOnce(t *testing.T) {
 	})
 }
 
-// TestRunOutlastingTheIntervalSkipsOverlappingFires: a run that lasts three and a half
-// intervals keeps its lease by renewing it, the fires during it are recorded skipped (overlap)
-// by whichever replica comes first, and the fire after it runs.
+// TestRunOutlastingTheIntervalSkipsOverlappingFires: a run that lasts six and a half intervals
+// keeps its lease by renewing it, the fires during it are recorded skipped (overlap) by
+// whichever replica comes first, and the fire after it runs.
 func TestRunOutlastingTheIntervalSkipsOverlappingFires(t *testing.T) {
 	eachDialect(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		p := persona("p", "ten=*/10 * * * *@UTC")
 		clock := newFakeClock(utc(t, "2026-06-01T08:00:01Z"))
-		// Without renewal the lease would expire at 08:30:01, before the run ends at 08:35.
-		rs := newReplicas(t, dsn, 4, clock, newRecorder(), []*runtime.Persona{p}, WithLease(30*time.Minute))
+		var logs bytes.Buffer
+		var logMu sync.Mutex
+		logger := slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		defer func() {
+			if t.Failed() {
+				t.Logf("logs:\n%s", logs.String())
+			}
+		}()
+		// Without renewal the lease would expire at 09:00:01, before the run ends at 09:05. The
+		// clock moves a sixth of a lease at a time, the renewals come every third.
+		rs := newReplicas(t, dsn, 4, clock, newRecorder(), []*runtime.Persona{p}, WithLease(time.Hour), WithLogger(logger))
 		key := RunKey("p", "ten", utc(t, "2026-06-01T08:00:00Z"))
 		started, release := rs.runner.holdFire(key)
 		var wg sync.WaitGroup
@@ -248,23 +260,33 @@ func TestRunOutlastingTheIntervalSkipsOverlappingFires(t *testing.T) {
 			wg.Go(func() { s.Tick(ctx) })
 		}
 		<-started
-		for _, at := range []string{"2026-06-01T08:10:01Z", "2026-06-01T08:20:01Z", "2026-06-01T08:30:01Z"} {
-			rs.tickAll(t, utc(t, at))
+		want := []string{"06-01T08:00Z succeeded"}
+		for at := utc(t, "2026-06-01T08:10:01Z"); at.Before(utc(t, "2026-06-01T09:05:00Z")); at = at.Add(10 * time.Minute) {
+			rs.tickAll(t, at)
+			want = append(want, at.Format("01-02T15:04Z")+" skipped (overlap)")
 		}
-		clock.Set(utc(t, "2026-06-01T08:35:00Z"))
+		clock.Set(utc(t, "2026-06-01T09:05:00Z"))
 		release()
 		wg.Wait()
-		rs.tickAll(t, utc(t, "2026-06-01T08:40:01Z"))
-		diffTrail(t, trailOf(t, rs.stores[0], "p", "ten"), []string{
-			"06-01T08:00Z succeeded", "06-01T08:10Z skipped (overlap)", "06-01T08:20Z skipped (overlap)",
-			"06-01T08:30Z skipped (overlap)", "06-01T08:40Z succeeded",
-		})
+		rs.tickAll(t, utc(t, "2026-06-01T09:10:01Z"))
+		diffTrail(t, trailOf(t, rs.stores[0], "p", "ten"), append(want, "06-01T09:10Z succeeded"))
 		run, err := rs.stores[0].Run(ctx, key)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !run.FinishedAt.Equal(utc(t, "2026-06-01T08:35:00Z")) || run.Attempt != 1 {
+		if !run.FinishedAt.Equal(utc(t, "2026-06-01T09:05:00Z")) || run.Attempt != 1 {
 			t.Errorf("the long run: finished %v, attempt %d", run.FinishedAt, run.Attempt)
 		}
 	})
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

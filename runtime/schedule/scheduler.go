@@ -597,25 +597,33 @@ func (s *Scheduler) call(a *activeRun) (f store.Finish, err error) {
 	return s.runner.RunFire(a.ctx, a.fire)
 }
 
-// renew renews a's lease every third of the lease until done closes; a lease that was lost
-// (taken over or abandoned by another replica) cancels the run.
+// renew renews a's lease a third into each lease (so a renewal that comes late, after a
+// stall, comes at once) until done closes; a renewal that fails is retried every tenth of a
+// lease, and a lease that was lost (taken over or abandoned by another replica) cancels the run.
 func (s *Scheduler) renew(a *activeRun, done <-chan struct{}) {
+	next := a.fire.Run.Lease.Expires.Add(-2 * s.lease / 3)
 	for {
 		select {
 		case <-done:
 			return
 		case <-a.ctx.Done():
 			return
-		case <-s.clock.After(s.lease / 3):
+		case <-s.clock.After(next.Sub(s.clock.Now())):
 		}
-		_, err := s.store.RenewLease(a.ctx, a.fire.Run.Key, s.holder, s.lease)
+		lease, err := s.store.RenewLease(a.ctx, a.fire.Run.Key, s.holder, s.lease)
 		switch {
 		case err == nil:
+			s.log.Debug("schedule: renewed a run's lease", "run", a.fire.Run.Key, "holder", s.holder, "until", lease.Expires)
+			next = lease.Expires.Add(-2 * s.lease / 3)
 		case errors.Is(err, store.ErrLeaseLost), errors.Is(err, store.ErrRunFinished):
+			s.log.Warn("schedule: a run's lease was lost; cancelling it", "run", a.fire.Run.Key, "holder", s.holder, "error", err)
 			a.cancel(errLeaseLost)
 			return
-		case a.ctx.Err() == nil:
-			s.log.Warn("schedule: renewing a run's lease failed; retrying", "run", a.fire.Run.Key, "error", err)
+		default:
+			if a.ctx.Err() == nil {
+				s.log.Warn("schedule: renewing a run's lease failed; retrying", "run", a.fire.Run.Key, "error", err)
+			}
+			next = s.clock.Now().Add(s.lease / 10)
 		}
 	}
 }
