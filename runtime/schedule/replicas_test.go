@@ -3,10 +3,10 @@ package schedule
 import (
 	"bytes"
 	"context"
-	"io"
-	"log/slog"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
