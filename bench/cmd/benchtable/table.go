@@ -42,6 +42,8 @@ const (
 	genEmit          = "Generation/emit"
 	genLoad          = "Generation/load_host"
 	genBuild         = "Generation/go_build"
+	parseOurs        = "Parse/personagen"
+	parseEnmime      = "Parse/enmime"
 )
 
 // rows returns the table's rows. The assembly target applies to the fastest peer (the lower
@@ -109,6 +111,15 @@ func rows(s *results) []row {
 				emit, _ := s.median(genEmit, "ns/op")
 				build, _ := s.median(genBuild, "ns/op")
 				return fmt.Sprintf("package loading %s; with it %.2f× go build", dur(load), (emit+load)/build), true
+			}},
+		row{label: "parse a 20 KB multipart message with an attachment vs enmime's ReadEnvelope", ours: parseOurs, peer: parseEnmime,
+			maxTime: 1.2, target: "≤1.2× enmime's time", extra: func(s *results) (string, bool) {
+				ours, ok := s.median(parseOurs, "msgs/s")
+				if !ok {
+					return "msgs/s not reported", false
+				}
+				peer, _ := s.median(parseEnmime, "msgs/s")
+				return fmt.Sprintf("%s msgs/s (enmime %s)", num(ours), num(peer)), true
 			}},
 	)
 	for _, n := range []int{4, 16} {
