@@ -220,9 +220,10 @@ func (s *Scheduler) Holder() string { return s.holder }
 // Tick makes one pass and waits for the runs it started: it abandons or takes over the runs of
 // dead replicas (expired leases), then, for every responsibility, records the fires missed
 // since the last settled one and claims the latest due fire, running it when this replica's
-// claim wins. A host driven by an external cron calls Tick every minute or so; two Ticks of one
-// Scheduler do not overlap. When ctx is cancelled, the runs Tick started are cancelled and
-// recorded abandoned (ReasonStopped) unless they finish first.
+// claim wins. A host driven by an external cron calls Tick every minute or so. Concurrent Ticks
+// of one Scheduler (and its Start loop) make their passes one at a time; only their runs
+// overlap. When ctx is cancelled, the runs Tick started are cancelled and recorded abandoned
+// (ReasonStopped) unless they finish first.
 //
 // Tick carries on past a failing responsibility and returns the errors it met, joined (store
 // errors; the fires concerned are retried on the next Tick); every fire it settled is recorded.
@@ -233,7 +234,8 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 }
 
 // Start runs the scheduler in the background until Stop, or until ctx is done: it ticks when
-// the next fire is due, and at least every half lease to sweep for dead replicas' runs. Runs
+// the next fire is due, and at least every half lease (and every minute) to sweep for dead
+// replicas' runs; after a pass that met an error it waits a second before the next. Runs
 // started by the loop get contexts derived from ctx. Errors of a pass are logged and retried on
 // the next. Start returns an error when the scheduler is already started.
 func (s *Scheduler) Start(ctx context.Context) error {
