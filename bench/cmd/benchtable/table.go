@@ -45,6 +45,9 @@ const (
 	sendAnthLC       = "Send/langchaingo_anthropic"
 	sendChat         = "Send/personagen_openai_chat"
 	sendChatLC       = "Send/langchaingo_openai"
+	claimOne         = "Claim/mysql/insert/1_schedulers"
+	claimOurs        = "Claim/mysql/insert/%d_schedulers"
+	claimLock        = "Claim/mysql/lock_then_insert/%d_schedulers"
 	genEmit          = "Generation/emit"
 	genLoad          = "Generation/load_host"
 	genBuild         = "Generation/go_build"
@@ -147,6 +150,25 @@ func rows(s *results) []row {
 				return fmt.Sprintf("%s msgs/s (enmime %s)", num(ours), num(peer)), true
 			}},
 	)
+	for _, n := range []int{4, 16} {
+		ours, peer := fmt.Sprintf(claimOurs, n), fmt.Sprintf(claimLock, n)
+		out = append(out, row{label: fmt.Sprintf("claim a fire, %d schedulers contending, MariaDB, vs lock-then-insert", n),
+			ours: ours, peer: peer, maxTime: 1, target: "1 round trip per claim, not slower than the lock", extra: func(s *results) (string, bool) {
+				trips, ok := s.median(claimOne, "roundtrips/claim")
+				if !ok {
+					return "roundtrips/claim not reported", false
+				}
+				lock, _ := s.median(fmt.Sprintf(claimLock, 1), "roundtrips/claim")
+				note := fmt.Sprintf("%s round trip per claim (lock-then-insert %s)", num(trips), num(lock))
+				if ns, ok := s.median(ours, "ns/op"); ok && ns > 0 {
+					note += fmt.Sprintf("; %.0f claims/s", 1e9/ns)
+				}
+				if f, ok := s.median(ours, "roundtrips/fire"); ok {
+					note += fmt.Sprintf(", %s round trips per fire over all %d", num(f), n)
+				}
+				return note, trips == 1
+			}})
+	}
 	return out
 }
 
