@@ -595,6 +595,10 @@ type outputDir struct {
 // file of the output directory, and generated top-level identifiers that
 // a hand-written file of the output package already declares.
 func (c *checker) checkOutput(out outputDir, fp *filePlan) {
+	fp.reserved = make(map[string]bool, len(out.decls))
+	for name := range out.decls {
+		fp.reserved[name] = true
+	}
 	if out.handWritten[fp.name] {
 		c.errf(c.p.Name.Pos, "the generated file %s would replace the hand-written file %s (it does not start with %q); rename the persona or that file", fp.name, filepath.ToSlash(filepath.Join(c.opts.OutDir, fp.name)), Header)
 		return

@@ -36,6 +36,9 @@ type filePlan struct {
 	// imports names each host package the file refers to by its package
 	// name (as declared, not as the path's last element).
 	imports map[string]string
+	// reserved are the package-level names hand-written files of the
+	// output package declare: no import of the file may use one.
+	reserved map[string]bool
 
 	env              *envPlan
 	model            *spec.Model
