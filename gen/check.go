@@ -343,6 +343,9 @@ func (c *checker) resolver(r spec.Resolver, st *stepPlan) {
 		st.loadRecord = c.loadRecord(r.LoadRecord)
 	case r.LoadTranscript != nil:
 		lt := r.LoadTranscript
+		if c.host != nil && c.host.transcriptErr != "" {
+			c.errf(r.Pos, "load_transcript: the generated code imports %s, and it cannot be loaded: %s", TranscriptPath, c.host.transcriptErr)
+		}
 		st.loadTranscript = &pathPlan{}
 		if lt.Path.IsStatic() {
 			st.loadTranscript.static = staticText(lt.Path)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/mod/modfile"
+
 	"github.com/personagen/personagen/spec"
 )
 
@@ -134,8 +136,74 @@ func (o Options) Validate() error {
 			dir = "."
 		}
 		return &OptionsError{Field: "OutDir", err: ErrNoModule, Message: fmt.Sprintf("output directory %s is not inside a Go module (no go.mod in it or any parent directory); generate into a package directory of the module that imports the runtime and your host packages, or create one with go mod init", filepath.ToSlash(dir))}
+	} else if work := outsideWorkspace(modRoot); work != "" {
+		return &OptionsError{Field: "OutDir", err: ErrNoModule, Message: fmt.Sprintf("the module at %s, which holds the output directory, is not one of the modules %s uses, so the go command cannot build there; add it (go work use %s) or set GOWORK=off", filepath.ToSlash(modRoot), filepath.ToSlash(work), filepath.ToSlash(relOrAbs(filepath.Dir(work), modRoot)))}
 	}
 	return nil
+}
+
+// outsideWorkspace returns the go.work file that governs the module at
+// modRoot without listing it in a use directive (the go command refuses
+// to build there), or "". The file is $GOWORK, or the nearest go.work at
+// or above modRoot; GOWORK=off means none.
+func outsideWorkspace(modRoot string) string {
+	work := os.Getenv("GOWORK")
+	switch work {
+	case "off":
+		return ""
+	case "":
+		for d := modRoot; ; {
+			if st, err := os.Stat(filepath.Join(d, "go.work")); err == nil && st.Mode().IsRegular() {
+				work = filepath.Join(d, "go.work")
+				break
+			}
+			parent := filepath.Dir(d)
+			if parent == d {
+				return ""
+			}
+			d = parent
+		}
+	}
+	data, err := os.ReadFile(work)
+	if err != nil {
+		return ""
+	}
+	wf, err := modfile.ParseWork(work, data, nil)
+	if err != nil {
+		return "" // the go command reports a go.work it cannot parse
+	}
+	root := cleanAbs(modRoot)
+	for _, u := range wf.Use {
+		p := filepath.FromSlash(u.Path)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(work), p)
+		}
+		if cleanAbs(p) == root {
+			return ""
+		}
+	}
+	return work
+}
+
+// cleanAbs is path made absolute, with symbolic links resolved when it
+// exists.
+func cleanAbs(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	return filepath.Clean(path)
+}
+
+// relOrAbs is target relative to base when it can be expressed so, else
+// target.
+func relOrAbs(base, target string) string {
+	if rel, err := filepath.Rel(cleanAbs(base), cleanAbs(target)); err == nil {
+		return "./" + filepath.ToSlash(rel)
+	}
+	return target
 }
 
 // checkPackage is the part of Validate that Check makes too.

@@ -24,12 +24,13 @@ type Host struct {
 	pkgs map[string]*packages.Package // the packages asked for, by import path
 	all  map[string]*packages.Package // those and every package they import, by import path
 
-	ctxType    types.Type       // context.Context
-	invPtr     types.Type       // *runtime.Invocation
-	resolver   *types.Interface // runtime.Resolver
-	tool       *types.Interface // runtime.Tool
-	runtimeErr string           // why the runtime could not be loaded, if it could not
-	goErr      string           // the go command's error when it listed nothing for some paths, on one line
+	ctxType       types.Type       // context.Context
+	invPtr        types.Type       // *runtime.Invocation
+	resolver      *types.Interface // runtime.Resolver
+	tool          *types.Interface // runtime.Tool
+	runtimeErr    string           // why the runtime could not be loaded, if it could not
+	transcriptErr string           // why the transcript package (load_transcript's) could not be loaded
+	goErr         string           // the go command's error when it listed nothing for some paths, on one line
 }
 
 // Len returns how many packages the go command returned for the request
@@ -90,7 +91,7 @@ func LoadHost(ctx context.Context, dir string, specs []*spec.Persona) (*Host, er
 
 // LoadPackages is LoadHost for an explicit list of import paths.
 func LoadPackages(ctx context.Context, dir string, paths []string) (*Host, error) {
-	want := append([]string{"context", RuntimePath}, paths...)
+	want := append([]string{"context", RuntimePath, TranscriptPath}, paths...)
 	slices.Sort(want)
 	want = slices.Compact(want)
 	cfg := &packages.Config{
@@ -152,6 +153,9 @@ func goListError(ctx context.Context, dir string, paths []string) string {
 }
 
 func (h *Host) initRuntime() {
+	if tp, msg := h.pkg(TranscriptPath); tp == nil {
+		h.transcriptErr = msg
+	}
 	rt, msg := h.pkg(RuntimePath)
 	if rt == nil {
 		h.runtimeErr = msg
@@ -215,11 +219,20 @@ func (h *Host) pkg(path string) (*types.Package, string) {
 	}
 	if len(p.Errors) > 0 || p.Types == nil {
 		for _, e := range p.Errors {
-			if e.Kind == packages.ListError {
-				// The go command's text names proxies and modules and
-				// varies with the network; the fact is stable.
-				return nil, "cannot find package " + path + " from the output directory's module (go get it, or fix the import path)"
+			if e.Kind != packages.ListError {
+				continue
 			}
+			switch {
+			case strings.Contains(e.Msg, "build constraints exclude all Go files"):
+				return nil, "package " + path + " has no Go files in this build: build constraints exclude all of them (a cgo package needs CGO_ENABLED=1 and a C compiler; check its //go:build lines against GOOS, GOARCH and the build tags)"
+			case strings.Contains(e.Msg, "no Go files in"):
+				return nil, "package " + path + " has no Go files"
+			case strings.Contains(e.Msg, "-mod=vendor"):
+				return nil, "package " + path + " is not in the module's vendor directory: import it from a package of the module (a blank import will do) and run go mod vendor"
+			}
+			// The go command's text names proxies and modules and
+			// varies with the network; the fact is stable.
+			return nil, "cannot find package " + path + " from the output directory's module (go get it, or fix the import path)"
 		}
 		msg := "package " + path + " does not compile"
 		if len(p.Errors) > 0 {
