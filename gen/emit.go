@@ -15,9 +15,19 @@ import (
 	"github.com/personagen/personagen/spec"
 )
 
-// locals are the identifiers generated constructors declare; an imported
-// package whose name equals one of them is imported under another name.
-var locals = map[string]bool{"env": true, "opts": true, "p": true, "inv": true, "r": true, "ctx": true, "dst": true, "path": true, "files": true}
+// locals are the identifiers generated constructors declare, and Go's
+// predeclared identifiers (generated code writes string, error, new, nil,
+// int, …, which a package named so would shadow); an imported package
+// whose name equals one of them is imported under another name.
+var locals = map[string]bool{
+	"env": true, "opts": true, "p": true, "inv": true, "r": true, "ctx": true, "dst": true, "path": true, "files": true,
+	"any": true, "append": true, "bool": true, "byte": true, "cap": true, "clear": true, "close": true, "comparable": true,
+	"complex": true, "complex128": true, "complex64": true, "copy": true, "delete": true, "error": true, "false": true,
+	"float32": true, "float64": true, "imag": true, "int": true, "int16": true, "int32": true, "int64": true, "int8": true,
+	"iota": true, "len": true, "make": true, "max": true, "min": true, "new": true, "nil": true, "panic": true,
+	"print": true, "println": true, "real": true, "recover": true, "rune": true, "string": true, "true": true,
+	"uint": true, "uint16": true, "uint32": true, "uint64": true, "uint8": true, "uintptr": true,
+}
 
 // Render writes the Go file of every spec in the plan, in spec order. It
 // looks nothing up: everything it writes comes from the plan. A generator

@@ -124,11 +124,15 @@ func (e *OptionsError) Unwrap() error { return e.err }
 
 // Validate checks the options Generate and Resolve need: Package is a
 // valid package name and matches the hand-written Go files already in
-// OutDir (ErrBadOptions), and a go.mod governs OutDir (ErrNoModule). It
-// returns nil or an *OptionsError.
+// OutDir, OutDir is not a file (ErrBadOptions), and a go.mod governs
+// OutDir, in a workspace that uses its module if a go.work governs it
+// (ErrNoModule). It returns nil or an *OptionsError.
 func (o Options) Validate() error {
 	if err := o.checkPackage(); err != nil {
 		return err
+	}
+	if st, err := os.Stat(o.OutDir); err == nil && !st.IsDir() && o.OutDir != "" {
+		return &OptionsError{Field: "OutDir", err: ErrBadOptions, Message: fmt.Sprintf("output directory %s is a file, not a directory", filepath.ToSlash(o.OutDir))}
 	}
 	if _, modRoot, _ := ImportPath(o.OutDir); modRoot == "" {
 		dir := o.OutDir

@@ -159,3 +159,15 @@ func TestOutputModuleOutsideTheWorkspace(t *testing.T) {
 		t.Errorf("module in the workspace: %v", err)
 	}
 }
+
+// TestOutputDirectoryThatIsAFile pins that -out naming a file is refused
+// by Options.Validate, before any package is loaded.
+func TestOutputDirectoryThatIsAFile(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "go.mod"), []byte("module example.com/m\n"))
+	writeFile(t, filepath.Join(root, "agents.go"), []byte("package m\n"))
+	err := Options{Package: "agents", OutDir: filepath.Join(root, "agents.go")}.Validate()
+	if !errors.Is(err, ErrBadOptions) || !strings.Contains(err.Error(), "is a file, not a directory") {
+		t.Errorf("Validate with a file as OutDir: %v", err)
+	}
+}
