@@ -20,14 +20,14 @@ import (
 // (its first line is Header) and returns the spec path its source line
 // names ("" when it has none).
 func FileSource(path string) (source string, generated bool) {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return "", false // opening a named pipe would block
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", false
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return "", false
-	}
 	sc := bufio.NewScanner(f)
 	if !sc.Scan() || sc.Text() != Header {
 		return "", false
@@ -140,8 +140,8 @@ func readOutputDir(dir, pkg string) outputDir {
 			continue
 		}
 		out.handWritten[n] = true
-		if e.IsDir() || strings.HasSuffix(n, "_test.go") {
-			continue
+		if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || strings.HasSuffix(n, "_test.go") {
+			continue // reading a named pipe would block
 		}
 		if ok, err := build.Default.MatchFile(dir, n); err != nil || !ok {
 			continue

@@ -150,3 +150,27 @@ func TestDefaultPackage(t *testing.T) {
 		t.Errorf("DefaultPackage of a directory holding package personas = %q", got)
 	}
 }
+
+// TestOutputDirectoryWithANamedPipe pins that Check never opens a
+// non-regular file of the output directory (a named pipe would block it),
+// and refuses a spec whose generated file name is taken by one.
+func TestOutputDirectoryWithANamedPipe(t *testing.T) {
+	out := t.TempDir()
+	for _, name := range []string{"other.go", "a.go"} {
+		if err := syscall.Mkfifo(filepath.Join(out, name), 0o644); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+	}
+	p, diags := spec.Load("a.persona.yaml", []byte("version: 1\nname: a\n"))
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	_, err := Check([]*spec.Persona{p}, nil, Options{Package: "out", OutDir: out})
+	var ge *Error
+	if !errors.As(err, &ge) || len(ge.Diagnostics) != 1 || !strings.Contains(ge.Diagnostics[0].Message, "would replace the hand-written file") {
+		t.Errorf("Check with a pipe named a.go in -out: %v", err)
+	}
+	if _, err := Write(out, []File{{Name: "a.go", Content: []byte("x")}}); !errors.Is(err, ErrHandWritten) {
+		t.Errorf("Write over a pipe: %v", err)
+	}
+}
