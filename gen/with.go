@@ -108,6 +108,13 @@ func (c *checker) structFields(entries []spec.MapEntry, named types.Type, st *ty
 	for _, e := range entries {
 		fv, msg := findField(st, e.Key.Value)
 		if fv == nil {
+			if embedded, ok := promotedField(named, st, e.Key.Value); ok && !exported(embedded) {
+				c.errf(e.Key.Pos, "%s: %s is a field of the embedded %s, which is not exported: generated code cannot set it", what, e.Key.Value, embedded)
+				continue
+			} else if ok {
+				c.errf(e.Key.Pos, "%s: %s is a field of the embedded %s; a composite literal cannot set a promoted field: write it under the embedded field (%s: {%s: …})", what, e.Key.Value, embedded, embedded, e.Key.Value)
+				continue
+			}
 			c.errf(e.Key.Pos, "%s: %s%s", what, fmt.Sprintf(msg, typeString(named), e.Key.Value), suggest(e.Key.Value, fieldNames(st)))
 			continue
 		}
@@ -156,6 +163,19 @@ func findField(st *types.Struct, key string) (*types.Var, string) {
 		}
 	}
 	return nil, "%s has no field %s"
+}
+
+// promotedField reports whether key names a field promoted into named
+// from an embedded field, and that embedded field's name.
+func promotedField(named types.Type, st *types.Struct, key string) (string, bool) {
+	if !exported(key) {
+		return "", false
+	}
+	obj, index, _ := types.LookupFieldOrMethod(named, false, nil, key)
+	if _, ok := obj.(*types.Var); !ok || len(index) < 2 {
+		return "", false
+	}
+	return st.Field(index[0]).Name(), true
 }
 
 func fieldNames(st *types.Struct) []string {

@@ -257,3 +257,21 @@ type Pointers struct {
 func (p *Pointers) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
 	return dst, nil
 }
+
+// limitsBase is an unexported embedded struct with an exported field.
+type limitsBase struct {
+	Quota int
+}
+
+// Embedded is a use resolver that embeds a struct (Limits) and an
+// unexported one (limitsBase), whose fields are promoted.
+type Embedded struct {
+	Limits
+	limitsBase
+	Name string `yaml:"name"`
+}
+
+// Resolve adds nothing.
+func (e *Embedded) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+	return dst, nil
+}
