@@ -1,21 +1,16 @@
 package runtime
 
-import (
-	"encoding/binary"
-	"unicode/utf8"
-	"unsafe"
-)
+import "unicode/utf8"
 
-// TruncationMarker is appended to text that Clip cut short (protege's TRUNCATION_MARKER, seed
-// 003). It is 12 characters long ("…" counts as one).
-const TruncationMarker = "…[truncated]"
+// truncationMarker is appended to text that Clip cut short. It is 12 characters long ("…"
+// counts as one).
+const truncationMarker = "…[truncated]"
 
-const markerLen = 12 // utf8.RuneCountInString(TruncationMarker)
+const markerLen = 12 // utf8.RuneCountInString(truncationMarker)
 
 // Clip returns s unchanged when it has at most limit characters (runes, not bytes); otherwise it
-// returns the first limit-12 characters of s followed by TruncationMarker, so the result has
-// exactly limit characters (protege's ToolUse.clip, seed 003). It never splits a UTF-8
-// sequence. Invalid UTF-8 in s counts one character per invalid byte and is kept as is.
+// returns the first limit-12 characters of s followed by "…[truncated]", so the result has
+// exactly limit characters. It never splits a UTF-8 sequence. Invalid UTF-8 in s counts one character per invalid byte and is kept as is.
 //
 // A limit below the marker's length (12) cannot hold the marker: Clip then returns the first
 // limit characters of s with no marker, and "" for limit <= 0.
@@ -34,7 +29,7 @@ func Clip(s string, limit int) string {
 	case keep == limit:
 		return s[:cut]
 	}
-	return s[:cut] + TruncationMarker
+	return s[:cut] + truncationMarker
 }
 
 // clipCut reports whether s has more than limit characters and, when it has, the byte offset
@@ -46,11 +41,9 @@ func clipCut(s string, keep, limit int) (cut int, over bool) {
 	if len(s) <= limit { // a string never has more characters than bytes
 		return 0, false
 	}
-	const hi = 0x8080808080808080
-	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
-	n, i := 0, 0                                    // n characters lie before byte i
-	for i < len(b) {
-		if i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:])&hi == 0 {
+	n, i := 0, 0 // n characters lie before byte i
+	for i < len(s) {
+		if i+8 <= len(s) && word(s[i:i+8])&0x8080808080808080 == 0 {
 			// Eight ASCII characters: n … n+7.
 			if keep >= n && keep < n+8 {
 				cut = i + keep - n
@@ -67,7 +60,7 @@ func clipCut(s string, keep, limit int) (cut int, over bool) {
 		if n == limit {
 			return cut, true
 		}
-		if b[i] < utf8.RuneSelf {
+		if s[i] < utf8.RuneSelf {
 			i++
 		} else {
 			_, w := utf8.DecodeRuneInString(s[i:])
@@ -76,4 +69,12 @@ func clipCut(s string, keep, limit int) (cut int, over bool) {
 		n++
 	}
 	return 0, false
+}
+
+// word returns the first 8 bytes of s as a little-endian word; the compiler turns the shifts
+// into one 8-byte load, as binary.LittleEndian.Uint64 does for a byte slice.
+func word(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }

@@ -16,19 +16,19 @@ func TestClipKeepsTextWithinTheLimit(t *testing.T) {
 		{"empty", "", 5, ""},
 		{"shorter", "abc", 5, "abc"},
 		{"exactly the limit", strings.Repeat("a", 20), 20, strings.Repeat("a", 20)},
-		{"one over the limit", strings.Repeat("a", 21), 20, strings.Repeat("a", 8) + TruncationMarker},
-		{"limit equals marker length", strings.Repeat("a", 13), 12, TruncationMarker},
-		{"marker length plus one", strings.Repeat("a", 14), 13, "a" + TruncationMarker},
+		{"one over the limit", strings.Repeat("a", 21), 20, strings.Repeat("a", 8) + truncationMarker},
+		{"limit equals marker length", strings.Repeat("a", 13), 12, truncationMarker},
+		{"marker length plus one", strings.Repeat("a", 14), 13, "a" + truncationMarker},
 		{"multi-byte within the limit", strings.Repeat("é", 20), 20, strings.Repeat("é", 20)},
-		{"é counts as one character", strings.Repeat("é", 21), 20, strings.Repeat("é", 8) + TruncationMarker},
-		{"CJK", strings.Repeat("日本", 10) + "語", 20, "日本日本日本日本" + TruncationMarker},
-		{"emoji", strings.Repeat("🎉", 30), 14, "🎉🎉" + TruncationMarker},
-		{"CJK extension B", strings.Repeat("𠀋", 30), 15, "𠀋𠀋𠀋" + TruncationMarker},
-		{"mixed widths", "a" + "é" + "日" + "🎉" + strings.Repeat("x", 20), 16, "aé日🎉" + TruncationMarker},
-		{"the marker itself fits", TruncationMarker, 12, TruncationMarker},
-		{"invalid bytes count one each", "\xff\xfe" + strings.Repeat("a", 20), 14, "\xff\xfe" + TruncationMarker},
+		{"é counts as one character", strings.Repeat("é", 21), 20, strings.Repeat("é", 8) + truncationMarker},
+		{"CJK", strings.Repeat("日本", 10) + "語", 20, "日本日本日本日本" + truncationMarker},
+		{"emoji", strings.Repeat("🎉", 30), 14, "🎉🎉" + truncationMarker},
+		{"CJK extension B", strings.Repeat("𠀋", 30), 15, "𠀋𠀋𠀋" + truncationMarker},
+		{"mixed widths", "a" + "é" + "日" + "🎉" + strings.Repeat("x", 20), 16, "aé日🎉" + truncationMarker},
+		{"the marker itself fits", truncationMarker, 12, truncationMarker},
+		{"invalid bytes count one each", "\xff\xfe" + strings.Repeat("a", 20), 14, "\xff\xfe" + truncationMarker},
 		{"invalid bytes within the limit kept", "a\xffb", 3, "a\xffb"},
-		{"truncated sequence counts per byte", "\xe6\x97" + strings.Repeat("b", 20), 13, "\xe6" + TruncationMarker},
+		{"truncated sequence counts per byte", "\xe6\x97" + strings.Repeat("b", 20), 13, "\xe6" + truncationMarker},
 		{"limit below the marker: plain prefix", "abcdefghijklmnop", 5, "abcde"},
 		{"limit below the marker keeps whole characters", "日本語のテキストです。長い", 3, "日本語"},
 		{"limit below the marker, text fits", "abc", 5, "abc"},
@@ -57,7 +57,7 @@ func TestClipResultHasExactlyLimitCharacters(t *testing.T) {
 		if n := utf8.RuneCountInString(got); n != limit {
 			t.Errorf("limit %d: %d characters", limit, n)
 		}
-		if !strings.HasSuffix(got, TruncationMarker) || !utf8.ValidString(got) {
+		if !strings.HasSuffix(got, truncationMarker) || !utf8.ValidString(got) {
 			t.Errorf("limit %d: bad result tail %q", limit, got[max(0, len(got)-20):])
 		}
 	}
@@ -67,8 +67,8 @@ func TestClipResultHasExactlyLimitCharacters(t *testing.T) {
 }
 
 func TestTruncationMarkerLength(t *testing.T) {
-	if n := utf8.RuneCountInString(TruncationMarker); n != markerLen {
-		t.Fatalf("TruncationMarker has %d characters, markerLen says %d", n, markerLen)
+	if n := utf8.RuneCountInString(truncationMarker); n != markerLen {
+		t.Fatalf("truncationMarker has %d characters, markerLen says %d", n, markerLen)
 	}
 }
 
@@ -105,10 +105,10 @@ func FuzzClip(f *testing.F) {
 				t.Fatalf("Clip(%q, %d) = %q, want the input unchanged", s, limit, got)
 			}
 		} else if limit >= markerLen {
-			if n != limit || !strings.HasSuffix(got, TruncationMarker) {
+			if n != limit || !strings.HasSuffix(got, truncationMarker) {
 				t.Fatalf("Clip(%q, %d) = %q: want exactly %d characters ending in the marker", s, limit, got, limit)
 			}
-			if !strings.HasPrefix(s, strings.TrimSuffix(got, TruncationMarker)) {
+			if !strings.HasPrefix(s, strings.TrimSuffix(got, truncationMarker)) {
 				t.Fatalf("Clip(%q, %d) = %q does not keep a prefix", s, limit, got)
 			}
 		} else if !strings.HasPrefix(s, got) || n != limit {
@@ -138,7 +138,7 @@ func referenceClip(s string, limit int) string {
 			if keep == limit {
 				return s[:cut]
 			}
-			return s[:cut] + TruncationMarker
+			return s[:cut] + truncationMarker
 		}
 		n++
 	}

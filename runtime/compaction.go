@@ -1,20 +1,21 @@
 package runtime
 
 import (
+	"slices"
 	"unicode/utf8"
 
 	"github.com/personagen/personagen/runtime/history"
 )
 
-// DefaultCompactionKeep is the number of most recent messages CompactionPolicy.Plan leaves out
+// defaultCompactionKeep is the number of most recent messages CompactionPolicy.Plan leaves out
 // of a new compaction when Keep is 0.
-const DefaultCompactionKeep = 10
+const defaultCompactionKeep = 10
 
 // CompactionPolicy is a ready-made trigger policy for compaction; when to compact is the host's
 // decision, and this helper is one reasonable answer. The host reads the messages after the
 // thread's latest compaction (history.Source.History with AfterSeq = its BoundarySeq, Limit
-// history.NoLimit, ToolUses set) after a run finished, asks Plan for a boundary, and passes it to its store's
-// Compact (e.g. (*store.Store).Compact) with its Summarizer.
+// history.NoLimit, ToolUses set) after a run finished, asks Plan for a boundary, and passes it
+// to its store's Compact (e.g. (*store.Store).Compact) with its summarizer.
 type CompactionPolicy struct {
 	// MaxMessages triggers a compaction when more messages than this lie after the latest
 	// compaction; 0 disables the count trigger.
@@ -23,22 +24,26 @@ type CompactionPolicy struct {
 	// inputs and tool results as ThreadHistory renders them with its defaults) holds more
 	// characters than this — a rough token estimate is MaxChars/4; 0 disables the size trigger.
 	MaxChars int
-	// Keep is how many of the most recent messages stay out of the new compaction, replayed
-	// verbatim: 0 = DefaultCompactionKeep; a value below 1 is treated as 1, so the newest
-	// message — whose run may still be recording tool rounds — is never summarised.
+	// Keep is how many of the most recently stored messages (the greatest Seqs) stay out of the
+	// new compaction, replayed verbatim: 0 = 10; a value below 1 is treated as
+	// 1, so the newest message — whose run may still be recording tool rounds — is never
+	// summarised.
 	Keep int
 }
 
-// Plan reports whether msgs (a thread's messages after its latest compaction, oldest first, as
-// a history.Source returns them) should be compacted now, and if so the boundary to pass to
-// Compact: the greatest Seq among all but the Keep most recent messages, so those Keep messages
-// (at least) are replayed after the summary. It returns (0, false) when no trigger fires or when
-// no more than Keep messages are given. Plan is a pure function of its inputs.
+// Plan reports whether msgs (a thread's messages after its latest compaction, as a
+// history.Source returns them) should be compacted now, and if so the boundary to pass to
+// Compact. The Keep messages with the greatest Seq — the most recently stored, whatever their
+// Date or their order in msgs — are kept; the boundary is the greatest Seq of the others, so it
+// is always older (in order of arrival) than every kept message, and Compact summarises exactly
+// the messages with Seq up to it while every kept message is replayed after the summary. It
+// returns (0, false) when no trigger fires or when no more than Keep messages are given. Plan is
+// a pure function of its inputs.
 func (p CompactionPolicy) Plan(msgs []history.Message) (boundarySeq int64, ok bool) {
 	keep := p.Keep
 	switch {
 	case keep == 0:
-		keep = DefaultCompactionKeep
+		keep = defaultCompactionKeep
 	case keep < 1:
 		keep = 1
 	}
@@ -47,22 +52,24 @@ func (p CompactionPolicy) Plan(msgs []history.Message) (boundarySeq int64, ok bo
 	}
 	fire := p.MaxMessages > 0 && len(msgs) > p.MaxMessages
 	if !fire && p.MaxChars > 0 {
-		fire = ReplayChars(msgs) > p.MaxChars
+		fire = replayChars(msgs) > p.MaxChars
 	}
 	if !fire {
 		return 0, false
 	}
-	for _, m := range msgs[:len(msgs)-keep] {
-		boundarySeq = max(boundarySeq, m.Seq)
+	seqs := make([]int64, len(msgs))
+	for i, m := range msgs {
+		seqs[i] = m.Seq
 	}
+	slices.Sort(seqs)
+	boundarySeq = seqs[len(seqs)-keep-1] // the greatest Seq below the Keep greatest
 	return boundarySeq, boundarySeq > 0
 }
 
-// ReplayChars returns the number of characters (runes) of the replay of msgs as a zero
+// replayChars returns the number of characters (runes) of the replay of msgs as a zero
 // ThreadHistory renders it: every message's text, every tool call's name and input, every tool
-// result (clipped to DefaultReplayResultLimit). It is the size CompactionPolicy.MaxChars
-// measures.
-func ReplayChars(msgs []history.Message) int {
+// result (clipped to 4,000 characters). It is the size CompactionPolicy.MaxChars measures.
+func replayChars(msgs []history.Message) int {
 	var h ThreadHistory
 	n := 0
 	for _, m := range h.AppendReplay(nil, msgs) {

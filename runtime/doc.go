@@ -1,6 +1,6 @@
 // Package runtime is what generated persona code and host programs run on: the messages a model
 // sees, the resolvers that produce them, the chain that runs the resolvers, and the request that
-// goes to the model. It re-creates protege's resolver engine (seed 000) in Go.
+// goes to the model.
 //
 // # How the pieces fit
 //
@@ -11,16 +11,15 @@
 // Each stage:
 //
 //   - An Invocation is the read-only input of the run: the Persona, host Config, a Logger, a
-//     correlation id, and exactly one of Inbound (a reply run: the email being answered) or
-//     Responsibility (a scheduled run).
+//     correlation id, and exactly one of Inbound (a reply run: the message being answered, a
+//     history.Message) or Responsibility (a scheduled run).
 //   - A Chain holds the persona's resolvers in declaration order. Each Resolver appends zero,
 //     one or many Messages to the slice it is given (Resolve(ctx, inv, dst) returns dst
 //     extended, as append does), so a whole request grows in one slice. A failing step stops
 //     the chain with a *StepError naming the step's index, kind and spec position.
 //   - BuildRequest runs the persona's MessageChain (reply run) or ResponsibilityChain
 //     (scheduled run), appends for a reply run a trailing user message with the inbound
-//     content (InboundMessage), and returns a Request with the persona's Model settings and
-//     Tools.
+//     content, and returns a Request with the persona's Model settings and Tools.
 //
 // # Messages
 //
@@ -35,13 +34,30 @@
 //
 // LoadFile (a prompt file from a Files root: a directory read through os.Root, or an fs.FS such
 // as an embed.FS), LoadText (a static or computed text) and LoadRecord (host records rendered to
-// text) are the load_file, load_text and load_record entries of a spec. ThreadHistory and
-// ThreadSummary replay a thread from a history.Source (the SQL store in runtime/store
-// implements it); the transcript package's Load reads few-shot chat files. Host code adds its
-// own resolvers by implementing Resolver, or with ResolverFunc.
+// text) are the load_file, load_text and load_record entries of a spec. ThreadSummary and
+// ThreadHistory replay a thread from a history.Source (package runtime/history holds that
+// contract; the SQL store in runtime/store and runtime/memory implement it); the transcript
+// package's Load reads few-shot chat files. Host code adds its own resolvers by implementing
+// Resolver, or with ResolverFunc.
 //
 // Computed paths and texts are Go funcs of the Invocation (what the generator compiles a
 // spec's templates to), so the runtime has no template engine.
+//
+// # Where each job lives
+//
+//	request.go        BuildRequest, Request and its JSON form
+//	inbound.go        the trailing user message of a reply run
+//	resolver.go       Resolver, ResolverFunc, Chain, Step, StepError
+//	load.go           LoadFile, LoadText, LoadRecord; files.go: Files, the prompt root
+//	thread_history.go ThreadHistory: the history window and its query
+//	thread_summary.go ThreadSummary; snapshot.go: the compaction row shared by both in one run
+//	replay.go         AppendReplay: stored messages and tool rounds to turns
+//	turn_text.go      a stored message's turn text (header block, body, attachment notes)
+//	round_order.go    the order of tool rounds; call_ids.go: renaming broken call ids
+//	replay_input.go   stored arguments to a call input ({"_clipped_arguments": …})
+//	compaction.go     CompactionPolicy; summarizer.go: SummarizerFunc
+//	clip.go, html.go  Clip and HTMLText; date.go: FormatDate
+//	validate.go       Validate, the pairing invariant
 //
 // # Determinism and concurrency
 //

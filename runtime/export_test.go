@@ -1,4 +1,16 @@
 package runtime
 
 // Internals the external tests (package runtime_test) reach, as net/http's export_test.go does.
-var SortToolUses = sortToolUses
+var (
+	SortToolUses            = sortToolUses
+	TurnText                = turnText
+	ReplayInput             = replayInput
+	SummaryText             = summaryText
+	ReplayChars             = replayChars
+	ErrInvalidHistoryOption = errInvalidHistoryOption
+)
+
+const (
+	DefaultReplayResultLimit = defaultReplayResultLimit
+	TruncationMarker         = truncationMarker
+)

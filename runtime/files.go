@@ -11,7 +11,7 @@ import (
 
 // Files is where resolvers read prompt and transcript files from: a directory opened as an
 // os.Root (reads cannot escape it, symlinks included) or an fs.FS such as an embed.FS. The host
-// configures it once (like Rails.root in the seed) and passes it to generated constructors. A
+// configures it once, usually at its application root, and passes it to generated constructors. A
 // nil *Files reads relative paths from the process's working directory at read time.
 type Files struct {
 	dir  string
@@ -41,7 +41,6 @@ func FSFiles(fsys fs.FS) *Files { return &Files{dir: "fs:", fsys: fsys} }
 // FileNotFoundError is the error a read returns when a file does not exist. Path is the path as
 // given (by the spec or a computed template) and Resolved the location that was tried (an
 // absolute path, or "fs:" + path inside an fs.FS). It matches fs.ErrNotExist with errors.Is.
-// It re-creates protege's ResolverFileNotFoundError (seed 000).
 type FileNotFoundError struct {
 	Path     string
 	Resolved string
@@ -59,36 +58,52 @@ func (e *FileNotFoundError) Unwrap() error { return e.Err }
 // ErrPathEscapes is returned (wrapped) when a computed path is absolute or leaves the root.
 var ErrPathEscapes = errors.New("path escapes the prompt root")
 
-// ReadFile reads the file at p. A static path (computed false) that is absolute is
-// author-trusted and read as is from the file system; any other path is relative and read
-// inside the root. A computed path (one built from a template at run time) must be relative and
-// stay inside the root. Any relative path that leaves the root lexically ("../x", "a/../../x"),
-// an absolute computed path, and a path whose symlinks lead outside fail with an error wrapping
-// ErrPathEscapes ("path escapes the prompt root: \"../x\""). A relative path is read lexically
-// cleaned ("a/../b.md" reads "b.md" even when "a" does not exist), in a directory and in an
-// fs.FS alike. An empty path is an error. A
-// missing file yields a *FileNotFoundError; other read errors (a directory, permissions) are
-// wrapped with the path and resolved location. It returns the bytes and the resolved location
-// (an absolute path, or "fs:" + the cleaned path inside an fs.FS).
+// ReadFile reads the file at p, a static path (one the spec's author wrote). An absolute p is
+// author-trusted and read as is from the file system; a relative p is read inside the root.
+// A relative path that leaves the root lexically ("../x", "a/../../x") or through a symlink
+// fails with an error wrapping ErrPathEscapes ("path escapes the prompt root: \"../x\""). A
+// relative path is read lexically cleaned ("a/../b.md" reads "b.md" even when "a" does not
+// exist), in a directory and in an fs.FS alike. An empty path is an error. A missing file
+// yields a *FileNotFoundError; other read errors (a directory, permissions) are wrapped with
+// the path and resolved location. It returns the bytes and the resolved location (an absolute
+// path, or "fs:" + the cleaned path inside an fs.FS).
 //
 // Reading from an fs.FS relies on that FS to stay inside itself: fs.ValidPath refuses "..", but
 // os.DirFS follows symlinks out of its directory, so use DirFiles for a directory on disk.
-func (f *Files) ReadFile(p string, computed bool) ([]byte, string, error) {
-	b, err := f.read(p, computed)
+func (f *Files) ReadFile(p string) ([]byte, string, error) { return f.readResolved(p, staticPath) }
+
+// ReadComputed reads the file at p, a computed path (one a template built at run time, from
+// values a sender may control): as ReadFile, except that an absolute p is refused too, with an
+// error wrapping ErrPathEscapes, so a computed path always stays inside the root.
+func (f *Files) ReadComputed(p string) ([]byte, string, error) {
+	return f.readResolved(p, computedPath)
+}
+
+func (f *Files) readResolved(p string, kind pathKind) ([]byte, string, error) {
+	b, err := f.read(p, kind)
 	if err != nil {
 		return nil, f.resolve(p), err
 	}
 	return b, f.resolve(p), nil
 }
 
-// read is ReadFile without the resolved location, which it builds only for an error (request
-// assembly reads prompt files on every run).
-func (f *Files) read(p string, computed bool) ([]byte, error) {
+// pathKind says who wrote a path: the spec's author (static) or a template at run time
+// (computed), which decides whether an absolute path is trusted.
+type pathKind int
+
+const (
+	staticPath pathKind = iota
+	computedPath
+)
+
+// read is ReadFile or ReadComputed without the resolved location, which it builds only for an
+// error (request assembly reads prompt files on every run).
+func (f *Files) read(p string, kind pathKind) ([]byte, error) {
 	if p == "" {
 		return nil, errors.New("empty path")
 	}
 	if filepath.IsAbs(p) || path.IsAbs(p) {
-		if computed {
+		if kind == computedPath {
 			return nil, fmt.Errorf("%w: computed path %q is absolute (computed paths must be relative)", ErrPathEscapes, p)
 		}
 		b, err := os.ReadFile(p)

@@ -2,13 +2,12 @@ package runtime
 
 import (
 	"log/slog"
-	"time"
 
 	"github.com/personagen/personagen/runtime/history"
 )
 
-// Invocation is the read-only input of one run of a persona's chain: protege's resolver context
-// (seed 000, "The context"), renamed so it never reads like context.Context.
+// Invocation is the read-only input of one run of a persona's chain: what every resolver of the
+// run may read (named so it never reads like context.Context).
 //
 // Exactly one of Inbound (a reply run) and Responsibility (a scheduled run) is set; BuildRequest
 // rejects any other combination. A resolver used in both chains treats the missing one as
@@ -51,11 +50,3 @@ type Responsibility struct {
 	Timezone string
 	Enabled  bool
 }
-
-// DateLayout is the layout FormatDate uses: RFC 1123 with a numeric zone, as email Date headers
-// are written ("Mon, 02 Jan 2006 15:04:05 +0000").
-const DateLayout = time.RFC1123Z
-
-// FormatDate renders t in UTC with DateLayout. History headers and the `.Inbound.Date` template
-// field use it, so the same instant always renders to the same text whatever the machine's zone.
-func FormatDate(t time.Time) string { return t.UTC().Format(DateLayout) }

@@ -159,7 +159,7 @@ func checkResolve(t *testing.T, got []Message, err error, prior, want []Message,
 		if is != nil && !errors.Is(err, is) {
 			t.Errorf("errors.Is(err, %v) = false", is)
 		}
-		if !EqualMessages(got, prior) {
+		if !equalMessages(got, prior) {
 			t.Errorf("on error dst changed: %v", got)
 		}
 		return
@@ -167,7 +167,7 @@ func checkResolve(t *testing.T, got []Message, err error, prior, want []Message,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !EqualMessages(got, append(append([]Message(nil), prior...), want...)) {
+	if !equalMessages(got, append(append([]Message(nil), prior...), want...)) {
 		t.Errorf("got %+v, want %+v after the prior messages", got, want)
 	}
 }

@@ -8,7 +8,6 @@ import (
 )
 
 // Role is who speaks a message: one of RoleSystem, RoleUser, RoleAssistant or RoleTool.
-// It re-creates protege's ModelMessage roles (seed 000, "The payload: ModelMessage").
 type Role string
 
 // The four roles a message can have.
@@ -28,20 +27,10 @@ func (r Role) Valid() bool {
 	return false
 }
 
-// ParseRole returns the Role named by s ("system", "user", "assistant" or "tool").
-// It returns an error naming s and the valid roles for any other string.
-func ParseRole(s string) (Role, error) {
-	r := Role(s)
-	if !r.Valid() {
-		return "", fmt.Errorf("unknown role %q: use system, user, assistant or tool", s)
-	}
-	return r, nil
-}
-
 // PartType says what a Part holds: PartText, PartImage or PartDocument.
 type PartType string
 
-// The three kinds of message part (protege's TextPart, ImagePart and DocumentPart).
+// The three kinds of message part.
 const (
 	PartText     PartType = "text"
 	PartImage    PartType = "image"
@@ -76,8 +65,8 @@ func DocumentPart(filename, mediaType string, data []byte) Part {
 // ToolCall is one call of a tool that an assistant message requests: ID correlates the later
 // tool result, Name is the tool's name, and Input is the call's arguments as the raw bytes of a
 // JSON object (never nil in messages built by this package: an absent input is "{}").
-// It re-creates protege's ToolCall (seed 000) with the input kept as raw JSON, so that a replay
-// writes back exactly the bytes that were stored.
+// The input is kept as raw JSON, so that a replay writes back exactly the bytes that were
+// stored.
 type ToolCall struct {
 	ID    string          `json:"id"`
 	Name  string          `json:"name"`
@@ -174,18 +163,20 @@ func ToolErrorMessage(callID, text string) Message {
 	return Message{Role: RoleTool, Text: text, ToolCallID: callID, IsError: true}
 }
 
-// PartsMessage returns a message of the given role whose content is the given parts.
-func PartsMessage(role Role, parts ...Part) Message { return Message{Role: role, Parts: parts} }
-
 // NewToolCall returns a ToolCall whose Input is the JSON object encoding of input (a map, a
-// struct, or a json.RawMessage); a nil input, or one that encodes to null, gives {}. It returns
-// an error wrapping encoding/json's when input cannot be encoded, and an error when it encodes
-// to a JSON value other than an object.
+// struct, or a json.RawMessage), compact and without HTML escaping (so "<", ">" and "&" stay one
+// character each, as the model wrote them, instead of six-character \u003c escapes that would
+// reach the stored payload's clip far sooner); a nil input, or one that encodes to null, gives
+// {}. It returns an error wrapping encoding/json's when input cannot be encoded, and an error
+// when it encodes to a JSON value other than an object.
 func NewToolCall(id, name string, input any) (ToolCall, error) {
-	raw, err := json.Marshal(input)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(input); err != nil {
 		return ToolCall{}, fmt.Errorf("tool call %s: encode input: %w", id, err)
 	}
+	raw := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if input == nil || bytes.Equal(raw, []byte("null")) {
 		raw = []byte("{}")
 	}
@@ -195,17 +186,17 @@ func NewToolCall(id, name string, input any) (ToolCall, error) {
 	return ToolCall{ID: id, Name: name, Input: raw}, nil
 }
 
-// InvalidArgumentsKey is the only key of the JSON object that stands in for a tool call's input
+// invalidArgumentsKey is the only key of the JSON object that stands in for a tool call's input
 // when the model produced arguments that are not a JSON object (cut-off JSON, a bare string, an
 // array): the call's Input is {"_invalid_arguments": "<the arguments as produced>"}, so Input is
 // still an object and nothing the model wrote is lost. ToolCall.InvalidArguments recognises it;
 // a runner answers such a call with an error result instead of running the tool.
-const InvalidArgumentsKey = "_invalid_arguments"
+const invalidArgumentsKey = "_invalid_arguments"
 
 // ToolCallFromArguments returns the call a model produced with arguments as raw text (the
 // OpenAI wire form, a JSON string holding an object). Arguments that form a JSON object are the
 // Input as they are; empty or blank arguments, and JSON null, give {}; anything else gives the
-// {"_invalid_arguments": "<arguments>"} object (see InvalidArgumentsKey), encoded without HTML
+// {"_invalid_arguments": "<arguments>"} object, encoded without HTML
 // escaping, invalid UTF-8 as U+FFFD. It never fails.
 func ToolCallFromArguments(id, name, arguments string) ToolCall {
 	in := bytes.TrimSpace([]byte(arguments))
@@ -216,7 +207,7 @@ func ToolCallFromArguments(id, name, arguments string) ToolCall {
 		return ToolCall{ID: id, Name: name, Input: json.RawMessage(arguments)}
 	}
 	var b bytes.Buffer
-	b.WriteString(`{"` + InvalidArgumentsKey + `":`)
+	b.WriteString(`{"` + invalidArgumentsKey + `":`)
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(arguments) // a string always encodes
@@ -226,10 +217,10 @@ func ToolCallFromArguments(id, name, arguments string) ToolCall {
 }
 
 // InvalidArguments reports whether the call's Input is the stand-in for arguments that were not
-// a JSON object (see InvalidArgumentsKey), and returns those arguments as they were produced.
+// a JSON object ({"_invalid_arguments": "<arguments>"}), and returns those arguments as they were produced.
 func (c ToolCall) InvalidArguments() (string, bool) {
 	in := bytes.TrimSpace(c.Input)
-	if !bytes.HasPrefix(in, []byte(`{"`+InvalidArgumentsKey+`"`)) {
+	if !bytes.HasPrefix(in, []byte(`{"`+invalidArgumentsKey+`"`)) {
 		return "", false
 	}
 	var w map[string]json.RawMessage
@@ -237,7 +228,7 @@ func (c ToolCall) InvalidArguments() (string, bool) {
 		return "", false
 	}
 	var raw string
-	if json.Unmarshal(w[InvalidArgumentsKey], &raw) != nil {
+	if json.Unmarshal(w[invalidArgumentsKey], &raw) != nil {
 		return "", false
 	}
 	return raw, true
@@ -291,8 +282,8 @@ func (m Message) MarshalJSON() ([]byte, error) {
 }
 
 // Content returns the message's content as parts: Parts when it has any, otherwise one text
-// part holding Text, or nil when Text is empty too. It is protege's Message#parts normalisation
-// (a string is shorthand for a single text part) and the basis of Equal.
+// part holding Text, or nil when Text is empty too (a text is shorthand for a single text
+// part). It is the basis of Equal.
 func (m Message) Content() []Part {
 	if len(m.Parts) > 0 {
 		return m.Parts
@@ -356,10 +347,4 @@ func compactInput(in json.RawMessage) []byte {
 		return in
 	}
 	return buf.Bytes()
-}
-
-// EqualMessages reports whether a and b have the same length and Equal messages in order;
-// nil and empty lists are equal.
-func EqualMessages(a, b []Message) bool {
-	return slices.EqualFunc(a, b, Message.Equal)
 }

@@ -27,16 +27,16 @@ func TestMessageEqualRules(t *testing.T) {
 		{"different text", UserMessage("hi"), UserMessage("ho"), false},
 		{"different role", UserMessage("hi"), SystemMessage("hi"), false},
 		{"nil parts equal empty parts", Message{Role: RoleUser}, Message{Role: RoleUser, Parts: []Part{}}, true},
-		{"empty text equals nil parts", UserMessage(""), PartsMessage(RoleUser), true},
-		{"text equals one text part", UserMessage("x"), PartsMessage(RoleUser, TextPart("x")), true},
-		{"text differs from two text parts", UserMessage("xy"), PartsMessage(RoleUser, TextPart("x"), TextPart("y")), false},
+		{"empty text equals nil parts", UserMessage(""), partsMessage(RoleUser), true},
+		{"text equals one text part", UserMessage("x"), partsMessage(RoleUser, TextPart("x")), true},
+		{"text differs from two text parts", UserMessage("xy"), partsMessage(RoleUser, TextPart("x"), TextPart("y")), false},
 		{"text ignored when parts set", Message{Role: RoleUser, Text: "ignored", Parts: []Part{TextPart("x")}}, UserMessage("x"), true},
-		{"empty text part is not empty content", PartsMessage(RoleUser, TextPart("")), UserMessage(""), false},
-		{"image bytes compare", PartsMessage(RoleUser, ImagePart("image/png", []byte{1, 2})), PartsMessage(RoleUser, ImagePart("image/png", []byte{1, 2})), true},
-		{"image bytes differ", PartsMessage(RoleUser, ImagePart("image/png", []byte{1, 2})), PartsMessage(RoleUser, ImagePart("image/png", []byte{1, 3})), false},
-		{"nil data equals empty data", PartsMessage(RoleUser, ImagePart("image/png", nil)), PartsMessage(RoleUser, ImagePart("image/png", []byte{})), true},
-		{"document filename compares", PartsMessage(RoleUser, DocumentPart("a.pdf", "application/pdf", nil)), PartsMessage(RoleUser, DocumentPart("b.pdf", "application/pdf", nil)), false},
-		{"part type compares", PartsMessage(RoleUser, Part{Type: PartImage, MediaType: "x"}), PartsMessage(RoleUser, Part{Type: PartDocument, MediaType: "x"}), false},
+		{"empty text part is not empty content", partsMessage(RoleUser, TextPart("")), UserMessage(""), false},
+		{"image bytes compare", partsMessage(RoleUser, ImagePart("image/png", []byte{1, 2})), partsMessage(RoleUser, ImagePart("image/png", []byte{1, 2})), true},
+		{"image bytes differ", partsMessage(RoleUser, ImagePart("image/png", []byte{1, 2})), partsMessage(RoleUser, ImagePart("image/png", []byte{1, 3})), false},
+		{"nil data equals empty data", partsMessage(RoleUser, ImagePart("image/png", nil)), partsMessage(RoleUser, ImagePart("image/png", []byte{})), true},
+		{"document filename compares", partsMessage(RoleUser, DocumentPart("a.pdf", "application/pdf", nil)), partsMessage(RoleUser, DocumentPart("b.pdf", "application/pdf", nil)), false},
+		{"part type compares", partsMessage(RoleUser, Part{Type: PartImage, MediaType: "x"}), partsMessage(RoleUser, Part{Type: PartDocument, MediaType: "x"}), false},
 		{"tool call id compares", ToolMessage("a", "r"), ToolMessage("b", "r"), false},
 		{"nil and empty tool calls", Message{Role: RoleAssistant}, Message{Role: RoleAssistant, ToolCalls: []ToolCall{}}, true},
 		{"input whitespace ignored", AssistantMessage("", call("c1", `{"q": "go",  "n":1}`)), AssistantMessage("", call("c1", `{"q":"go","n":1}`)), true},
@@ -71,24 +71,16 @@ func TestMessageEqualRules(t *testing.T) {
 	}
 }
 
-func TestEqualMessagesNilAndEmpty(t *testing.T) {
-	if !EqualMessages(nil, []Message{}) {
-		t.Error("nil and empty lists must be equal")
-	}
-	if EqualMessages([]Message{UserMessage("a")}, []Message{UserMessage("a"), UserMessage("a")}) {
-		t.Error("lists of different length must differ")
-	}
-}
-
-func TestParseRole(t *testing.T) {
-	for _, s := range []string{"system", "user", "assistant", "tool"} {
-		if r, err := ParseRole(s); err != nil || string(r) != s {
-			t.Errorf("ParseRole(%q) = %q, %v", s, r, err)
+func TestRoleValid(t *testing.T) {
+	for _, r := range []Role{RoleSystem, RoleUser, RoleAssistant, RoleTool} {
+		if !r.Valid() {
+			t.Errorf("%q.Valid() = false", r)
 		}
 	}
-	_, err := ParseRole("bot")
-	if err == nil || err.Error() != `unknown role "bot": use system, user, assistant or tool` {
-		t.Errorf("ParseRole(bot) error = %v", err)
+	for _, r := range []Role{"", "bot", "System", "tools"} {
+		if r.Valid() {
+			t.Errorf("%q.Valid() = true", r)
+		}
 	}
 }
 
@@ -106,6 +98,9 @@ func TestNewToolCallInput(t *testing.T) {
 			Q string `json:"q"`
 		}{"go"}, `{"q":"go"}`, ""},
 		{"raw object kept", json.RawMessage(`{"k":[1,2]}`), `{"k":[1,2]}`, ""},
+		{"raw object compacted", json.RawMessage("{ \"k\" :\n 1 }"), `{"k":1}`, ""},
+		{"no HTML escaping", map[string]string{"q": "<a href=\"x\">&amp;</a>"}, `{"q":"<a href=\"x\">&amp;</a>"}`, ""},
+		{"no HTML escaping in raw input", json.RawMessage(`{"q":"a<b && c>d"}`), `{"q":"a<b && c>d"}`, ""},
 		{"array refused", []int{1}, "", `tool call c1: input must encode to a JSON object, got [1]`},
 		{"string refused", "x", "", `tool call c1: input must encode to a JSON object, got "x"`},
 		{"unencodable refused", func() {}, "", `tool call c1: encode input: json: unsupported type: func()`},
@@ -190,7 +185,7 @@ func sampleMessages(t testing.TB) []Message {
 	return []Message{
 		SystemMessage("You are a support agent.\n"),
 		UserMessage("Where is <my> order & invoice?"),
-		PartsMessage(RoleUser,
+		partsMessage(RoleUser,
 			TextPart("See attached."),
 			ImagePart("image/png", []byte{0x89, 'P', 'N', 'G'}),
 			DocumentPart("invoice.pdf", "application/pdf", []byte("%PDF-1.7")),
@@ -225,7 +220,7 @@ func TestMessageJSONIsCanonicalAndRoundTrips(t *testing.T) {
 	if err := json.Unmarshal(got, &back); err != nil {
 		t.Fatal(err)
 	}
-	if !EqualMessages(back, msgs) {
+	if !equalMessages(back, msgs) {
 		t.Errorf("decoded messages differ from the originals:\n%+v\n%+v", back, msgs)
 	}
 	// Decoding and encoding again is a fixed point.
@@ -255,7 +250,7 @@ func TestMessageJSONOmitsEmptyFields(t *testing.T) {
 	if _, err := json.Marshal(ProviderState{Provider: "p", Data: json.RawMessage("{")}); err == nil {
 		t.Error("state data that is not JSON must not encode")
 	}
-	if !strings.Contains(string(mustJSON(t, PartsMessage(RoleUser, ImagePart("image/png", []byte{1})))), `"data":"AQ=="`) {
+	if !strings.Contains(string(mustJSON(t, partsMessage(RoleUser, ImagePart("image/png", []byte{1})))), `"data":"AQ=="`) {
 		t.Error("part data must encode as standard base64")
 	}
 }

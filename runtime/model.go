@@ -31,7 +31,7 @@ func (f ModelFunc) Generate(ctx context.Context, req *Request) (*Response, error
 // Response is a model's answer to one Request.
 //
 // Message is the assistant message (Role RoleAssistant): its Text, its ToolCalls (a call whose
-// arguments were not a JSON object is kept, see InvalidArgumentsKey) and the provider State
+// arguments were not a JSON object is kept, see ToolCall.InvalidArguments) and the provider State
 // that must go back with it. StopReason says why generation stopped; Refusal holds the
 // provider's refusal text when StopReason is StopRefusal and the provider gave one. Model is the
 // model that answered, as the provider names it. RequestID is the provider's id for the HTTP

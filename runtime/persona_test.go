@@ -57,14 +57,14 @@ func TestBuildRequest(t *testing.T) {
 			UserMessage("Where is my order?\n\nThanks & bye")},
 		{"empty body says the subject", &history.Message{Subject: "Order"}, UserMessage("Subject: Order")},
 		{"attachments become parts", &history.Message{Subject: "Order", Text: "See attached.", Attachments: []history.Attachment{pdf, png, meta}},
-			PartsMessage(RoleUser,
+			partsMessage(RoleUser,
 				TextPart("See attached."),
 				DocumentPart("invoice.pdf", "application/pdf", []byte("%PDF-1.7")),
 				ImagePart("image/png", []byte{0x89, 'P', 'N', 'G'}),
 				TextPart("[attachment: big.zip (application/zip, 123456 bytes, id att-3)]"),
 			)},
 		{"attachment only", &history.Message{Subject: "Order", Attachments: []history.Attachment{png}},
-			PartsMessage(RoleUser, ImagePart("image/png", []byte{0x89, 'P', 'N', 'G'}))},
+			partsMessage(RoleUser, ImagePart("image/png", []byte{0x89, 'P', 'N', 'G'}))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,7 +73,7 @@ func TestBuildRequest(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := append(append([]Message(nil), chainOut...), tt.want)
-			if !EqualMessages(req.Messages, want) {
+			if !equalMessages(req.Messages, want) {
 				t.Errorf("messages:\n got %+v\nwant %+v", req.Messages, want)
 			}
 			if len(req.Tools) != 2 || req.Tools[0].Name() != "web_fetch" || req.Tools[1].Name() != "lookup_order" {
@@ -92,7 +92,7 @@ func TestBuildRequestScheduledRunHasNoTrailingMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []Message{UserMessage("Run daily-digest")}; !EqualMessages(req.Messages, want) {
+	if want := []Message{UserMessage("Run daily-digest")}; !equalMessages(req.Messages, want) {
 		t.Errorf("got %+v, want %+v", req.Messages, want)
 	}
 	if len(req.Tools) != 2 {
@@ -139,7 +139,7 @@ func TestBuildRequestReturnsTheStepError(t *testing.T) {
 func TestBuildRequestIntoReusesTheBuffer(t *testing.T) {
 	p := testPersona()
 	buf := make([]Message, 0, 16)
-	req, err := BuildRequestInto(context.Background(), &Invocation{Persona: p, Inbound: &history.Message{Subject: "Order", Text: "hi"}}, buf)
+	req, err := buildRequestInto(context.Background(), &Invocation{Persona: p, Inbound: &history.Message{Subject: "Order", Text: "hi"}}, buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,13 +251,13 @@ func TestInboundMessageNeverEmpty(t *testing.T) {
 		{"html only", history.Message{HTML: "<p>Hello <b>there</b></p>"}, UserMessage("Hello there")},
 		{"blank text falls back to html", history.Message{Text: " \n", HTML: "<p>From HTML</p>"}, UserMessage("From HTML")},
 		{"subject only", history.Message{Text: "  ", Subject: " Call me back "}, UserMessage("Subject: Call me back")},
-		{"nothing at all", history.Message{}, UserMessage(EmptyInboundText)},
+		{"nothing at all", history.Message{}, UserMessage(emptyInboundText)},
 		{"attachment only keeps no text part", history.Message{Subject: "scan", Attachments: []history.Attachment{{ID: "a1", Filename: "x.pdf", ContentType: "application/pdf", Size: 3}}},
-			PartsMessage(RoleUser, TextPart("[attachment: x.pdf (application/pdf, 3 bytes, id a1)]"))},
+			partsMessage(RoleUser, TextPart("[attachment: x.pdf (application/pdf, 3 bytes, id a1)]"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := InboundMessage(&tc.in); !got.Equal(tc.want) {
-				t.Errorf("InboundMessage = %#v, want %#v", got, tc.want)
+			if got := inboundMessage(&tc.in); !got.Equal(tc.want) {
+				t.Errorf("inboundMessage = %#v, want %#v", got, tc.want)
 			}
 		})
 	}

@@ -17,8 +17,8 @@ var errNilResolver = errors.New("step has no resolver")
 // capacity) together with the error. inv is read-only.
 //
 // The append shape lets a Chain assemble a whole request in one growing slice instead of one
-// slice per resolver. It re-creates protege's `resolve(context:)` contract (seed 000), where a
-// resolver returns nil, one message or an array.
+// slice per resolver; appending nothing, one message or many are the three answers a resolver
+// has.
 type Resolver interface {
 	Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error)
 }
@@ -41,8 +41,8 @@ type Step struct {
 	Resolver Resolver
 }
 
-// Chain runs its steps in declaration order and concatenates their messages (protege's
-// ResolverChain, seed 000). A Chain is itself a Resolver, so chains nest. Its steps are
+// Chain runs its steps in declaration order and concatenates their messages. A Chain is itself
+// a Resolver, so chains nest. Its steps are
 // immutable after NewChain and it is safe for concurrent use when its resolvers are.
 //
 // A Chain remembers how many messages its last successful run appended and grows dst to hold

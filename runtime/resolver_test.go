@@ -36,7 +36,7 @@ func TestChainConcatenatesInDeclarationOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Message{SystemMessage("0"), SystemMessage("1"), UserMessage("2"), UserMessage("3"), UserMessage("4")}
-	if !EqualMessages(got, want) {
+	if !equalMessages(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	if c.Len() != 5 || len(c.Steps()) != 5 || c.Steps()[0].Kind != "load_text" {
@@ -49,7 +49,7 @@ func TestNewChainCopiesSteps(t *testing.T) {
 	c := NewChain(steps...)
 	steps[0].Resolver = emit(UserMessage("changed"))
 	got, _ := c.Resolve(context.Background(), nil, nil)
-	if !EqualMessages(got, []Message{UserMessage("a")}) {
+	if !equalMessages(got, []Message{UserMessage("a")}) {
 		t.Errorf("chain saw a later change to the caller's slice: %v", got)
 	}
 	c.Steps()[0].Kind = "mutated"
@@ -127,7 +127,7 @@ func TestChainTruncatesDstOnError(t *testing.T) {
 		if err == nil {
 			t.Fatal("want error")
 		}
-		if !EqualMessages(got, []Message{SystemMessage("kept")}) {
+		if !equalMessages(got, []Message{SystemMessage("kept")}) {
 			t.Errorf("cap %d: got %v, want dst as it was", capacity, got)
 		}
 	}
@@ -173,7 +173,7 @@ func TestChainIsSafeForConcurrentUse(t *testing.T) {
 		}()
 	}
 	for range 8 {
-		if got := <-done; !EqualMessages(got, want) {
+		if got := <-done; !equalMessages(got, want) {
 			t.Errorf("got %v", got)
 		}
 	}

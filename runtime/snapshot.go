@@ -1,50 +1,81 @@
 package runtime
 
-import "sync"
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
 
-// snapshot memoises values that several resolvers of one run must read identically (the
-// thread's compaction row). The zero value is ready to use.
+	"github.com/personagen/personagen/runtime/history"
+)
+
+// snapshot holds what several resolvers of one run must read identically: each thread's
+// compaction row, which ThreadSummary reads and a later ThreadHistory on the same source
+// reuses. The zero value is ready to use.
 type snapshot struct {
-	mu     sync.Mutex
-	values map[any]any
+	mu      sync.Mutex
+	threads []threadSnapshot // one per (source, thread) a resolver read; runs read one or two
 }
 
-// load returns the value stored under key, calling fn once per Invocation to produce it. An
-// error is not memoised, so a retried run reads again.
-func (s *snapshot) load(key any, fn func() (any, error)) (any, error) {
+// threadSnapshot is what one run saw of one thread of one source.
+type threadSnapshot struct {
+	src    any // the source, or nil for a source whose dynamic type is not comparable
+	thread string
+	// summarized is set once ThreadSummary read the compaction (nil: the thread has none).
+	summarized bool
+	compaction *history.Compaction
+	// historyFirst is set when a ThreadHistory read the thread with no ThreadSummary before it.
+	historyFirst bool
+}
+
+// entry returns the snapshot of (src, thread), adding an empty one when there is none; s.mu is
+// held. A source whose dynamic type cannot be compared (a struct value holding a slice, say) is
+// told apart by its thread only.
+func (s *snapshot) entry(src history.Source, thread string) *threadSnapshot {
+	var key any = src
+	if v := reflect.ValueOf(src); !v.IsValid() || !v.Comparable() {
+		key = nil
+	}
+	for i := range s.threads {
+		if t := &s.threads[i]; t.src == key && t.thread == thread {
+			return t
+		}
+	}
+	s.threads = append(s.threads, threadSnapshot{src: key, thread: thread})
+	return &s.threads[len(s.threads)-1]
+}
+
+// compaction returns the thread's latest completed compaction (nil when there is none), read
+// from src once per run: ThreadSummary's read. It fails with ErrSummaryAfterHistory when a
+// ThreadHistory on the same source and thread ran first. A read error is not kept, so a
+// retried run reads again.
+func (s *snapshot) compaction(ctx context.Context, src history.Source, thread string) (*history.Compaction, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if v, ok := s.values[key]; ok {
-		return v, nil
+	t := s.entry(src, thread)
+	switch {
+	case t.summarized:
+		return t.compaction, nil
+	case t.historyFirst:
+		return nil, fmt.Errorf("thread summary of %q: %w", thread, ErrSummaryAfterHistory)
 	}
-	v, err := fn()
+	c, err := src.LatestCompaction(ctx, thread)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("thread summary of %q: latest compaction: %w", thread, err)
 	}
-	if s.values == nil {
-		s.values = make(map[any]any)
-	}
-	s.values[key] = v
-	return v, nil
+	t.summarized, t.compaction = true, c
+	return c, nil
 }
 
-// peek returns the value stored under key and whether there is one, without producing it.
-func (s *snapshot) peek(key any) (any, bool) {
+// summarized returns the compaction a ThreadSummary of this run read for (src, thread), or nil
+// when none ran; then it notes that a history ran without a summary, so that a ThreadSummary
+// after it fails instead of repeating what the history replayed.
+func (s *snapshot) summarized(src history.Source, thread string) *history.Compaction {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v, ok := s.values[key]
-	return v, ok
-}
-
-// mark stores v under key unless a value is already there.
-func (s *snapshot) mark(key, v any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.values[key]; ok {
-		return
+	t := s.entry(src, thread)
+	if !t.summarized {
+		t.historyFirst = true
 	}
-	if s.values == nil {
-		s.values = make(map[any]any)
-	}
-	s.values[key] = v
+	return t.compaction
 }

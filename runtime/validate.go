@@ -2,43 +2,41 @@ package runtime
 
 import "fmt"
 
-// PairingProblem names which rule of the pairing invariant a message list breaks.
-type PairingProblem string
-
-// The rules Validate checks, one constant per way a list can break them.
+// The rules Validate checks, one text per way a list can break them; PairingError.Problem is
+// one of these.
 const (
-	// ProblemUnknownRole: a message's Role is not one of the four roles.
-	ProblemUnknownRole PairingProblem = "unknown role"
-	// ProblemToolFirst: the list starts with a tool message.
-	ProblemToolFirst PairingProblem = "tool message stands first"
-	// ProblemNoCallID: a tool message has an empty ToolCallID.
-	ProblemNoCallID PairingProblem = "tool message without a call id"
-	// ProblemOrphanResult: a tool message answers no call of the round it stands in (there is
+	// problemUnknownRole: a message's Role is not one of the four roles.
+	problemUnknownRole = "unknown role"
+	// problemToolFirst: the list starts with a tool message.
+	problemToolFirst = "tool message stands first"
+	// problemNoCallID: a tool message has an empty ToolCallID.
+	problemNoCallID = "tool message without a call id"
+	// problemOrphanResult: a tool message answers no call of the round it stands in (there is
 	// no open round, or the open round has no call with that id).
-	ProblemOrphanResult PairingProblem = "tool result without a matching call in its round"
-	// ProblemDuplicateResult: a second tool message answers the same call of one round.
-	ProblemDuplicateResult PairingProblem = "second tool result for one call"
-	// ProblemMissingResult: a round ends (a user, system or plain assistant message, or the end
+	problemOrphanResult = "tool result without a matching call in its round"
+	// problemDuplicateResult: a second tool message answers the same call of one round.
+	problemDuplicateResult = "second tool result for one call"
+	// problemMissingResult: a round ends (a user, system or plain assistant message, or the end
 	// of the list) before every call of it has a result.
-	ProblemMissingResult PairingProblem = "tool call without a result"
-	// ProblemSplitRound: an assistant message with tool calls comes before the previous round
+	problemMissingResult = "tool call without a result"
+	// problemSplitRound: an assistant message with tool calls comes before the previous round
 	// has all its results, so one round's results would be split across assistant messages.
-	ProblemSplitRound PairingProblem = "round split across assistant messages"
-	// ProblemDuplicateCall: one round (one assistant message) calls the same id twice.
-	ProblemDuplicateCall PairingProblem = "duplicate tool call id in one round"
-	// ProblemEmptyCall: an assistant message holds a tool call with an empty ID.
-	ProblemEmptyCall PairingProblem = "tool call without an id"
-	// ProblemCallsOnNonAssistant: a message whose role is not assistant has ToolCalls.
-	ProblemCallsOnNonAssistant PairingProblem = "tool calls on a non-assistant message"
-	// ProblemCallIDOnNonTool: a message whose role is not tool has a ToolCallID.
-	ProblemCallIDOnNonTool PairingProblem = "tool call id on a non-tool message"
+	problemSplitRound = "round split across assistant messages"
+	// problemDuplicateCall: one round (one assistant message) calls the same id twice.
+	problemDuplicateCall = "duplicate tool call id in one round"
+	// problemEmptyCall: an assistant message holds a tool call with an empty ID.
+	problemEmptyCall = "tool call without an id"
+	// problemCallsOnNonAssistant: a message whose role is not assistant has ToolCalls.
+	problemCallsOnNonAssistant = "tool calls on a non-assistant message"
+	// problemCallIDOnNonTool: a message whose role is not tool has a ToolCallID.
+	problemCallIDOnNonTool = "tool call id on a non-tool message"
 )
 
 // PairingError is the error Validate returns for the first message that breaks the pairing
-// invariant. Index is that message's 0-based index in the list (for ProblemMissingResult, the
+// invariant. Index is that message's 0-based index in the list (for problemMissingResult, the
 // assistant message whose call has no result). ID is the tool call id concerned ("" when the
 // rule concerns none). Round is the index of the assistant message that opened the round
-// concerned, or -1 when there is none. End, for ProblemMissingResult and ProblemSplitRound, is
+// concerned, or -1 when there is none. End, for a missing result and a split round, is
 // the index of the message that ended the round early, or -1 when the list ended first (and
 // for every other problem).
 type PairingError struct {
@@ -46,7 +44,7 @@ type PairingError struct {
 	ID      string
 	Round   int
 	End     int
-	Problem PairingProblem
+	Problem string
 }
 
 // Error renders the problem with its indexes and id, for example
@@ -54,13 +52,13 @@ type PairingError struct {
 func (e *PairingError) Error() string {
 	s := fmt.Sprintf("message %d: %s", e.Index, e.Problem)
 	switch e.Problem {
-	case ProblemMissingResult:
+	case problemMissingResult:
 		end := fmt.Sprintf("message %d", e.End)
 		if e.End < 0 {
 			end = "the end of the list"
 		}
 		return s + fmt.Sprintf(" (id %q has no result before %s)", e.ID, end)
-	case ProblemSplitRound:
+	case problemSplitRound:
 		return s + fmt.Sprintf(" (the round opened at message %d still waits for id %q)", e.Round, e.ID)
 	}
 	switch {
@@ -72,9 +70,8 @@ func (e *PairingError) Error() string {
 	return s
 }
 
-// Validate checks the pairing invariant of a message list (DESIGN.md, "Pairing invariant"),
-// a stricter form of protege's rule that a tool result needs an earlier assistant call with its
-// id (seed 000): an assistant message with tool calls opens a round, and the tool messages
+// Validate checks the pairing invariant of a message list, which every model API enforces in
+// some form: an assistant message with tool calls opens a round, and the tool messages
 // that directly follow it answer its calls, one result per call in any order, until every call
 // has its result. Nothing else may stand inside a round, no round may be left partial, and no
 // tool message may stand outside one. Call ids must be unique within a round; the same id in two
@@ -95,34 +92,34 @@ func Validate(msgs []Message) error {
 		}
 		return ""
 	}
-	fail := func(i int, id string, r int, p PairingProblem) error {
+	fail := func(i int, id string, r int, p string) error {
 		return &PairingError{Index: i, ID: id, Round: r, End: -1, Problem: p}
 	}
 	for i, m := range msgs {
 		if !m.Role.Valid() {
-			return fail(i, "", -1, ProblemUnknownRole)
+			return fail(i, "", -1, problemUnknownRole)
 		}
 		if m.Role != RoleAssistant && len(m.ToolCalls) > 0 {
-			return fail(i, m.ToolCalls[0].ID, -1, ProblemCallsOnNonAssistant)
+			return fail(i, m.ToolCalls[0].ID, -1, problemCallsOnNonAssistant)
 		}
 		if m.Role != RoleTool && m.ToolCallID != "" {
-			return fail(i, m.ToolCallID, -1, ProblemCallIDOnNonTool)
+			return fail(i, m.ToolCallID, -1, problemCallIDOnNonTool)
 		}
 		if m.Role == RoleTool {
 			switch {
 			case i == 0:
-				return fail(i, m.ToolCallID, -1, ProblemToolFirst)
+				return fail(i, m.ToolCallID, -1, problemToolFirst)
 			case m.ToolCallID == "":
-				return fail(i, "", round, ProblemNoCallID)
+				return fail(i, "", round, problemNoCallID)
 			case round < 0:
-				return fail(i, m.ToolCallID, -1, ProblemOrphanResult)
+				return fail(i, m.ToolCallID, -1, problemOrphanResult)
 			}
 			k := callIndex(msgs[round].ToolCalls, m.ToolCallID)
 			switch {
 			case k < 0:
-				return fail(i, m.ToolCallID, round, ProblemOrphanResult)
+				return fail(i, m.ToolCallID, round, problemOrphanResult)
 			case open[k]:
-				return fail(i, m.ToolCallID, round, ProblemDuplicateResult)
+				return fail(i, m.ToolCallID, round, problemDuplicateResult)
 			}
 			open[k] = true
 			if waiting--; waiting == 0 {
@@ -133,9 +130,9 @@ func Validate(msgs []Message) error {
 		// Any other message ends the open round; it must be complete by now.
 		if round >= 0 && waiting > 0 {
 			if m.Role == RoleAssistant && len(m.ToolCalls) > 0 {
-				return &PairingError{Index: i, ID: firstWaiting(), Round: round, End: i, Problem: ProblemSplitRound}
+				return &PairingError{Index: i, ID: firstWaiting(), Round: round, End: i, Problem: problemSplitRound}
 			}
-			return &PairingError{Index: round, ID: firstWaiting(), Round: round, End: i, Problem: ProblemMissingResult}
+			return &PairingError{Index: round, ID: firstWaiting(), Round: round, End: i, Problem: problemMissingResult}
 		}
 		round, open = -1, open[:0]
 		if m.Role != RoleAssistant || len(m.ToolCalls) == 0 {
@@ -143,9 +140,9 @@ func Validate(msgs []Message) error {
 		}
 		if id, dup := duplicateCall(m.ToolCalls); dup {
 			if id == "" {
-				return fail(i, "", i, ProblemEmptyCall)
+				return fail(i, "", i, problemEmptyCall)
 			}
-			return fail(i, id, i, ProblemDuplicateCall)
+			return fail(i, id, i, problemDuplicateCall)
 		}
 		round, waiting = i, len(m.ToolCalls)
 		for range m.ToolCalls {
@@ -153,7 +150,7 @@ func Validate(msgs []Message) error {
 		}
 	}
 	if round >= 0 {
-		return &PairingError{Index: round, ID: firstWaiting(), Round: round, End: -1, Problem: ProblemMissingResult}
+		return &PairingError{Index: round, ID: firstWaiting(), Round: round, End: -1, Problem: problemMissingResult}
 	}
 	return nil
 }

@@ -42,6 +42,10 @@ type Violation struct {
 	Expected []string
 	// Got is the instance's JSON type for WrongType.
 	Got string
+	// Optional is set for WrongType when the value belongs to a key its
+	// mapping may omit, so removing the key is one way to fix it (false for
+	// required keys, list items and the root).
+	Optional bool
 }
 
 // Validate checks instance, a JSON value made of map[string]any, []any,
@@ -51,7 +55,7 @@ type Violation struct {
 // meets one where the schema declares a type (always at the root).
 func (v *Validator) Validate(instance any) []Violation {
 	var out []Violation
-	v.walk(v.doc, instance, nil, &out)
+	v.walk(v.doc, instance, nil, false, &out)
 	typed := make(map[string]bool)
 	for _, vi := range out {
 		if vi.Kind == WrongType {
@@ -111,7 +115,7 @@ func (v *Validator) resolve(s map[string]any) map[string]any {
 	return s
 }
 
-func (v *Validator) walk(s map[string]any, inst any, path []string, out *[]Violation) {
+func (v *Validator) walk(s map[string]any, inst any, path []string, optional bool, out *[]Violation) {
 	s = v.resolve(s)
 	if types := schemaTypes(s); types != nil && !typeAllowed(types, inst) {
 		*out = append(*out, Violation{
@@ -119,7 +123,8 @@ func (v *Validator) walk(s map[string]any, inst any, path []string, out *[]Viola
 			Path:     slices.Clone(path),
 			Expected: types,
 			Got:      jsonType(inst),
-			Message:  wrongTypeMessage(types, inst),
+			Message:  wrongTypeMessage(s, types, inst),
+			Optional: optional,
 		})
 		return
 	}
@@ -127,6 +132,7 @@ func (v *Validator) walk(s map[string]any, inst any, path []string, out *[]Viola
 	case map[string]any:
 		props, _ := s["properties"].(map[string]any)
 		closed := s["additionalProperties"] == false
+		required := requiredKeys(s)
 		keys := make([]string, 0, len(x))
 		for k := range x {
 			keys = append(keys, k)
@@ -135,7 +141,7 @@ func (v *Validator) walk(s map[string]any, inst any, path []string, out *[]Viola
 		for _, k := range keys {
 			p := append(slices.Clone(path), k)
 			if ps, ok := props[k].(map[string]any); ok {
-				v.walk(ps, x[k], p, out)
+				v.walk(ps, x[k], p, !slices.Contains(required, k), out)
 			} else if closed {
 				*out = append(*out, Violation{Kind: UnknownKey, Path: p, Message: unknownKeyMessage(k, props)})
 			}
@@ -146,7 +152,7 @@ func (v *Validator) walk(s map[string]any, inst any, path []string, out *[]Viola
 			return
 		}
 		for i, e := range x {
-			v.walk(items, e, append(slices.Clone(path), strconv.Itoa(i)), out)
+			v.walk(items, e, append(slices.Clone(path), strconv.Itoa(i)), false, out)
 		}
 	}
 }
@@ -376,13 +382,32 @@ func lookup(v any, ptr string) any {
 	return v
 }
 
+// requiredKeys returns the keys a mapping schema requires, in schema order.
+func requiredKeys(s map[string]any) []string {
+	req, _ := s["required"].([]any)
+	out := make([]string, 0, len(req))
+	for _, r := range req {
+		if k, ok := r.(string); ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // wrongTypeMessage says what type was expected and what was found, and, for the common slip of
 // writing a key with nothing after it where a mapping belongs (`- thread_summary:`), how to
-// write an empty one.
-func wrongTypeMessage(types []string, inst any) string {
+// write the mapping: {} when every key has a default, else the keys it needs.
+func wrongTypeMessage(s map[string]any, types []string, inst any) string {
 	msg := fmt.Sprintf("expected %s, got %s", joinTypes(types), article(jsonType(inst)))
 	if inst == nil && slices.Equal(types, []string{"object"}) {
-		msg += "; write {} for a mapping with every field at its default"
+		switch req := requiredKeys(s); len(req) {
+		case 0:
+			msg += "; write {} for a mapping with every field at its default"
+		case 1:
+			msg += fmt.Sprintf("; write a mapping with its required key %s", req[0])
+		default:
+			msg += fmt.Sprintf("; write a mapping with its required keys %s", strings.Join(req, ", "))
+		}
 	}
 	return msg
 }

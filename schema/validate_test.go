@@ -41,6 +41,12 @@ func TestValidateReportsEachProblemOnce(t *testing.T) {
 		{"null limit allowed", `{"version":1,"name":"a","message_resolvers":[{"thread_history":{"limit":null}}]}`, nil},
 		{"far unknown key lists keys", `{"version":1,"name":"a","model":{"name":"m","zzzzzzzzzz":1}}`,
 			[]string{`/model/zzzzzzzzzz unknown: unknown key "zzzzzzzzzz"; expected one of: extra, max_tokens, name, provider, stop, temperature, top_p`}},
+		{"null root names its required keys", `null`,
+			[]string{`/ type: expected a mapping, got null; write a mapping with its required keys version, name`}},
+		{"null body with a required key names it", `{"version":1,"name":"a","message_resolvers":[{"load_file":null}]}`,
+			[]string{`/message_resolvers/0/load_file type: expected a mapping, got null; write a mapping with its required key path`}},
+		{"null body without required keys suggests {}", `{"version":1,"name":"a","message_resolvers":[{"thread_summary":null}]}`,
+			[]string{`/message_resolvers/0/thread_summary type: expected a mapping, got null; write {} for a mapping with every field at its default`}},
 	}
 	kinds := map[Kind]string{Invalid: "invalid", UnknownKey: "unknown", WrongType: "type"}
 	for _, tt := range tests {
@@ -82,5 +88,26 @@ func TestEveryPropertyHasADescription(t *testing.T) {
 	check("#", v.doc)
 	for name, d := range v.doc["$defs"].(map[string]any) {
 		check("#/$defs/"+name, d.(map[string]any))
+	}
+}
+
+// TestWrongTypeSaysWhetherTheKeyIsOptional pins Violation.Optional: only a
+// key its mapping may omit can be fixed by removing it.
+func TestWrongTypeSaysWhetherTheKeyIsOptional(t *testing.T) {
+	v, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, vi := range v.Validate(decode(t, `{"version":null,"name":null,"description":null,"tools":[null],"model":{"name":null,"stop":null}}`)) {
+		if vi.Kind == WrongType {
+			got[pointer(vi.Path)] = vi.Optional
+		}
+	}
+	want := map[string]bool{"/version": false, "/name": false, "/description": true, "/tools/0": false, "/model/name": false, "/model/stop": true}
+	for p, opt := range want {
+		if g, ok := got[p]; !ok || g != opt {
+			t.Errorf("%s: Optional = %v (reported %v), want %v", p, g, ok, opt)
+		}
 	}
 }

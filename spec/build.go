@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/robfig/cron/v3"
 
@@ -16,7 +17,7 @@ import (
 // checks on everything that has the right shape.
 type personaBuilder struct {
 	file  string
-	lines [][]rune
+	src   *source
 	skip  map[Pos]bool // positions the schema already reported
 	diags []Diagnostic
 	env   bool
@@ -124,9 +125,13 @@ func (b *personaBuilder) ref(n *tnode, qualified bool) *GoRef {
 	if !ok {
 		return nil
 	}
-	r, ok := ParseGoRef(s.Value)
-	if !ok || qualified && !r.IsQualified() {
-		b.errorf(s.Pos, "%q is not a valid Go reference (want import/path.Name)", s.Value)
+	r, err := CheckGoRef(s.Value)
+	switch {
+	case err != nil:
+		b.errorf(s.Pos, "%s", withOddRunes(fmt.Sprintf("%q is not a valid Go reference: %v (want import/path.Name)", s.Value, err), s.Value))
+		return nil
+	case qualified && !r.IsQualified():
+		b.errorf(s.Pos, "%q is not a valid Go reference here: it needs an import path (want import/path.%s)", s.Value, s.Value)
 		return nil
 	}
 	r.Pos = s.Pos
@@ -182,13 +187,13 @@ func (b *personaBuilder) chain(t *tnode, name string, scope Scope) []Resolver {
 		}
 		switch r.Kind {
 		case KindLoadFile:
-			tpl, ok := b.template(body.get("path"), scope, name, true)
+			tpl, ok := b.template(body.get("path"), scope, name, r.Kind)
 			if !ok {
 				continue
 			}
 			r.LoadFile = &LoadFile{Pos: body.pos, Path: tpl, Role: b.role(body, r.Kind)}
 		case KindLoadText:
-			tpl, ok := b.template(body.get("text"), scope, name, false)
+			tpl, ok := b.template(body.get("text"), scope, name, r.Kind)
 			if !ok {
 				continue
 			}
@@ -200,7 +205,7 @@ func (b *personaBuilder) chain(t *tnode, name string, scope Scope) []Resolver {
 			}
 			r.LoadRecord = lr
 		case KindLoadTranscript:
-			tpl, ok := b.template(body.get("path"), scope, name, true)
+			tpl, ok := b.template(body.get("path"), scope, name, r.Kind)
 			if !ok {
 				continue
 			}
@@ -270,9 +275,9 @@ func (b *personaBuilder) loadRecord(body *tnode) (*LoadRecord, bool) {
 	if !ok {
 		return nil, false
 	}
-	loader, ok := ParseGoRef(s.Value)
-	if !ok {
-		b.errorf(s.Pos, "%q is not a valid Go reference (want Name or import/path.Func)", s.Value)
+	loader, err := CheckGoRef(s.Value)
+	if err != nil {
+		b.errorf(s.Pos, "%s", withOddRunes(fmt.Sprintf("%q is not a valid Go reference: %v (want Name or import/path.Func)", s.Value, err), s.Value))
 		return nil, false
 	}
 	loader.Pos = s.Pos
@@ -288,7 +293,7 @@ func (b *personaBuilder) loadRecord(body *tnode) (*LoadRecord, bool) {
 				r.Pos = m.Pos
 				ser.Method = &r
 			} else {
-				b.errorf(m.Pos, "serialize.method %q must be an exported method name", m.Value)
+				b.errorf(m.Pos, "%s", withOddRunes(fmt.Sprintf("serialize.method %q must be an exported method name", m.Value), m.Value))
 			}
 		}
 		if f := sn.get("func"); f != nil {
@@ -302,14 +307,16 @@ func (b *personaBuilder) loadRecord(body *tnode) (*LoadRecord, bool) {
 	return lr, true
 }
 
-// template parses a template field and checks its fields against the chain.
-func (b *personaBuilder) template(n *tnode, scope Scope, chain string, isPath bool) (Template, bool) {
+// template parses a template field of a kind resolver and checks its
+// fields against the chain, and a path (load_file, load_transcript) for
+// whether it can ever be read.
+func (b *personaBuilder) template(n *tnode, scope Scope, chain string, kind ResolverKind) (Template, bool) {
 	s, ok := str(n)
 	if !ok {
 		return Template{}, false
 	}
-	start, exact := b.scalarStart(n)
-	tpl, errs := ParseTemplate(s.Value, start, exact)
+	start, cols := b.scalarStart(n)
+	tpl, errs := ParseTemplate(s.Value, start, cols)
 	tpl.Raw = s
 	for _, e := range errs {
 		b.errorf(e.Pos, "%s", e.Message)
@@ -326,36 +333,35 @@ func (b *personaBuilder) template(n *tnode, scope Scope, chain string, isPath bo
 			b.errorf(part.Pos, "{{ %s }} has no value in %s: a reply run has no responsibility", f.Name(), chain)
 		}
 	}
-	if isPath && !tpl.IsStatic() && strings.HasPrefix(s.Value, "/") {
-		b.errorf(s.Pos, "a computed path must be relative (it resolves inside the host's root)")
+	if (kind == KindLoadFile || kind == KindLoadTranscript) && len(errs) == 0 {
+		if msg := pathProblem(tpl); msg != "" {
+			b.errorf(s.Pos, "%s: %s", kind, msg)
+			return tpl, false
+		}
 	}
 	return tpl, len(errs) == 0
 }
 
-// scalarStart returns where the scalar's text starts and whether character
-// offsets in its value are columns: true when the source line at the
+// scalarStart returns where the scalar's text starts and how template
+// parts in it are positioned: ColumnsExact when the source line at the
 // node's position spells the value verbatim (plain, or quoted without
 // escapes), so template errors can point inside the string.
-func (b *personaBuilder) scalarStart(n *tnode) (Pos, bool) {
+func (b *personaBuilder) scalarStart(n *tnode) (Pos, Columns) {
 	p := n.pos
-	if p.Line < 1 || p.Line > len(b.lines) || strings.ContainsAny(n.str, "\n\r") {
-		return p, false
+	if strings.ContainsAny(n.str, "\n\r") {
+		return p, ColumnsAtStart
 	}
-	line := b.lines[p.Line-1]
-	if p.Col < 1 || p.Col > len(line) {
-		return p, false
-	}
-	rest := string(line[p.Col-1:])
-	if strings.HasPrefix(rest, n.str) && n.plain {
-		return p, true
+	if n.plain && b.src.spells(p.Line, p.Col, n.str) {
+		return p, ColumnsExact
 	}
 	for _, q := range []string{`"`, `'`} {
-		if strings.HasPrefix(rest, q+n.str+q) {
+		if b.src.spells(p.Line, p.Col, q) && b.src.spells(p.Line, p.Col+1, n.str) &&
+			b.src.spells(p.Line, p.Col+1+utf8.RuneCountInString(n.str), q) {
 			p.Col++
-			return p, true
+			return p, ColumnsExact
 		}
 	}
-	return p, false
+	return p, ColumnsAtStart
 }
 
 func (b *personaBuilder) responsibility(t *tnode) (Responsibility, bool) {
@@ -371,14 +377,12 @@ func (b *personaBuilder) responsibility(t *tnode) (Responsibility, bool) {
 	if tz, ok := str(t.get("timezone")); ok {
 		r.Timezone = tz
 		if _, err := zone.Load(tz.Value); err != nil && tz.Value != "" {
-			b.errorf(tz.Pos, "%v", err)
+			b.errorf(tz.Pos, "%s", withOddRunes(err.Error(), tz.Value))
 		}
 	}
 	if s := r.Schedule.Value; s != "" {
-		if strings.HasPrefix(s, "TZ=") || strings.HasPrefix(s, "CRON_TZ=") {
-			b.errorf(r.Schedule.Pos, "schedule %q sets a timezone; use the timezone key instead", s)
-		} else if msg := checkSchedule(s); msg != "" {
-			b.errorf(r.Schedule.Pos, "%s", msg)
+		if msg := checkSchedule(s); msg != "" {
+			b.errorf(r.Schedule.Pos, "%s", withOddRunes(msg, s))
 		}
 	}
 	r.Enabled = boolean(t.get("enabled"), true)
@@ -390,18 +394,30 @@ func (b *personaBuilder) responsibility(t *tnode) (Responsibility, bool) {
 var scheduleEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // checkSchedule returns why s is not a usable schedule, or "" when it is.
-// Beyond robfig/cron/v3's ParseStandard it rejects an "@every" duration
-// below one second (robfig silently runs those every second, which is
-// never what a persona's scheduled job means) and an expression that never
-// fires (day 31 of February or of a 30-day month): robfig accepts both.
+// Beyond robfig/cron/v3's ParseStandard it rejects a CRON_TZ= or TZ=
+// prefix, leading spaces or any letter case included (the timezone key
+// says where a schedule runs); an "@every" duration below one second
+// (robfig silently runs those every second) or with a fraction of a
+// second (robfig silently drops it: 1500ms would run every 1s); and an
+// expression that never fires (day 31 of February or of a 30-day month):
+// robfig accepts all of them.
 func checkSchedule(s string) string {
+	if upper := strings.ToUpper(strings.TrimSpace(s)); strings.HasPrefix(upper, "TZ=") || strings.HasPrefix(upper, "CRON_TZ=") {
+		return fmt.Sprintf("schedule %q sets a timezone; use the timezone key instead", s)
+	}
 	sched, err := cron.ParseStandard(s)
 	if err != nil {
 		return fmt.Sprintf("schedule %q is not a valid 5-field cron expression (minute hour day-of-month month day-of-week): %v", s, err)
 	}
-	if rest, ok := strings.CutPrefix(strings.TrimSpace(s), "@every "); ok {
-		if d, err := time.ParseDuration(strings.TrimSpace(rest)); err == nil && d < time.Second {
-			return fmt.Sprintf("schedule %q: an @every interval must be at least 1s (got %v)", s, d)
+	// robfig reads "@every " + a time.ParseDuration string, exactly so.
+	if rest, ok := strings.CutPrefix(s, "@every "); ok {
+		if d, err := time.ParseDuration(rest); err == nil {
+			switch {
+			case d < time.Second:
+				return fmt.Sprintf("schedule %q: an @every interval must be at least 1s (got %v)", s, d)
+			case d%time.Second != 0:
+				return fmt.Sprintf("schedule %q: an @every interval must be whole seconds (got %v; robfig/cron would drop the %v and run every %v)", s, d, d%time.Second, d.Truncate(time.Second))
+			}
 		}
 	}
 	if sched.Next(scheduleEpoch).IsZero() {

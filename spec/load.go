@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -24,46 +24,54 @@ const MaxFileSize = 1 << 20
 // validator compiles the embedded schema once; it is immutable after that.
 var validator = sync.OnceValues(schema.New)
 
-// ReadFile reads and loads the spec at path (see Load). A file that cannot
-// be read gives one diagnostic at Pos{File: path}. (It is not named
-// LoadFile because that is the load_file resolver's type.)
-func ReadFile(path string) (*Persona, []Diagnostic) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, []Diagnostic{{Pos: Pos{File: path}, Message: fmt.Sprintf("cannot read spec: %v", errors.Unwrap(err))}}
-	}
-	return Load(path, data)
-}
-
 // Load parses and checks one spec; name is the path used in positions.
-// The checks, all run and all reported: YAML syntax (yaml.v3 gives a line,
-// not a column; those diagnostics have column 1); one document per file;
-// duplicate keys, non-string keys, merge keys, unsupported tags, NaN and
+// The checks, all run and all reported: the text (UTF-8 only, no control
+// characters, no characters that YAML 1.1 and 1.2 read differently; see
+// checkText); %YAML directives (only 1.2); YAML syntax (at yaml.v3's line,
+// and a column where one can be found); one document per file; duplicate
+// keys, non-string keys, merge keys, unsupported tags, scalars outside the
+// YAML 1.2 core schema or ambiguous between 1.1 and 1.2 (010), NaN and
 // infinities, out-of-range integers; alias expansion past
 // MaxAliasExpansion values and nesting past MaxDepth; the JSON Schema
 // (unknown keys at the key with a suggestion, wrong types at the value,
-// YAML 1.1 booleans); then the semantic checks (Go references, bare
-// loaders without env, templates and their chain, cron schedules,
-// timezones, duplicate responsibility and tool names, thread_summary before
-// thread_history, one of each per chain). It returns the persona when there
-// are no diagnostics, else nil and the diagnostics sorted by position. It
-// never panics, whatever data holds.
+// YAML 1.1 booleans and numbers); then the semantic checks (Go references,
+// bare loaders without env, templates and their chain, paths that leave
+// the root, cron schedules, timezones, duplicate responsibility and tool
+// names, thread_summary before thread_history, one of each per chain). A
+// problem inside a value reused through an alias is reported at the alias
+// and names the anchor. It returns the persona when there are no
+// diagnostics, else nil and the diagnostics sorted by position. It never
+// panics, whatever data holds, and its time is linear in len(data).
 func Load(name string, data []byte) (p *Persona, diags []Diagnostic) {
 	if len(data) > MaxFileSize {
-		return nil, []Diagnostic{{Pos: Pos{File: name, Line: 1, Col: 1}, Message: fmt.Sprintf("spec file is larger than %d bytes", MaxFileSize)}}
+		return nil, []Diagnostic{{Pos: Pos{File: name, Line: 1, Col: 1}, Message: fmt.Sprintf("spec file is larger than %d bytes (1 MiB)", MaxFileSize)}}
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			p, diags = nil, []Diagnostic{{Pos: Pos{File: name, Line: 1, Col: 1}, Message: fmt.Sprintf("YAML parser failed: %v", r)}}
 		}
 	}()
-	root, diags := parseYAML(name, data)
+	if diags := checkText(name, data); len(diags) > 0 {
+		return nil, diags
+	}
+	data, diags = yamlDirectives(name, data)
+	if len(diags) > 0 {
+		return nil, diags
+	}
+	src := newSource(data)
+	root, diags := parseYAML(name, src, data)
 	if root == nil {
 		return nil, diags
 	}
-	tb := &treeBuilder{file: name, budget: MaxAliasExpansion}
+	tb := &treeBuilder{
+		file: name, src: src, budget: MaxAliasExpansion,
+		aliases: make(map[Pos]aliasUse), built: make(map[*yaml.Node]bool), quiet: make(map[Pos]bool),
+	}
 	tree := tb.build(root, 0)
 	diags = append(diags, tb.diags...)
+	if tree.kind == ValueNull && len(diags) == 0 {
+		return nil, []Diagnostic{emptyDocument(name, src, root)}
+	}
 
 	v, err := validator()
 	if err != nil {
@@ -71,88 +79,70 @@ func Load(name string, data []byte) (p *Persona, diags []Diagnostic) {
 	}
 	// A value the YAML layer rejected (NaN, a custom tag) became null; the
 	// schema's complaint about that null at the same place would repeat it.
-	yamlAt := make(map[Pos]bool)
+	yamlAt := maps.Clone(tb.quiet)
 	for _, d := range diags {
 		yamlAt[d.Pos] = true
 	}
 	schemaAt := make(map[Pos]bool)
+	var later []Diagnostic
 	for _, vi := range v.Validate(toJSON(tree)) {
 		d := schemaDiagnostic(tree, vi)
 		if yamlAt[d.Pos] {
 			continue
 		}
 		schemaAt[d.Pos] = true
-		diags = append(diags, d)
+		later = append(later, d)
 	}
-	pb := &personaBuilder{file: name, lines: splitLines(data), skip: schemaAt}
+	pb := &personaBuilder{file: name, src: src, skip: schemaAt}
 	persona := pb.persona(tree)
-	diags = append(diags, pb.diags...)
+	later = append(later, pb.diags...)
+	for i, d := range later {
+		if a, ok := tb.aliases[d.Pos]; ok {
+			later[i].Message += fmt.Sprintf(" (in the value of alias *%s, anchored at line %d:%d)", a.name, a.anchor.Line, a.anchor.Col)
+		}
+	}
+	diags = append(diags, later...)
 	if len(diags) > 0 {
 		return nil, SortDiagnostics(diags)
 	}
 	return persona, nil
 }
 
+// emptyDocument is the diagnostic for a document that holds no mapping:
+// nothing at all, or a null.
+func emptyDocument(name string, src *source, root *yaml.Node) Diagnostic {
+	const want = "a spec is a mapping with at least version: 1 and name: NAME"
+	n := root
+	if len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	if n.Kind == yaml.ScalarNode && n.Value == "" && n.Style == 0 {
+		return Diagnostic{Pos: Pos{File: name, Line: 1, Col: 1}, Message: "spec is empty; " + want}
+	}
+	return Diagnostic{Pos: Pos{File: name, Line: n.Line, Col: n.Column}, Message: "the document is null; " + want}
+}
+
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // parseYAML decodes exactly one YAML document into a node tree.
-func parseYAML(name string, data []byte) (*yaml.Node, []Diagnostic) {
+func parseYAML(name string, src *source, data []byte) (*yaml.Node, []Diagnostic) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, []Diagnostic{{Pos: Pos{File: name, Line: 1, Col: 1}, Message: "spec is empty"}}
+			return nil, []Diagnostic{{Pos: Pos{File: name, Line: 1, Col: 1}, Message: "spec is empty; a spec is a mapping with at least version: 1 and name: NAME"}}
 		}
-		return nil, []Diagnostic{yamlError(name, data, err)}
+		return nil, []Diagnostic{yamlError(name, src, data, err)}
 	}
 	var second yaml.Node
 	switch err := dec.Decode(&second); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		return nil, []Diagnostic{yamlError(name, data, err)}
+		return nil, []Diagnostic{yamlError(name, src, data, err)}
 	default:
 		return nil, []Diagnostic{{Pos: Pos{File: name, Line: second.Line, Col: second.Column}, Message: "a spec file holds one YAML document; remove the second one (---)"}}
 	}
 	return &doc, nil
-}
-
-// yamlParserProblems are the messages of yaml.v3's parser (as opposed to
-// its scanner). For them yaml.v3 reports the 0-based line of the enclosing
-// construct (yaml.v3 decode.go, parser.fail), which we shift to 1-based;
-// scanner errors already carry a 1-based line.
-var yamlParserProblems = map[string]bool{
-	"did not find expected ',' or ']'":       true,
-	"did not find expected ',' or '}'":       true,
-	"did not find expected '-' indicator":    true,
-	"did not find expected <document start>": true,
-	"did not find expected <stream-start>":   true,
-	"did not find expected key":              true,
-	"did not find expected node content":     true,
-	"found duplicate %TAG directive":         true,
-	"found duplicate %YAML directive":        true,
-	"found incompatible YAML document":       true,
-	"found undefined tag handle":             true,
-}
-
-// yamlError turns a yaml.v3 syntax error into a diagnostic. yaml.v3 gives
-// a line (sometimes that of the enclosing collection) and no column; the
-// column is reported as 1. A line that starts with a tab gets a hint, since
-// yaml.v3's own message ("found character that cannot start any token")
-// does not say what is wrong.
-func yamlError(name string, data []byte, err error) Diagnostic {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	line := 1
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = m[2]
-		if yamlParserProblems[msg] {
-			line++
-		}
-	}
-	if lines := bytes.Split(data, []byte("\n")); line <= len(lines) && bytes.HasPrefix(lines[line-1], []byte("\t")) {
-		msg += "; YAML indents with spaces, not tabs"
-	}
-	return Diagnostic{Pos: Pos{File: name, Line: line, Col: 1}, Message: "invalid YAML: " + msg}
 }
 
 // SortDiagnostics sorts ds in place by file, line, column, then message,
@@ -174,11 +164,8 @@ func schemaDiagnostic(tree *tnode, vi schema.Violation) Diagnostic {
 	for _, tok := range vi.Path {
 		switch n.kind {
 		case ValueMap:
-			for i, k := range n.keys {
-				if k.str == tok {
-					key, n = k, n.vals[i]
-					break
-				}
+			if i := n.lookup(tok); i >= 0 {
+				key, n = n.keys[i], n.vals[i]
 			}
 		case ValueList:
 			if i, err := strconv.Atoi(tok); err == nil && i < len(n.items) {
@@ -195,8 +182,14 @@ func schemaDiagnostic(tree *tnode, vi schema.Violation) Diagnostic {
 			pos = key.pos
 		}
 		label = pathLabel(vi.Path[:len(vi.Path)-1])
+		k := vi.Path[len(vi.Path)-1]
+		msg = strings.Replace(msg, strconv.Quote(k), quoteOdd(k), 1)
 	case schema.WrongType:
 		msg = wrongTypeMessage(n, vi)
+	default:
+		if n.kind == ValueString && strings.Contains(msg, "(got "+strconv.Quote(n.str)+")") {
+			msg = withOddRunes(msg, n.str)
+		}
 	}
 	if label != "" {
 		msg = label + ": " + msg
@@ -212,14 +205,32 @@ var yaml11Bools = map[string]bool{
 	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
 }
 
+// yaml11Number matches plain scalars that YAML 1.1 (and yaml.v3) read as
+// numbers but the YAML 1.2 core schema reads as strings: digit separators
+// (1_000), binary (0b101), upper-case or signed hex and octal (0X1F, -0x1).
+var yaml11Number = regexp.MustCompile(`^[-+]?(?:0[bB][01_]+|0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?)$`)
+
 func wrongTypeMessage(n *tnode, vi schema.Violation) string {
 	wantsBool := slices.Contains(vi.Expected, "boolean")
 	wantsString := slices.Contains(vi.Expected, "string")
+	wantsNumber := slices.Contains(vi.Expected, "number") || slices.Contains(vi.Expected, "integer")
 	switch {
 	case wantsBool && n.kind == ValueString && n.plain && yaml11Bools[n.str]:
 		return fmt.Sprintf("%s is a YAML 1.1 boolean, read as a string; use true or false", n.str)
-	case wantsString && n.kind == ValueNull:
+	case wantsNumber && n.kind == ValueString && n.plain && yaml11Number.MatchString(n.str):
+		msg := fmt.Sprintf("%s is a YAML 1.1 number, read as a string by YAML 1.2", n.str)
+		if i, err := strconv.ParseInt(strings.ReplaceAll(n.str, "_", ""), 0, 64); err == nil {
+			msg += fmt.Sprintf("; write %d", i)
+		} else if f, err := strconv.ParseFloat(strings.ReplaceAll(n.str, "_", ""), 64); err == nil {
+			msg += fmt.Sprintf("; write %s", strconv.FormatFloat(f, 'g', -1, 64))
+		}
+		return msg
+	case n.kind == ValueNull && slices.Contains(vi.Expected, "object"):
+		return vi.Message // the schema says how to write the mapping
+	case n.kind == ValueNull && vi.Optional:
 		return vi.Message + "; write a value, or remove the key"
+	case n.kind == ValueNull && len(vi.Path) > 0:
+		return vi.Message + "; write a value (the key is required)"
 	case wantsString && n.plain && (n.kind == ValueInt || n.kind == ValueFloat || n.kind == ValueBool):
 		return vi.Message + "; quote the value to make it a string"
 	}
@@ -240,12 +251,4 @@ func pathLabel(path []string) string {
 		b.WriteString(p)
 	}
 	return b.String()
-}
-
-func splitLines(data []byte) [][]rune {
-	var out [][]rune
-	for _, l := range strings.Split(string(data), "\n") {
-		out = append(out, []rune(strings.TrimSuffix(l, "\r")))
-	}
-	return out
 }

@@ -107,7 +107,7 @@ model:
 message_resolvers:
   - use:
       resolver: example.com/h.Ctx
-      with: {since: 2024-01-02, n: 0x10, big: 99999999999999999999, s: "x"}
+      with: {since: 2024-01-02, n: 0x10, big: 99999999999999999999.0, s: "x"}
 `)
 	var keys []string
 	for _, e := range p.Model.Extra {
@@ -127,7 +127,7 @@ message_resolvers:
 	if got[1].Kind != ValueInt || got[1].Int != 16 || got[1].Str != "16" {
 		t.Errorf("hex = %+v", got[1])
 	}
-	if got[2].Kind != ValueFloat || got[2].Str != "99999999999999999999" {
+	if got[2].Kind != ValueFloat || got[2].Str != "99999999999999999999.0" {
 		t.Errorf("big = %+v", got[2])
 	}
 	if w[0].Key.Pos != (Pos{"x.persona.yaml", 9, 14}) || w[0].Value.Pos != (Pos{"x.persona.yaml", 9, 21}) {
@@ -193,7 +193,7 @@ func TestParseTemplateRejectsEverythingOutsideTheSubset(t *testing.T) {
 		{"{{ .Inbound.Subjekt }}", "did you mean .Inbound.Subject?"},
 	}
 	for _, tt := range tests {
-		_, errs := ParseTemplate(tt.src, Pos{"f", 1, 1}, true)
+		_, errs := ParseTemplate(tt.src, Pos{"f", 1, 1}, ColumnsExact)
 		var got string
 		if len(errs) > 0 {
 			got = errs[0].Message

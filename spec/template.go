@@ -22,25 +22,48 @@ func (e *TemplateError) Error() string { return e.Pos.String() + ": " + e.Messag
 
 var fieldRef = regexp.MustCompile(`^(\.[A-Za-z_][A-Za-z0-9_]*)+$`)
 
+// Columns says how ParseTemplate positions a template's parts.
+type Columns int
+
+const (
+	// ColumnsAtStart gives every part pos, the scalar's start: the value is
+	// not spelled verbatim on one line of the file (it has escapes, or spans
+	// lines), so character offsets in it are not columns.
+	ColumnsAtStart Columns = iota
+	// ColumnsExact gives each part its own column: the value is spelled
+	// verbatim on pos's line from pos on (a single-line plain scalar, or a
+	// quoted one without escapes, pos just after the opening quote), so a
+	// part's column is pos.Col plus its offset in characters.
+	ColumnsExact
+)
+
 // ParseTemplate parses src, the value of a template field whose scalar
-// starts at pos, into literal and field parts. colExact says whether a
-// character offset in src maps to the same offset in the file's line (a
-// single-line plain scalar, or a quoted one without escapes: the caller
-// passes pos just after the opening quote); when false every part gets
-// pos. Allowed is literal text plus {{ .A.B }} with optional spaces inside
-// the braces, for the fields in TemplateFields; everything else of Go's
+// starts at pos, into literal and field parts, positioned as cols says.
+// Allowed is literal text plus {{ .A.B }} with optional spaces inside the
+// braces, for the fields in TemplateFields; everything else of Go's
 // text/template (pipes, functions, actions, comments, trim markers) is an
 // error, as is an unterminated {{. Adjacent literals are merged; an empty
-// src gives no parts. All errors of src are returned.
-func ParseTemplate(src string, pos Pos, colExact bool) (Template, []*TemplateError) {
+// src gives no parts. All errors of src are returned. Its time is linear
+// in len(src).
+func ParseTemplate(src string, pos Pos, cols Columns) (Template, []*TemplateError) {
 	t := Template{Raw: String{Value: src, Pos: pos}}
 	var errs []*TemplateError
+	// at converts a byte offset into a position. The offsets asked for
+	// mostly grow, so it counts characters from the previous offset rather
+	// than from the start: linear over the whole parse.
+	lastOff, lastCol := 0, pos.Col
 	at := func(byteOff int) Pos {
-		if !colExact {
+		if cols != ColumnsExact {
 			return pos
 		}
+		if byteOff >= lastOff {
+			lastCol += utf8.RuneCountInString(src[lastOff:byteOff])
+		} else {
+			lastCol -= utf8.RuneCountInString(src[byteOff:lastOff])
+		}
+		lastOff = byteOff
 		p := pos
-		p.Col += utf8.RuneCountInString(src[:byteOff])
+		p.Col = lastCol
 		return p
 	}
 	lit := strings.Builder{}
@@ -86,8 +109,8 @@ func ParseTemplate(src string, pos Pos, colExact bool) (Template, []*TemplateErr
 				t.Parts = append(t.Parts, TemplatePart{Field: path, Pos: at(open)})
 			}
 		default:
-			errs = append(errs, &TemplateError{Pos: at(open), Message: fmt.Sprintf(
-				"{{%s}} is outside the template subset: only {{ .Field.Chain }} references are allowed (no pipes, functions, actions or trim markers)", inner)})
+			errs = append(errs, &TemplateError{Pos: at(open), Message: withOddRunes(fmt.Sprintf(
+				"{{%s}} is outside the template subset: only {{ .Field.Chain }} references are allowed (no pipes, functions, actions or trim markers)", inner), "{{"+inner+"}}")})
 		}
 		i = next
 	}
@@ -112,6 +135,9 @@ func checkField(path []string) string {
 	name := "." + strings.Join(path, ".")
 	best, bestD := "", 1<<30
 	for _, f := range TemplateFields {
+		if len(name) > 64 { // no field is near a name this long; spare the edit distance
+			break
+		}
 		if d := levenshtein.ComputeDistance(name, f.Name()); d < bestD {
 			best, bestD = f.Name(), d
 		}

@@ -36,6 +36,23 @@ type tnode struct {
 	items []*tnode
 	keys  []*tnode // ValueMap keys (kind ValueString), parallel to vals
 	vals  []*tnode
+	index map[string]int // key → position in keys, built by lookup
+}
+
+// lookup returns the index of key k of a mapping node, or -1. It builds a
+// map on first use, so looking up every key of a large mapping (one schema
+// violation per key) stays linear.
+func (n *tnode) lookup(k string) int {
+	if n.index == nil {
+		n.index = make(map[string]int, len(n.keys))
+		for i, key := range n.keys {
+			n.index[key.str] = i
+		}
+	}
+	if i, ok := n.index[k]; ok {
+		return i
+	}
+	return -1
 }
 
 // get returns the value of key k of a mapping node, or nil.
@@ -52,20 +69,53 @@ func (n *tnode) get(k string) *tnode {
 }
 
 // treeBuilder converts a yaml.Node document into a tnode tree, reporting
-// every YAML-level problem as a diagnostic.
+// every YAML-level problem as a diagnostic. Scalars are resolved by the
+// YAML 1.2 core schema here, from the node's text, tag and style: yaml.v3's
+// own resolution is YAML 1.1-flavoured (010 is 8, 1_000 is 1000, 0b1 is 1)
+// and is not used.
 type treeBuilder struct {
 	file    string
+	src     *source
 	diags   []Diagnostic
 	budget  int // remaining alias expansion
 	inAlias int
 	bombed  bool
+	// use is the position of the outermost alias being expanded (zero
+	// outside aliases): every value built through an alias is placed at the
+	// alias, where it is used, not at its anchor.
+	use Pos
+	// aliases maps an alias's position to the anchor it expands, so
+	// diagnostics there can name the anchor.
+	aliases map[Pos]aliasUse
+	// built holds the anchored nodes already built where they are defined;
+	// a YAML-level problem inside one was reported there and is not
+	// repeated at each alias.
+	built map[*yaml.Node]bool
+	// quiet holds the use positions of such unrepeated problems, so the
+	// schema's complaint about the null they left is dropped too.
+	quiet map[Pos]bool
+}
+
+// aliasUse is one alias (*name) and the position of its anchor (&name).
+type aliasUse struct {
+	name   string
+	anchor Pos
 }
 
 func (b *treeBuilder) errorf(pos Pos, format string, args ...any) {
+	if b.inAlias > 0 && b.use.IsValid() {
+		b.quiet[pos] = true
+		return
+	}
 	b.diags = append(b.diags, Diagnostic{Pos: pos, Message: fmt.Sprintf(format, args...)})
 }
 
-func (b *treeBuilder) pos(n *yaml.Node) Pos { return Pos{File: b.file, Line: n.Line, Col: n.Column} }
+func (b *treeBuilder) pos(n *yaml.Node) Pos {
+	if b.use.IsValid() {
+		return b.use
+	}
+	return Pos{File: b.file, Line: n.Line, Col: n.Column}
+}
 
 func (b *treeBuilder) build(n *yaml.Node, depth int) *tnode {
 	if b.inAlias > 0 {
@@ -78,6 +128,9 @@ func (b *treeBuilder) build(n *yaml.Node, depth int) *tnode {
 		b.errorf(b.pos(n), "nesting deeper than %d levels", MaxDepth)
 		return &tnode{kind: ValueNull, pos: b.pos(n)}
 	}
+	if n.Anchor != "" && b.inAlias == 0 {
+		b.built[n] = true
+	}
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
@@ -85,24 +138,10 @@ func (b *treeBuilder) build(n *yaml.Node, depth int) *tnode {
 		}
 		return b.build(n.Content[0], depth)
 	case yaml.AliasNode:
-		if n.Alias == nil {
-			b.errorf(b.pos(n), "unknown alias *%s", n.Value)
-			return &tnode{kind: ValueNull, pos: b.pos(n)}
-		}
-		if b.inAlias > 8 {
-			b.errorf(b.pos(n), "alias *%s is nested too deeply", n.Value)
-			return &tnode{kind: ValueNull, pos: b.pos(n)}
-		}
-		b.inAlias++
-		t := b.build(n.Alias, depth)
-		b.inAlias--
-		if b.budget < 0 && !b.bombed {
-			b.bombed = true
-			b.errorf(b.pos(n), "alias *%s: aliases in this file expand to more than %d values", n.Value, MaxAliasExpansion)
-		}
-		return t
+		return b.alias(n, depth)
 	case yaml.MappingNode:
 		t := &tnode{kind: ValueMap, pos: b.pos(n)}
+		b.collectionTag(n, t.pos, "!!map", "a mapping")
 		seen := make(map[string]Pos)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			kn, vn := n.Content[i], n.Content[i+1]
@@ -121,6 +160,7 @@ func (b *treeBuilder) build(n *yaml.Node, depth int) *tnode {
 		return t
 	case yaml.SequenceNode:
 		t := &tnode{kind: ValueList, pos: b.pos(n)}
+		b.collectionTag(n, t.pos, "!!seq", "a list")
 		for _, c := range n.Content {
 			t.items = append(t.items, b.build(c, depth+1))
 		}
@@ -131,6 +171,53 @@ func (b *treeBuilder) build(n *yaml.Node, depth int) *tnode {
 	b.errorf(b.pos(n), "unsupported YAML node")
 	return &tnode{kind: ValueNull, pos: b.pos(n)}
 }
+
+// alias builds the value an alias refers to, placed at the alias.
+func (b *treeBuilder) alias(n *yaml.Node, depth int) *tnode {
+	p := b.pos(n)
+	if n.Alias == nil {
+		b.diags = append(b.diags, Diagnostic{Pos: p, Message: fmt.Sprintf("unknown alias *%s", n.Value)})
+		return &tnode{kind: ValueNull, pos: p}
+	}
+	if b.inAlias > 8 {
+		b.diags = append(b.diags, Diagnostic{Pos: p, Message: fmt.Sprintf("alias *%s is nested too deeply", n.Value)})
+		return &tnode{kind: ValueNull, pos: p}
+	}
+	outer := !b.use.IsValid()
+	if outer {
+		b.aliases[p] = aliasUse{name: n.Value, anchor: Pos{File: b.file, Line: n.Alias.Line, Col: n.Alias.Column}}
+		if !b.built[n.Alias] {
+			// The anchor's own place was never built (it sits under a
+			// key reported as a duplicate): report its problems here.
+			b.inAlias++
+			t := b.build(n.Alias, depth)
+			b.inAlias--
+			return t
+		}
+		b.use = p
+	}
+	b.inAlias++
+	t := b.build(n.Alias, depth)
+	b.inAlias--
+	if outer {
+		b.use = Pos{}
+	}
+	if b.budget < 0 && !b.bombed {
+		b.bombed = true
+		b.diags = append(b.diags, Diagnostic{Pos: p, Message: fmt.Sprintf("alias *%s: aliases in this file expand to more than %d values", n.Value, MaxAliasExpansion)})
+	}
+	return t
+}
+
+// collectionTag reports an explicit tag on a mapping or list other than
+// the core schema's own (want: !!map or !!seq).
+func (b *treeBuilder) collectionTag(n *yaml.Node, p Pos, want, what string) {
+	if n.Style&yaml.TaggedStyle != 0 && n.Tag != want {
+		b.errorf(p, "YAML tag %s is not supported on %s (%s)", n.Tag, what, supportedTags)
+	}
+}
+
+const supportedTags = "only the YAML 1.2 core schema's !!str, !!int, !!float, !!bool, !!null, !!map and !!seq are; remove the tag"
 
 // key checks that a mapping key is a string scalar.
 func (b *treeBuilder) key(n *yaml.Node) (*tnode, bool) {
@@ -145,79 +232,180 @@ func (b *treeBuilder) key(n *yaml.Node) (*tnode, bool) {
 	case n.Tag == "!!merge":
 		b.errorf(p, "merge keys (<<) are not supported; write the keys out")
 		return nil, false
-	case n.Tag != "!!str" && n.Tag != "!!timestamp":
-		b.errorf(p, "mapping keys must be strings; %s is %s (quote it)", n.Value, tagWord(n.Tag))
+	}
+	if tag := b.scalarTag(n); tag != "!!str" {
+		b.errorf(p, "mapping keys must be strings; %s is %s (quote it)", n.Value, tagWord(tag))
 		return nil, false
 	}
 	return &tnode{kind: ValueString, pos: p, str: n.Value, plain: n.Style == 0}, true
 }
 
+// scalarTag returns the core-schema tag of a scalar: its explicit tag, or
+// !!str for a quoted, block or "!"-tagged scalar, or what the plain text
+// resolves to (resolvePlain).
+func (b *treeBuilder) scalarTag(n *yaml.Node) string {
+	switch {
+	case n.Style&yaml.TaggedStyle != 0:
+		return n.Tag
+	case n.Style != 0:
+		return "!!str"
+	case b.nonSpecificTag(n):
+		return "!!str"
+	}
+	return resolvePlain(n.Value)
+}
+
+// nonSpecificTag reports whether a plain scalar carries the non-specific
+// tag "!" (`! 12`, a string in YAML), which yaml.v3 drops without a trace
+// in the node; the source at the node's position shows it, after any
+// anchor.
+func (b *treeBuilder) nonSpecificTag(n *yaml.Node) bool {
+	line := b.src.line(n.Line)
+	i := n.Column - 1
+	if i < 0 || i >= len(line) {
+		return false
+	}
+	for i < len(line) && line[i] == '&' { // properties may come in either order
+		for i < len(line) && line[i] != ' ' && line[i] != '\t' {
+			i++
+		}
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+	}
+	return i+1 < len(line) && line[i] == '!' && (line[i+1] == ' ' || line[i+1] == '\t')
+}
+
+// The YAML 1.2 core schema's resolution of plain scalars (YAML 1.2.2,
+// section 10.3.2). Everything else is a string.
+var (
+	coreInt   = regexp.MustCompile(`^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$`)
+	coreFloat = regexp.MustCompile(`^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$`)
+	coreInf   = regexp.MustCompile(`^[-+]?\.(?:inf|Inf|INF)$`)
+	coreNaN   = regexp.MustCompile(`^\.(?:nan|NaN|NAN)$`)
+	// leadingZero is a decimal integer written with a leading zero, which
+	// YAML 1.1 reads as octal and YAML 1.2 as decimal.
+	leadingZero = regexp.MustCompile(`^[-+]?0[0-9]+$`)
+)
+
+// resolvePlain returns the core-schema tag of an untagged plain scalar.
+func resolvePlain(s string) string {
+	switch {
+	case isCoreNull(s):
+		return "!!null"
+	case s == "true" || s == "True" || s == "TRUE" || s == "false" || s == "False" || s == "FALSE":
+		return "!!bool"
+	case coreInt.MatchString(s):
+		return "!!int"
+	case coreFloat.MatchString(s) || coreInf.MatchString(s) || coreNaN.MatchString(s):
+		return "!!float"
+	}
+	return "!!str"
+}
+
+func isCoreNull(s string) bool {
+	return s == "" || s == "~" || s == "null" || s == "Null" || s == "NULL"
+}
+
 func (b *treeBuilder) scalar(n *yaml.Node) *tnode {
-	t := &tnode{pos: b.pos(n), plain: n.Style == 0, str: n.Value}
-	switch n.Tag {
-	case "!!str", "!!timestamp":
-		// Unquoted dates stay strings: the spec language has no timestamps.
+	tag := b.scalarTag(n)
+	t := &tnode{pos: b.pos(n), plain: n.Style == 0 && !b.nonSpecificTag(n), str: n.Value}
+	bad := func(format string, args ...any) *tnode {
+		b.errorf(t.pos, format, args...)
+		t.kind, t.str = ValueNull, ""
+		return t
+	}
+	switch tag {
+	case "!!str":
 		t.kind = ValueString
 	case "!!null":
+		if !isCoreNull(n.Value) {
+			return bad("!!null %s is not null; a null is written ~, null or nothing", n.Value)
+		}
 		t.kind, t.str = ValueNull, ""
 	case "!!bool":
-		t.kind = ValueBool
-		t.b = strings.EqualFold(n.Value, "true")
+		switch n.Value {
+		case "true", "True", "TRUE":
+			t.kind, t.b = ValueBool, true
+		case "false", "False", "FALSE":
+			t.kind, t.b = ValueBool, false
+		default:
+			return bad("!!bool %s is not a boolean; YAML 1.2 booleans are true and false", n.Value)
+		}
 	case "!!int":
-		t.kind = ValueInt
-		i, err := parseYAMLInt(n.Value)
-		if err != nil {
-			b.errorf(t.pos, "integer %s is out of range (64-bit signed)", n.Value)
-			t.kind, t.str = ValueNull, ""
-			break
+		if !coreInt.MatchString(n.Value) {
+			return bad("!!int %s is not an integer (YAML 1.2 writes 12, 0o14 or 0xC)", n.Value)
 		}
-		t.i, t.str = i, strconv.FormatInt(i, 10)
+		i, msg := parseCoreInt(n.Value)
+		if msg != "" {
+			return bad("%s", msg)
+		}
+		t.kind, t.i, t.str = ValueInt, i, strconv.FormatInt(i, 10)
 	case "!!float":
-		t.kind = ValueFloat
-		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			if lv := strings.ToLower(n.Value); strings.Contains(lv, "nan") || strings.Contains(lv, "inf") {
-				b.errorf(t.pos, "%s is not a number JSON can hold (NaN and infinities are not allowed)", n.Value)
-			} else {
-				b.errorf(t.pos, "number %s is out of range", n.Value)
-			}
-			t.kind, t.str = ValueNull, ""
-			break
+		switch {
+		case coreInf.MatchString(n.Value) || coreNaN.MatchString(n.Value):
+			return bad("%s is not a number JSON can hold (NaN and infinities are not allowed)", n.Value)
+		case !coreFloat.MatchString(n.Value):
+			return bad("!!float %s is not a number (YAML 1.2 writes 1.5, -2e3 or .5)", n.Value)
 		}
-		t.f = f
+		f, err := strconv.ParseFloat(n.Value, 64)
+		if err != nil || math.IsInf(f, 0) {
+			return bad("number %s is out of range (64-bit floating point)", n.Value)
+		}
+		t.kind, t.f = ValueFloat, f
 		// Keep the literal when JSON can spell it (exact, and what the user
-		// wrote); YAML-only spellings (1., +1, .5) are reformatted.
-		t.str = strings.ReplaceAll(n.Value, "_", "")
-		if !jsonNumber.MatchString(t.str) {
+		// wrote); YAML-only spellings (1., +1, .5, 01.5) are reformatted.
+		if !jsonNumber.MatchString(n.Value) {
 			t.str = strconv.FormatFloat(f, 'g', -1, 64)
 		}
+	case "!!map", "!!seq":
+		return bad("YAML tag %s is for %s, not a single value", tag, map[string]string{"!!map": "mappings", "!!seq": "lists"}[tag])
 	default:
-		b.errorf(t.pos, "YAML tag %s is not supported", n.Tag)
-		t.kind, t.str = ValueNull, ""
+		return bad("YAML tag %s is not supported (%s)", tag, supportedTags)
 	}
 	return t
 }
 
-func parseYAMLInt(s string) (int64, error) {
-	s = strings.ReplaceAll(s, "_", "")
-	neg := strings.HasPrefix(s, "-")
-	u := strings.TrimLeft(s, "+-")
+// parseCoreInt parses a core-schema integer (coreInt matched) into an
+// int64, or says why it cannot be one: out of range, or a decimal with a
+// leading zero, which YAML 1.1 reads as octal and YAML 1.2 as decimal, so
+// the two readings disagree.
+func parseCoreInt(s string) (int64, string) {
+	if leadingZero.MatchString(s) {
+		digits := strings.TrimLeft(s, "+-0")
+		if digits == "" {
+			digits = "0"
+		}
+		sign := ""
+		if s[0] == '-' {
+			sign = "-"
+		}
+		old, octal := "a string", ""
+		if o, err := strconv.ParseInt(sign+digits, 8, 64); err == nil {
+			old = "octal " + strconv.FormatInt(o, 10)
+			if sign == "" {
+				octal = ", 0o" + digits + " for octal"
+			}
+		}
+		return 0, fmt.Sprintf("%s has a leading zero, which YAML 1.1 reads as %s and YAML 1.2 as decimal %s%s; write %s%s%s, or quote it for a string",
+			s, old, sign, digits, sign, digits, octal)
+	}
 	var (
 		i   int64
 		err error
 	)
 	switch {
-	case strings.HasPrefix(u, "0b"):
-		i, err = strconv.ParseInt(u[2:], 2, 64)
-	case strings.HasPrefix(u, "0o"):
-		i, err = strconv.ParseInt(u[2:], 8, 64)
+	case strings.HasPrefix(s, "0o"):
+		i, err = strconv.ParseInt(s[2:], 8, 64)
+	case strings.HasPrefix(s, "0x"):
+		i, err = strconv.ParseInt(s[2:], 16, 64)
 	default:
-		i, err = strconv.ParseInt(u, 0, 64)
+		i, err = strconv.ParseInt(s, 10, 64)
 	}
-	if neg {
-		i = -i
+	if err != nil {
+		return 0, fmt.Sprintf("integer %s is out of range (64-bit signed: %d to %d)", s, math.MinInt64, math.MaxInt64)
 	}
-	return i, err
+	return i, ""
 }
 
 func nodeKindWord(n *yaml.Node) string {

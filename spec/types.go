@@ -1,8 +1,12 @@
 package spec
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
+
+	"golang.org/x/mod/module"
 )
 
 // Pos is a position in a spec file: File as given to the loader, Line and
@@ -139,8 +143,8 @@ type Model struct {
 // Grammar: a qualified reference is IMPORTPATH "." NAME, split at the last
 // dot (github.com/acme/app/agents.Env, gopkg.in/x.v3.Func); a bare reference
 // is NAME alone. NAME is an exported ASCII identifier ([A-Z][A-Za-z0-9_]*);
-// IMPORTPATH is slash-separated elements of [A-Za-z0-9_.~+-]. Where each form
-// is allowed:
+// IMPORTPATH is an import path as the go command accepts it
+// (golang.org/x/mod/module.CheckImportPath). Where each form is allowed:
 //   - env, tools, use.resolver, serialize.func: qualified only;
 //   - load_record.loader: bare (a method of Env) requires env; qualified (a
 //     package function) is allowed with or without env;
@@ -166,20 +170,38 @@ func (r GoRef) String() string {
 }
 
 // ParseGoRef parses s by the GoRef grammar. It reports ok=false when s is not
-// a valid reference; the returned GoRef has no Pos.
+// a valid reference (CheckGoRef says why); the returned GoRef has no Pos.
 func ParseGoRef(s string) (GoRef, bool) {
+	r, err := CheckGoRef(s)
+	return r, err == nil
+}
+
+// CheckGoRef parses s by the GoRef grammar, like ParseGoRef, and when s is
+// not a valid reference returns an error saying why: the name is not an
+// exported ASCII identifier, or the import path breaks Go's rules
+// (golang.org/x/mod/module.CheckImportPath: no empty, "." or ".."
+// elements, no element ending in a dot, only [A-Za-z0-9_.~+-], no leading
+// dash or slash, no Windows-reserved names such as con or aux).
+func CheckGoRef(s string) (GoRef, error) {
 	i := strings.LastIndexByte(s, '.')
 	name, path := s, ""
 	if i >= 0 {
 		path, name = s[:i], s[i+1:]
-		if !validImportPath(path) {
-			return GoRef{}, false
+		if err := module.CheckImportPath(path); err != nil {
+			var pe *module.InvalidPathError
+			if errors.As(err, &pe) && pe.Err != nil {
+				return GoRef{}, fmt.Errorf("import path %q: %v", path, pe.Err)
+			}
+			return GoRef{}, err
 		}
 	}
 	if !validExportedASCII(name) {
-		return GoRef{}, false
+		if name == "" {
+			return GoRef{}, errors.New("the name after the last dot is missing")
+		}
+		return GoRef{}, fmt.Errorf("%q is not an exported Go name (an upper-case ASCII letter, then letters, digits or _)", name)
 	}
-	return GoRef{Path: path, Name: name}, true
+	return GoRef{Path: path, Name: name}, nil
 }
 
 func validExportedASCII(s string) bool {
@@ -190,25 +212,6 @@ func validExportedASCII(s string) bool {
 		c := s[i]
 		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
 			return false
-		}
-	}
-	return true
-}
-
-func validImportPath(p string) bool {
-	if p == "" {
-		return false
-	}
-	for _, el := range strings.Split(p, "/") {
-		if el == "" || el == "." || el == ".." {
-			return false
-		}
-		for i := 0; i < len(el); i++ {
-			c := el[i]
-			if !(c == '_' || c == '.' || c == '~' || c == '+' || c == '-' ||
-				c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-				return false
-			}
 		}
 	}
 	return true

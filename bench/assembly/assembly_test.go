@@ -136,14 +136,14 @@ func TestFixtureExercisesTheReplayRules(t *testing.T) {
 	for _, m := range ours {
 		count[m.Role]++
 		calls += len(m.Calls)
-		if m.Role == "tool" && strings.HasSuffix(m.Text, runtime.TruncationMarker) {
+		if m.Role == "tool" && strings.HasSuffix(m.Text, "…[truncated]") {
 			clipped++
 			if n := utf8.RuneCountInString(m.Text); n != ResultLimit {
 				t.Errorf("clipped result has %d characters, want %d", n, ResultLimit)
 			}
 		}
 		for _, c := range m.Calls {
-			if strings.HasPrefix(c.Input, `{"`+runtime.ClippedArgumentsKey+`":`) {
+			if strings.HasPrefix(c.Input, `{"_clipped_arguments":`) {
 				wrapped++
 			}
 		}

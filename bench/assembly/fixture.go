@@ -23,7 +23,7 @@ const (
 	ToolRounds      = 20
 	CallsPerRound   = 5
 	// ResultLimit is the replay clip of tool results, in characters (the spec's
-	// replay_result_limit, runtime.DefaultReplayResultLimit).
+	// replay_result_limit, the replay default).
 	ResultLimit = 4000
 )
 
@@ -34,7 +34,7 @@ var systemPrompt []byte
 // and only read afterwards.
 type Fixture struct {
 	// Rows are the thread's earlier messages, oldest first, with their tool uses in recording
-	// order, as a HistorySource returns them.
+	// order, as a history.Source may return them.
 	Rows []history.Message
 	// Files holds the system prompt at PromptPath.
 	Files fstest.MapFS

@@ -10,17 +10,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/personagen/personagen/runtime"
-
 	"github.com/personagen/personagen/runtime/history"
 )
 
 // This file is the row conversion the peer pipelines share: what a user of langchaingo or eino
 // writes to turn stored rows into conversation turns with the same text personagen replays
-// (runtime.HistoryText, runtime.Clip, runtime.ReplayInput). It is deliberately not slow: texts
+// (the turn text and tool rounds that runtime.ThreadHistory renders, runtime.Clip). It is deliberately not slow: texts
 // are rendered into one pre-sized buffer, so the peers pay one allocation per message text.
 // It relies on the rows' tool uses coming in recording order, as a SQL ORDER BY gives them.
 
-// peerText renders m as runtime.HistoryText does (header block, trimmed body, attachment notes)
+// peerText renders m as runtime.ThreadHistory renders a turn (header block, trimmed body, attachment notes)
 // and reports whether m has content.
 func peerText(m *history.Message) (string, bool) {
 	body := strings.TrimSpace(m.Text)
@@ -135,7 +134,7 @@ func peerClip(s string, limit int) string {
 	return s
 }
 
-// peerArguments is runtime.ReplayInput as text: the stored payload when it is a JSON object,
+// peerArguments is the replayed call input as text: the stored payload when it is a JSON object,
 // "{}" when blank, otherwise {"_clipped_arguments": "<payload>"}.
 func peerArguments(args string) string {
 	trimmed := strings.TrimSpace(args)
@@ -168,10 +167,13 @@ func peerRounds(uses []history.ToolUse, fn func(round []history.ToolUse)) {
 	}
 }
 
+// noResultText is what personagen replays for a call without a recorded result.
+const noResultText = "[no result was recorded for this call]"
+
 // peerResult is the text of a replayed tool message.
 func peerResult(u *history.ToolUse) string {
 	if !u.HasResult {
-		return runtime.NoResultText
+		return noResultText
 	}
 	return peerClip(u.Result, ResultLimit)
 }
@@ -183,5 +185,12 @@ func readPrompt(fsys fs.FS) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return runtime.TrimFinalNewline(bytes.TrimPrefix(b, []byte("\ufeff"))), nil
+	b = bytes.TrimPrefix(b, []byte("\ufeff"))
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+		if n > 1 && b[n-2] == '\r' {
+			b = b[:n-2]
+		}
+	}
+	return b, nil
 }

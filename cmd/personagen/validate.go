@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/personagen/personagen/spec"
@@ -30,17 +31,8 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	if code, ok := checkOutputFlags(fs, *check, stderr); !ok {
-		return code
-	}
-	if fs.NArg() == 0 && !*check {
-		fmt.Fprintln(stderr, "personagen validate: no paths given")
-		fs.Usage()
-		return exitUsage
-	}
-	if code, ok := checkPaths(fs, args, stderr); !ok {
-		return code
-	}
+	// The format is checked first: "-format FILE" (the value forgotten)
+	// takes FILE as the format and leaves no paths.
 	var write func(io.Writer, []spec.Diagnostic) error
 	out := stdout
 	switch *format {
@@ -51,8 +43,23 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	case "github":
 		write = writeGitHub
 	default:
-		fmt.Fprintf(stderr, "personagen validate: unknown format %q (want text, json or github)\n", *format)
+		msg := fmt.Sprintf("unknown format %q (want text, json or github)", *format)
+		if looksLikePath(*format) {
+			msg += fmt.Sprintf("; %q looks like a path: -format takes its value first, as in -format json %s", *format, *format)
+		}
+		fmt.Fprintf(stderr, "personagen validate: %s\n", msg)
 		return exitUsage
+	}
+	if code, ok := checkOutputFlags(fs, *check, stderr); !ok {
+		return code
+	}
+	if fs.NArg() == 0 && !*check {
+		fmt.Fprintln(stderr, "personagen validate: no paths given")
+		fs.Usage()
+		return exitUsage
+	}
+	if code, ok := checkPaths(fs, args, stderr); !ok {
+		return code
 	}
 	var diags []spec.Diagnostic
 	code := exitOK
@@ -123,4 +130,13 @@ func ghData(s string) string {
 
 func ghProperty(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}
+
+// looksLikePath reports whether a flag value is more likely a path than
+// the value meant: it exists, or has a slash or a spec's extension.
+func looksLikePath(s string) bool {
+	if _, err := os.Stat(s); err == nil {
+		return true
+	}
+	return strings.ContainsAny(s, `/\`) || strings.HasSuffix(s, ".yaml") || strings.HasSuffix(s, ".yml")
 }

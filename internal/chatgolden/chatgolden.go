@@ -2,6 +2,7 @@ package chatgolden
 
 import (
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/personagen/personagen/internal/golden"
@@ -23,7 +24,7 @@ func Check(t testing.TB, path string, msgs []runtime.Message) {
 	if err != nil {
 		t.Fatalf("parse %s: %v", path, err)
 	}
-	if !runtime.EqualMessages(parsed, msgs) {
+	if !slices.EqualFunc(parsed, msgs, runtime.Message.Equal) {
 		t.Errorf("%s parses to messages that differ from the output", path)
 	}
 }

@@ -47,18 +47,18 @@ func findOrCreateRound(ctx context.Context, s *Store, r Round) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
 		for _, row := range rows {
 			var seq int64
-			err := tx.GetContext(ctx, &seq, `SELECT seq FROM tool_uses WHERE source_type = ? AND source_id = ?
-				AND run_id = ? AND turn_index = ? AND position = ?`, string(r.Source.Type), r.Source.ID, r.RunID, r.TurnIndex, row.Position)
+			err := tx.GetContext(ctx, &seq, `SELECT seq FROM tool_uses WHERE owner_type = ? AND owner_id = ?
+				AND run_id = ? AND turn_index = ? AND position = ?`, string(r.Owner.Type), r.Owner.ID, r.RunID, r.TurnIndex, row.Position)
 			if err == nil {
 				continue
 			}
 			if !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO tool_uses (source_type, source_id, thread_id, persona, run_id,
+			if _, err := tx.ExecContext(ctx, `INSERT INTO tool_uses (owner_type, owner_id, thread_id, persona, run_id,
 				turn_index, position, tool_call_id, tool_name, arguments, result, succeeded)
 				VALUES (?, ?, (SELECT thread_id FROM messages WHERE seq = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				string(r.Source.Type), r.Source.ID, r.Source.ID, row.Persona, r.RunID, r.TurnIndex, row.Position,
+				string(r.Owner.Type), r.Owner.ID, r.Owner.ID, row.Persona, r.RunID, r.TurnIndex, row.Position,
 				row.ToolCallID, row.ToolName, row.Arguments, row.Result, row.Succeeded); err != nil {
 				return err
 			}
@@ -75,7 +75,7 @@ func BenchmarkRecordRound(b *testing.B) {
 	const calls = 8
 	ctx := context.Background()
 	s, trips := newTripCountingMySQLStore(b)
-	src := Source{SourceMessage, mustAppendB(b, s, msg("bench", "bench-in", baseTime))}
+	src := Owner{OwnerMessage, mustAppendB(b, s, msg("bench", "bench-in", baseTime))}
 	turn := 0
 	next := func() Round { turn++; return testRound(src, "bench-run", turn, calls) }
 	record := func(b *testing.B) time.Duration {
@@ -120,12 +120,12 @@ func BenchmarkRecordRound(b *testing.B) {
 	})
 }
 
-func mustAppendB(b *testing.B, s *Store, m NewMessage) int64 {
-	seq, err := s.AppendMessage(context.Background(), m)
+func mustAppendB(b *testing.B, s *Store, m Message) int64 {
+	a, err := s.AppendMessage(context.Background(), m)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return seq
+	return a.Seq
 }
 
 // TestRecordRoundCostsThreeRoundTrips pins the round-trip count the benchmark reports: BEGIN,
@@ -134,7 +134,7 @@ func mustAppendB(b *testing.B, s *Store, m NewMessage) int64 {
 func TestRecordRoundCostsThreeRoundTrips(t *testing.T) {
 	s, trips := newTripCountingMySQLStore(t)
 	ctx := context.Background()
-	src := Source{SourceMessage, mustAppend(t, s, msg("t", "m", baseTime))}
+	src := Owner{OwnerMessage, mustAppend(t, s, msg("t", "m", baseTime))}
 	r := testRound(src, "run", 0, 8)
 	cases := []struct {
 		name string

@@ -21,6 +21,11 @@ const DefaultCompactionLease = 5 * time.Minute
 // the thread.
 var ErrBoundaryNotFound = errors.New("store: compaction boundary is not a message of the thread")
 
+// ErrBoundaryTooNew is returned (wrapped) by Compact for a boundary that is the thread's newest
+// message: the message being answered would then be both in the summary and replayed after it.
+// A boundary must be strictly older (by seq, the order of arrival) than the newest message.
+var ErrBoundaryTooNew = errors.New("store: compaction boundary is the thread's newest message")
+
 // ErrEmptySummary is returned (wrapped) by Compact when the Summarizer returned blank text.
 var ErrEmptySummary = errors.New("store: summarizer returned an empty summary")
 
@@ -108,10 +113,12 @@ func (r compactionRow) compaction(threadID string) *history.Compaction {
 }
 
 // Compact summarises threadID up to and including the message whose seq is boundarySeq, once
-// per boundary however many callers ask (silas's Compactor with its claim, seed 004):
+// per boundary however many callers ask:
 //
 //  1. When a completed compaction at boundarySeq or later exists, it returns
-//     CompactAlreadyDone.
+//     CompactAlreadyDone. A boundary must be a message of the thread older (by seq, the order
+//     of arrival) than its newest message: the newest is the one being answered, which would
+//     otherwise be both summarised and replayed.
 //  2. It claims the boundary by inserting a 'pending' row on the unique key (thread_id,
 //     boundary_seq) with a random claim token and the claim time. A caller whose insert hits
 //     the key reads the row: completed → CompactAlreadyDone; pending and younger than the lease
@@ -128,14 +135,21 @@ func (r compactionRow) compaction(threadID string) *history.Compaction {
 //     compare-and-swap on its token: CompactCompleted, or CompactClaimLost when a taker-over
 //     changed the token meanwhile.
 //
-// When the Summarizer fails or returns blank text, the claim is released (the pending row is
-// deleted) so the next caller can try at once, and the error is returned (ErrEmptySummary for
-// blank text). Times come from the store's clock (WithClock).
+// Whenever a step after the claim fails — the Summarizer errs or returns blank text or a summary
+// over MaxBodyBytes, or the claim's INSERT, the takeover or the completing UPDATE returns an
+// error — the claim is released (its pending row deleted, best effort, even when ctx has ended)
+// so the next caller can claim at once instead of waiting out the lease, and the error is
+// returned. A completing UPDATE whose acknowledgement was lost has completed the row, so the
+// release matches nothing and a retried Compact returns CompactAlreadyDone: retrying Compact
+// after any error is safe and never stores a second summary. Times come from the store's clock
+// (WithClock).
 //
 // The host picks boundaries (see runtime.CompactionPolicy): compact only messages whose runs
 // have finished, since tool rounds recorded for a message after its compaction are neither in the
-// summary nor replayed. Errors: ErrInvalid for an empty thread id, a boundary below 1 or a nil
-// summarizer; ErrBoundaryNotFound; the Summarizer's error (wrapped); the database's.
+// summary nor replayed. Errors: ErrInvalid for an empty thread id, a boundary below 1, a nil
+// summarizer, a summary over MaxBodyBytes or not valid UTF-8, or a bad store clock;
+// ErrBoundaryNotFound; ErrBoundaryTooNew; ErrEmptySummary; the Summarizer's error (wrapped); the
+// database's (wrapped). Lock races are retried up to 5 times.
 func (s *Store) Compact(ctx context.Context, threadID string, boundarySeq int64, summarizer history.Summarizer, opts ...CompactOption) (CompactResult, error) {
 	cfg := compactConfig{lease: DefaultCompactionLease}
 	for _, o := range opts {
@@ -156,15 +170,23 @@ func (s *Store) Compact(ctx context.Context, threadID string, boundarySeq int64,
 		return CompactResult{Outcome: CompactAlreadyDone, Compaction: prev}, nil
 	}
 	d := s.dialect
-	var boundaryID string
-	err = s.db.GetContext(ctx, &boundaryID, d.rebind(`SELECT message_id FROM messages WHERE seq = ? AND thread_id = ?`),
-		boundarySeq, threadID)
+	var boundary struct {
+		MessageID string `db:"message_id"`
+		Newest    int64  `db:"newest"`
+	}
+	err = s.db.GetContext(ctx, &boundary, d.rebind(`SELECT message_id,
+		(SELECT MAX(seq) FROM messages WHERE thread_id = ?) AS newest FROM messages WHERE seq = ? AND thread_id = ?`),
+		threadID, boundarySeq, threadID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fail(fmt.Errorf("%w: seq %d", ErrBoundaryNotFound, boundarySeq))
 	}
 	if err != nil {
 		return fail(err)
 	}
+	if boundarySeq >= boundary.Newest {
+		return fail(fmt.Errorf("%w: seq %d is the thread's newest message", ErrBoundaryTooNew, boundarySeq))
+	}
+	boundaryID := boundary.MessageID
 
 	token, tookOver, res, err := s.claim(ctx, threadID, boundarySeq, boundaryID, cfg.lease, prev)
 	if err != nil || token == "" {
@@ -193,20 +215,31 @@ func (s *Store) Compact(ctx context.Context, threadID string, boundarySeq int64,
 		s.release(ctx, threadID, boundarySeq, token)
 		return fail(fmt.Errorf("summarize: %w", err))
 	}
+	if err := checkBytes("summary", summary, MaxBodyBytes); err != nil {
+		s.release(ctx, threadID, boundarySeq, token)
+		return fail(err)
+	}
+	now, err := s.clock()
+	if err != nil {
+		s.release(ctx, threadID, boundarySeq, token)
+		return fail(err)
+	}
 
 	var prevArg any
 	if prev != nil {
 		prevArg = prevSeq
 	}
-	r, err := s.db.ExecContext(ctx, d.rebind(`UPDATE compactions SET status = 'completed', summary = ?,
+	n, err := s.affectedHook(ctx, "complete", d.rebind(`UPDATE compactions SET status = 'completed', summary = ?,
 		previous_boundary_seq = ?, completed_at = ? WHERE thread_id = ? AND boundary_seq = ? AND claim_token = ?
-		AND status = 'pending'`), summary, prevArg, d.timeArg(s.now()), threadID, boundarySeq, token)
+		AND status = 'pending'`), summary, prevArg, d.timeArg(now), threadID, boundarySeq, token)
 	if err != nil {
+		// The claim would otherwise block the boundary for the whole lease. When the UPDATE did
+		// complete the row (its acknowledgement lost), the release matches nothing and a retry
+		// finds the compaction done.
+		s.release(ctx, threadID, boundarySeq, token)
 		return fail(fmt.Errorf("complete: %w", err))
 	}
-	if n, err := r.RowsAffected(); err != nil {
-		return fail(fmt.Errorf("complete: %w", err))
-	} else if n != 1 {
+	if n != 1 {
 		return CompactResult{Outcome: CompactClaimLost, Compaction: prev, TookOver: tookOver}, nil
 	}
 	done := &history.Compaction{ThreadID: threadID, BoundarySeq: boundarySeq, BoundaryMessageID: boundaryID, Summary: summary}
@@ -223,14 +256,20 @@ func (s *Store) claim(ctx context.Context, threadID string, boundarySeq int64, b
 	// claim is retried a few times before the caller is told it is pending.
 	for range 3 {
 		token = newClaimToken()
-		now := s.now()
-		_, err = s.db.ExecContext(ctx, d.rebind(`INSERT INTO compactions (thread_id, boundary_seq, boundary_message_id,
+		now, err := s.clock()
+		if err != nil {
+			return "", false, CompactResult{}, err
+		}
+		_, err = s.exec(ctx, d.rebind(`INSERT INTO compactions (thread_id, boundary_seq, boundary_message_id,
 			status, summary, claim_token, claimed_at) VALUES (?, ?, ?, 'pending', '', ?, ?)`),
 			threadID, boundarySeq, boundaryID, token, d.timeArg(now))
 		if err == nil {
 			return token, false, CompactResult{}, nil
 		}
 		if !isDuplicateKey(err) {
+			// The INSERT may have committed with its acknowledgement lost: release the claim so
+			// that a retry can claim at once instead of waiting out the lease.
+			s.release(ctx, threadID, boundarySeq, token)
 			return "", false, CompactResult{}, fmt.Errorf("store: claim compaction of thread %q at %d: %w", threadID, boundarySeq, err)
 		}
 		var rows []compactionRow
@@ -248,15 +287,14 @@ func (s *Store) claim(ctx context.Context, threadID string, boundarySeq int64, b
 		if now.Sub(row.ClaimedAt.Time) < lease {
 			return "", false, pending, nil
 		}
-		r, err := s.db.ExecContext(ctx, d.rebind(`UPDATE compactions SET claim_token = ?, claimed_at = ?
+		n, err := s.affected(ctx, d.rebind(`UPDATE compactions SET claim_token = ?, claimed_at = ?
 			WHERE thread_id = ? AND boundary_seq = ? AND status = 'pending' AND claim_token = ?`),
 			token, d.timeArg(now), threadID, boundarySeq, row.ClaimToken)
 		if err != nil {
+			s.release(ctx, threadID, boundarySeq, token)
 			return "", false, CompactResult{}, fmt.Errorf("store: take over compaction claim of thread %q at %d: %w", threadID, boundarySeq, err)
 		}
-		if n, err := r.RowsAffected(); err != nil {
-			return "", false, CompactResult{}, fmt.Errorf("store: take over compaction claim of thread %q at %d: %w", threadID, boundarySeq, err)
-		} else if n == 1 {
+		if n == 1 {
 			return token, true, CompactResult{}, nil
 		}
 		return "", false, pending, nil
@@ -264,13 +302,24 @@ func (s *Store) claim(ctx context.Context, threadID string, boundarySeq int64, b
 	return "", false, pending, nil
 }
 
-// release deletes this caller's pending claim so that another caller can claim at once. Its
-// error is ignored: an unreleased claim expires after the lease.
+// release deletes this caller's pending claim so that another caller can claim at once; it
+// runs even when ctx has ended. Its error is ignored: an unreleased claim expires after the
+// lease.
 func (s *Store) release(ctx context.Context, threadID string, boundarySeq int64, token string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	_, _ = s.db.ExecContext(ctx, s.dialect.rebind(`DELETE FROM compactions WHERE thread_id = ? AND boundary_seq = ?
+	_, _ = s.exec(ctx, s.dialect.rebind(`DELETE FROM compactions WHERE thread_id = ? AND boundary_seq = ?
 		AND claim_token = ? AND status = 'pending'`), threadID, boundarySeq, token)
+}
+
+// affectedHook is affected with the test hook named step in front of it (compactHooks).
+func (s *Store) affectedHook(ctx context.Context, step, query string, args ...any) (int64, error) {
+	if s.hooks != nil && s.hooks.beforeStatement != nil {
+		if err := s.hooks.beforeStatement(step); err != nil {
+			return 0, err
+		}
+	}
+	return s.affected(ctx, query, args...)
 }
 
 // newClaimToken returns 32 random hex digits.

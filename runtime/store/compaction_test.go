@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -261,6 +262,10 @@ func TestCompactErrors(t *testing.T) {
 			{"nil summarizer", "e1", seqs[0], nil, ErrInvalid},
 			{"unknown boundary", "e1", 999999, fixedSummary(nil), ErrBoundaryNotFound},
 			{"boundary of another thread", "e1", other[0], fixedSummary(nil), ErrBoundaryNotFound},
+			{"the newest message as boundary", "e1", seqs[2], fixedSummary(nil), ErrBoundaryTooNew},
+			{"over-long summary", "e1", seqs[1], runtime.SummarizerFunc(func(context.Context, runtime.SummaryInput) (string, error) {
+				return strings.Repeat("s", MaxBodyBytes+1), nil
+			}), ErrInvalid},
 			{"summarizer error", "e1", seqs[1], failing, boom},
 			{"blank summary", "e1", seqs[1], blank, ErrEmptySummary},
 		}
@@ -279,6 +284,35 @@ func TestCompactErrors(t *testing.T) {
 		res, err := s.Compact(ctx, "e1", seqs[1], fixedSummary(nil))
 		if err != nil || res.Outcome != CompactCompleted {
 			t.Fatalf("retry after failure: %+v, %v", res, err)
+		}
+	})
+}
+
+// When the final UPDATE that completes the row fails, the claim is released at once: the next
+// caller compacts instead of waiting out the lease as "pending".
+func TestCompactReleasesItsClaimWhenCompletingFails(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		seedThread(t, s, "c", 4)
+		seqs := threadSeqs(t, s, "c")
+		cut := errors.New("connection reset while completing")
+		s.hooks = &roundHooks{beforeStatement: func(step string) error {
+			if step == "complete" {
+				return cut
+			}
+			return nil
+		}}
+		if _, err := s.Compact(ctx, "c", seqs[1], fixedSummary(nil)); !errors.Is(err, cut) {
+			t.Fatalf("Compact with a failing completion error = %v, want %v", err, cut)
+		}
+		if p, c := compactionCount(t, s, "c"); p != 0 || c != 0 {
+			t.Fatalf("after the failed completion: %d pending, %d completed rows; want the claim released", p, c)
+		}
+		s.hooks = nil
+		var calls atomic.Int64
+		res, err := s.Compact(ctx, "c", seqs[1], fixedSummary(&calls))
+		if err != nil || res.Outcome != CompactCompleted || calls.Load() != 1 {
+			t.Fatalf("retry = %+v, %v (%d summaries); want completed at once", res, err, calls.Load())
 		}
 	})
 }

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -187,15 +186,10 @@ func isBadConn(err error) bool {
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn)
 }
 
-// tableExists reports whether the current database has a table named name.
-func (d Dialect) tableExists(ctx context.Context, q sqlx.QueryerContext, name string) (bool, error) {
-	query := "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
-	if d == DialectSQLite {
-		query = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
+// nullTime is timeArg for a nullable time column: NULL for the zero time.
+func (d Dialect) nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
 	}
-	var n int
-	if err := sqlx.GetContext(ctx, q, &n, d.rebind(query), name); err != nil {
-		return false, fmt.Errorf("store: look up table %s: %w", name, err)
-	}
-	return n > 0, nil
+	return d.timeArg(t)
 }

@@ -1,7 +1,7 @@
 // Package store is personagen's SQL store (through github.com/jmoiron/sqlx): threads and their
-// messages with attachment metadata, responsibility runs, and the tool uses of every run, so an
-// agent remembers what it did (protege's ToolUse, seed 003). It implements the runtime's
-// HistorySource for history replay and compaction (history.go, compaction.go).
+// messages with attachment metadata, reply and scheduled runs with their status trail and lease,
+// and the tool uses of every run, so an agent remembers what it did. It implements history.Source
+// (package runtime/history) for history replay and compaction (history.go, compaction.go).
 //
 // # Databases
 //
@@ -28,10 +28,20 @@
 //     the store received the thread's messages in, never by sent_at (the sender's Date header,
 //     which a skewed clock can put before the message it answers); Thread lists in the same
 //     order. sent_at round-trips to the microsecond, in UTC.
+//   - Every write is idempotent by its key, so retrying it after any error (an acknowledgement
+//     lost after the server committed included) never duplicates and yields the stored key:
+//     AppendMessage by (mailbox, message id) (a stored id returns its seq, AlreadyStored, and
+//     the fields a second copy differs in), RecordRound by (owner, run id, turn), StartRun by
+//     run key, RenewLease / TakeOverRun / FinishRun by run key and holder, AbandonRun by run
+//     key, Compact by (thread, boundary), DeleteThread by thread id.
 //   - AppendMessage writes the thread row (if new), the message and its attachments in one
-//     transaction; a duplicate message id writes nothing (ErrDuplicateMessage).
+//     transaction.
+//   - Every field has one limit (limits.go), checked before anything is written, so both dialects
+//     refuse the same values with ErrInvalid naming the field.
+//   - Runs: at most one running run per persona and thread and per persona and responsibility,
+//     one run per fire, leases renewed by their holder and taken over exactly once after expiry.
 //   - DeleteThread removes a thread and everything recorded for it (tool uses, attachments,
-//     compactions, messages) in one transaction.
+//     compactions, reply runs, messages) in one transaction.
 //   - RecordRound stores a tool-calling round in one transaction with one multi-row INSERT (three
 //     round trips on MySQL: BEGIN, INSERT, COMMIT, against 2N+2 for a find-or-create per row): all
 //     rows or none; a count mismatch between calls and results is an error before anything is
@@ -60,20 +70,23 @@
 //
 // # Scale-out
 //
-// Every statement is keyed by a thread id or a round's source: messages and tool uses are read
-// and deleted by thread_id, rounds are written and compared by (source_type, source_id, run_id,
-// turn_index, position), runs by id. The store therefore runs unchanged on a MySQL-compatible
-// sharded database (Vitess, TiDB) sharded by thread id, with these points needing care:
+// Every statement is keyed by a thread id, a round's owner or a run key: messages and tool uses
+// are read and deleted by thread_id, rounds are written and compared by (owner_type, owner_id,
+// run_id, turn_index, position), runs by run_key. The store therefore runs unchanged on a
+// MySQL-compatible sharded database (Vitess, TiDB) sharded by thread id, with these points
+// needing care:
 //
-//   - Auto-increment keys (messages.seq, tool_uses.seq, responsibility_runs.id) must stay
-//     increasing in insertion order within a thread, because replay orders by them. A Vitess
+//   - Auto-increment keys (messages.seq, tool_uses.seq, runs.id) must stay increasing in
+//     insertion order within a thread, because replay orders by them. A Vitess
 //     sequence gives that; TiDB needs AUTO_ID_CACHE 1 on these tables (its default per-server id
 //     batches interleave out of order). Seqs are only ever compared within one thread.
-//   - messages.message_id is unique across all threads: on a sharded database that is a global
-//     unique index (a Vitess lookup vindex) or must be relaxed to unique per thread.
-//   - A round of a message source copies thread_id from the message in the same INSERT (a
+//   - (mailbox, message_id) is unique across all threads: on a sharded database that is a global
+//     unique index (a Vitess lookup vindex) or must be relaxed to unique per thread. The same
+//     holds for runs.run_key; the one-running-run unique keys are per persona and thread (or
+//     responsibility), so shard reply runs by thread id and scheduled runs by persona.
+//   - A round of a message owner copies thread_id from the message in the same INSERT (a
 //     subquery), so the message and its tool uses must live on the same shard: shard tool_uses by
-//     thread_id as well. Responsibility-run rounds have no thread; shard them by source_id or keep
+//     thread_id as well. Scheduled-run rounds have no thread; shard them by owner_id or keep
 //     them unsharded.
 //   - A transaction never spans two threads, so no cross-shard transaction is needed; DeleteThread
 //     and AppendMessage touch one thread each.

@@ -23,7 +23,7 @@ type historyRow struct {
 // historyToolUseRow is a tool_uses row as History reads it.
 type historyToolUseRow struct {
 	Seq        int64  `db:"seq"`
-	SourceID   int64  `db:"source_id"`
+	OwnerID    int64  `db:"owner_id"`
 	RunID      string `db:"run_id"`
 	TurnIndex  int    `db:"turn_index"`
 	Position   int    `db:"position"`
@@ -38,7 +38,7 @@ type historyToolUseRow struct {
 // the order the store received them (by seq, the insertion key; sent_at, which the sender sets,
 // plays no part), at most q.Limit of them (0 = history.DefaultLimit, history.NoLimit = all),
 // each with its attachments' metadata in their stored order and, when q.ToolUses is set, the
-// tool uses recorded for it (source_type 'message'), in no particular order (the replay orders
+// tool uses recorded for it (owner_type 'message'), in no particular order (the replay orders
 // them by seq). Omitted counts the selected messages left before the window by the limit.
 //
 // It runs at most three queries whatever the thread's length: the window with the selection's
@@ -54,8 +54,7 @@ func (s *Store) History(ctx context.Context, q history.Query) (*history.Window, 
 	}
 	d := s.dialect
 	where, args := historyFilter("", q)
-	query := `SELECT seq, message_id, direction, sender, recipients, cc, subject, sent_at, text_body, html_body,
-		COUNT(*) OVER () AS total FROM messages WHERE ` + where + ` ORDER BY seq DESC`
+	query := `SELECT ` + messageColumns + `, COUNT(*) OVER () AS total FROM messages WHERE ` + where + ` ORDER BY seq DESC`
 	if n, bounded := q.MaxMessages(); bounded {
 		query += " LIMIT ?"
 		args = append(args, n)
@@ -111,15 +110,15 @@ func (s *Store) History(ctx context.Context, q history.Query) (*history.Window, 
 	}
 
 	var uses []historyToolUseRow
-	if err := s.db.SelectContext(ctx, &uses, d.rebind(`SELECT t.seq, t.source_id, t.run_id, t.turn_index,
+	if err := s.db.SelectContext(ctx, &uses, d.rebind(`SELECT t.seq, t.owner_id, t.run_id, t.turn_index,
 		t.position, t.tool_call_id, t.tool_name, t.arguments, t.result, t.succeeded
-		FROM tool_uses t JOIN messages m ON m.seq = t.source_id
-		WHERE t.source_type = 'message' AND t.thread_id = ? AND `+where),
+		FROM tool_uses t JOIN messages m ON m.seq = t.owner_id
+		WHERE t.owner_type = 'message' AND t.thread_id = ? AND `+where),
 		append([]any{q.ThreadID}, args...)...); err != nil {
 		return nil, fmt.Errorf("store: history tool uses of thread %q: %w", q.ThreadID, err)
 	}
 	for _, u := range uses {
-		if i, ok := index[u.SourceID]; ok {
+		if i, ok := index[u.OwnerID]; ok {
 			w.Messages[i].ToolUses = append(w.Messages[i].ToolUses, history.ToolUse{
 				Seq: u.Seq, RunID: u.RunID, TurnIndex: u.TurnIndex, Position: u.Position,
 				ToolCallID: u.ToolCallID, ToolName: u.ToolName, Arguments: u.Arguments,

@@ -71,7 +71,7 @@ func seedBenchThread(b *testing.B, s *Store) {
 	}
 	for start := 0; start < len(uses); start += 200 {
 		end := min(start+200, len(uses))
-		if _, err := s.DB().ExecContext(ctx, d.rebind(`INSERT INTO tool_uses (source_type, source_id, thread_id, persona,
+		if _, err := s.DB().ExecContext(ctx, d.rebind(`INSERT INTO tool_uses (owner_type, owner_id, thread_id, persona,
 			run_id, turn_index, position, tool_call_id, tool_name, arguments, result, succeeded) VALUES `+
 			strings.Join(uses[start:end], ", ")), useArgs[start*12:end*12]...); err != nil {
 			b.Fatal(err)
@@ -112,9 +112,9 @@ func BenchmarkReplay(b *testing.B) {
 					b.Fatal(err)
 				}
 				var uses []historyToolUseRow
-				if err := cs.DB().SelectContext(ctx, &uses, cs.dialect.rebind(`SELECT seq, source_id, run_id, turn_index,
+				if err := cs.DB().SelectContext(ctx, &uses, cs.dialect.rebind(`SELECT seq, owner_id, run_id, turn_index,
 					position, tool_call_id, tool_name, arguments, result, succeeded FROM tool_uses
-					WHERE thread_id = ? ORDER BY source_id, seq`), benchThread); err != nil {
+					WHERE thread_id = ? ORDER BY owner_id, seq`), benchThread); err != nil {
 					b.Fatal(err)
 				}
 				if len(msgs) != benchMessages || len(uses) != benchUses {

@@ -26,6 +26,9 @@ import (
 
 var h0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 
+// truncationMarker ends a text runtime.Clip cut short.
+const truncationMarker = "…[truncated]"
+
 const histThread = "thread-h"
 
 func tu(run string, turn, pos int, id, args, result string) history.ToolUse {
@@ -66,7 +69,7 @@ func summaryOf(in runtime.SummaryInput) string {
 func insertToolUse(t testing.TB, s *Store, thread string, msgSeq int64, u history.ToolUse) {
 	t.Helper()
 	_, err := s.DB().ExecContext(context.Background(), s.dialect.rebind(`INSERT INTO tool_uses
-		(source_type, source_id, thread_id, persona, run_id, turn_index, position, tool_call_id, tool_name,
+		(owner_type, owner_id, thread_id, persona, run_id, turn_index, position, tool_call_id, tool_name,
 		arguments, result, succeeded) VALUES ('message', ?, ?, 'tester', ?, ?, ?, ?, ?, ?, ?, ?)`),
 		msgSeq, thread, u.RunID, u.TurnIndex, u.Position, u.ToolCallID, u.ToolName, u.Arguments, u.Result, u.Succeeded)
 	if err != nil {
@@ -110,13 +113,8 @@ func jsonBytes(t testing.TB, msgs []runtime.Message) []byte {
 type historyWriter struct{ s *Store }
 
 func (w historyWriter) AppendMessage(ctx context.Context, m history.Message) (int64, error) {
-	if m.InReplyTo != "" || len(m.References) > 0 {
-		// NewMessage has no threading headers yet (the store's issue 12 adds them).
-		return 0, fmt.Errorf("store: In-Reply-To and References are not stored: %w", errors.ErrUnsupported)
-	}
-	return w.s.AppendMessage(ctx, NewMessage{ThreadID: m.ThreadID, MessageID: m.MessageID, Direction: m.Direction,
-		From: m.From, To: m.To, Cc: m.Cc, Subject: m.Subject, SentAt: m.Date, Text: m.Text, HTML: m.HTML,
-		Attachments: m.Attachments})
+	a, err := w.s.AppendMessage(ctx, Message{Message: m})
+	return a.Seq, err
 }
 
 func (w historyWriter) RecordToolUses(ctx context.Context, messageSeq int64, uses ...history.ToolUse) error {
@@ -125,7 +123,7 @@ func (w historyWriter) RecordToolUses(ctx context.Context, messageSeq int64, use
 		for end < len(uses) && uses[end].RunID == uses[start].RunID && uses[end].TurnIndex == uses[start].TurnIndex {
 			end++
 		}
-		r := Round{Source: Source{Type: SourceMessage, ID: messageSeq}, Persona: "historytest",
+		r := Round{Owner: Owner{Type: OwnerMessage, ID: messageSeq}, Persona: "historytest",
 			RunID: uses[start].RunID, TurnIndex: uses[start].TurnIndex}
 		for i, u := range uses[start:end] {
 			if !u.HasResult {
@@ -227,19 +225,20 @@ func seedThread(t testing.TB, s *Store, thread string, n int) {
 	t.Helper()
 	ctx := context.Background()
 	for i := range n {
-		m := NewMessage{ThreadID: thread, MessageID: thread + "-" + itoa(i), Direction: history.Inbound,
-			From: "ada@example.com", To: []string{"support@acme.test"}, Subject: "S", SentAt: h0.Add(time.Duration(i) * time.Second),
-			Text: "message " + itoa(i)}
+		m := Message{Message: history.Message{ThreadID: thread, MessageID: thread + "-" + itoa(i), Direction: history.Inbound,
+			From: "ada@example.com", To: []string{"support@acme.test"}, Subject: "S", Date: h0.Add(time.Duration(i) * time.Second),
+			Text: "message " + itoa(i)}}
 		if i%2 == 1 {
 			m.Direction = history.Outbound
 		}
 		if i%3 == 0 {
 			m.Attachments = []history.Attachment{{ID: "a" + itoa(i), Filename: "f.txt", ContentType: "text/plain", Size: 1}}
 		}
-		seq, err := s.AppendMessage(ctx, m)
+		a, err := s.AppendMessage(ctx, m)
 		if err != nil {
 			t.Fatal(err)
 		}
+		seq := a.Seq
 		if m.Direction == history.Inbound {
 			insertToolUse(t, s, thread, seq, tu("run-"+itoa(i), 0, 0, "c0", `{"i":`+itoa(i)+`}`, `"r0"`))
 			insertToolUse(t, s, thread, seq, tu("run-"+itoa(i), 1, 0, "c1", `{"i":`+itoa(i)+`}`, `"r1"`))
@@ -365,30 +364,24 @@ func TestStoreReplayIsByteIdentical(t *testing.T) {
 func TestStoreHistoryReplaysRecordedRounds(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		seq, err := s.AppendMessage(ctx, NewMessage{ThreadID: "rr", MessageID: "rr-1", Direction: history.Inbound,
-			From: "ada@example.com", SentAt: h0, Text: "Look it up."})
-		if err != nil {
-			t.Fatal(err)
-		}
+		seq := mustAppend(t, s, Message{Message: history.Message{ThreadID: "rr", MessageID: "rr-1", Direction: history.Inbound,
+			From: "ada@example.com", Date: h0, Text: "Look it up."}})
 		bigArgs := `{"q":"` + strings.Repeat("z", StoredPayloadLimit) + `"}`
 		c0, _ := runtime.NewToolCall("c0", "search", map[string]string{"q": "one"})
 		c1 := runtime.ToolCall{ID: "c1", Name: "search", Input: json.RawMessage(bigArgs)}
-		src := Source{Type: SourceMessage, ID: seq}
+		src := Owner{Type: OwnerMessage, ID: seq}
 		for turn, calls := range [][]runtime.ToolCall{{c0, c1}, {c0}} {
 			results := make([]Result, len(calls))
 			for i := range calls {
 				results[i] = Result{Content: "result " + itoa(turn) + "/" + itoa(i), Succeeded: true}
 			}
-			if _, err := s.RecordRound(ctx, Round{Source: src, Persona: "p", RunID: "run-1", TurnIndex: turn,
+			if _, err := s.RecordRound(ctx, Round{Owner: src, Persona: "p", RunID: "run-1", TurnIndex: turn,
 				Calls: calls, Results: results}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		runID, err := s.StartRun(ctx, "p", "daily")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.RecordRound(ctx, Round{Source: Source{Type: SourceResponsibilityRun, ID: runID}, Persona: "p",
+		run := startScheduled(t, s, "p", "daily")
+		if _, err := s.RecordRound(ctx, Round{Owner: Owner{Type: OwnerRun, ID: run.ID}, Persona: "p",
 			RunID: "sched", Calls: []runtime.ToolCall{c0}, Results: []Result{{Content: "x", Succeeded: true}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -408,7 +401,7 @@ func TestStoreHistoryReplaysRecordedRounds(t *testing.T) {
 			t.Fatalf("first round calls: %+v", calls)
 		}
 		var wrapped map[string]string
-		if err := json.Unmarshal(calls[1].Input, &wrapped); err != nil || !strings.HasSuffix(wrapped[runtime.ClippedArgumentsKey], runtime.TruncationMarker) {
+		if err := json.Unmarshal(calls[1].Input, &wrapped); err != nil || !strings.HasSuffix(wrapped["_clipped_arguments"], truncationMarker) {
 			t.Errorf("clipped arguments should replay wrapped, got %.80s (%v)", calls[1].Input, err)
 		}
 		if out[2].Text != "result 0/0" || out[3].Text != "result 0/1" || out[5].Text != "result 1/0" {

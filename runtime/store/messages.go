@@ -2,200 +2,419 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/personagen/personagen/runtime/history"
 )
 
-// ErrDuplicateMessage is returned (wrapped) by AppendMessage when a message with the same
-// MessageID is already stored, in any thread. Nothing is written then.
-var ErrDuplicateMessage = errors.New("store: message id already stored")
+// ErrMessageNotFound is returned (wrapped) when no stored message has the given id or seq.
+var ErrMessageNotFound = errors.New("store: message not found")
 
 // ErrInvalid is returned (wrapped, with the field named) when a value cannot be stored: an empty,
-// over-long or space-ended key, an unknown direction or status, a zero time, or text that is not valid
-// UTF-8. Both dialects reject the same values, before anything is written.
+// over-long or space-ended key, a text over its limit (see MaxBodyBytes and the other limits) or
+// not valid UTF-8, an unknown direction, kind or status, or a time outside years 1000 to 9999
+// (the zero time included, also from the store's clock). Both dialects reject the same values,
+// before anything is written.
 var ErrInvalid = errors.New("store: invalid value")
 
-// Key lengths in characters, as the MySQL columns declare them; the store checks them in Go so
-// SQLite (which does not enforce VARCHAR sizes) rejects the same values.
-const (
-	maxThreadIDLen    = 191
-	maxMessageIDLen   = 255
-	maxContentTypeLen = 255
-	maxNameLen        = 191 // persona, responsibility, run id
-	maxToolFieldLen   = 255 // tool call id, tool name
-)
+// Message is a message as the store holds it: the thread's history.Message and the fields only
+// the store keeps. AppendMessage takes one; Message returns one.
+//
+// Of the history.Message, ThreadID and MessageID are required; Seq and ToolUses are ignored on
+// append (the store assigns the seq; rounds are recorded with RecordRound); Direction is
+// history.Inbound or history.Outbound; Date is stored in UTC truncated to the microsecond and
+// must be a real time (years 1000 to 9999); To, Cc and References are stored as JSON arrays;
+// attachments keep their metadata (ID, Filename, ContentType, Size in bytes) in order, never
+// Data. Every field has a limit (MaxThreadIDChars and the others), checked before anything is
+// written.
+type Message struct {
+	history.Message
+	// Mailbox scopes MessageID: a message id is unique per mailbox (a persona's mailbox, say its
+	// address), so one email delivered to two personas is stored once for each. "" is the default
+	// mailbox. At most 191 characters.
+	Mailbox string
+	// RunKey is, for an outbound reply, the key of the run that wrote it (Run.Key); a run has at
+	// most one reply. "" otherwise.
+	RunKey string
+	// NotToAnswer says why the message must not be answered (an auto-reply, bulk mail, a
+	// delivery report, mail from the persona's own address); "" means answer it.
+	NotToAnswer string
+	// Problems lists what was wrong with the message as received (a malformed address list, an
+	// unknown charset), kept for the record.
+	Problems []string
+}
 
-// NewMessage is one message to append to a thread: an email-like message that came in to the
-// persona (history.Inbound) or went out from it (history.Outbound). ThreadID and MessageID are
-// required; MessageID is unique across all threads. SentAt is stored in UTC truncated to the
-// microsecond and must be a real time (year 1000 to 9999). To and Cc are stored as JSON arrays.
-// Attachments keep their metadata (ID, Filename, ContentType, Size in bytes) in order; Data is
-// not stored.
-type NewMessage struct {
-	ThreadID    string
-	MessageID   string
-	Direction   history.Direction
-	From        string
-	To          []string
-	Cc          []string
-	Subject     string
-	SentAt      time.Time
-	Text        string
-	HTML        string
-	Attachments []history.Attachment
+// Appended is what AppendMessage did. Seq is the message's seq, the one this call stored or
+// the one stored before. Outcome is Stored, or AlreadyStored when a message with the id was
+// already stored in the mailbox (the first copy stays; nothing was written). Differs then
+// names, in the order of the fields, the fields whose stored value differs from the proposed
+// one ("thread id", "in reply to", "references", "direction", "from", "to", "cc", "date",
+// "subject", "text body", "html body", "attachments", "run key", "not to answer",
+// "problems"); it is nil when the copies are identical, as after a retry.
+type Appended struct {
+	Seq     int64
+	Outcome Outcome
+	Differs []string
 }
 
 // AppendMessage stores m at the end of its thread, creating the thread when it is new, in one
-// transaction with its attachments' metadata, and returns the message's seq: the monotonic
-// insertion key, which orders Thread and History (SentAt, which the sender sets, is only shown,
-// never used to order). Errors: ErrInvalid for a missing or malformed field, ErrDuplicateMessage when
-// m.MessageID is already stored (nothing is written), or the database's error.
-func (s *Store) AppendMessage(ctx context.Context, m NewMessage) (int64, error) {
+// transaction with its attachments' metadata (BEGIN, thread, message, attachments, COMMIT), and
+// returns the message's seq: the monotonic insertion key, which orders Thread and History (Date,
+// which the sender sets, is only shown, never used to order).
+//
+// It is idempotent by (m.Mailbox, m.MessageID): when a message with that id is stored in the
+// mailbox (in any thread), it writes nothing and returns the stored seq with AlreadyStored,
+// naming the fields in which m differs from the stored copy (for example a second delivery of
+// one email with another list footer). So after any error — an ambiguous commit included, when
+// the connection broke after the server committed — calling AppendMessage again with the same
+// message is safe: it stores the message once and always yields its seq.
+//
+// Errors, with nothing written: ErrInvalid (wrapped) for a missing, over-long or malformed field;
+// ErrConflict (wrapped) when m.RunKey already has another reply; ctx's error; the database's
+// (wrapped). Lock races are retried up to 5 times.
+func (s *Store) AppendMessage(ctx context.Context, m Message) (Appended, error) {
 	if err := m.validate(); err != nil {
-		return 0, err
+		return Appended{}, err
 	}
-	to, err := json.Marshal(nonNil(m.To))
-	if err != nil {
-		return 0, fmt.Errorf("store: append message %s: %w", m.MessageID, err)
+	to, cc, refs := encodeList(m.To), encodeList(m.Cc), encodeList(m.References)
+	problems := encodeList(m.Problems)
+	fail := func(err error) (Appended, error) {
+		return Appended{}, fmt.Errorf("store: append message %q to thread %q: %w", m.MessageID, m.ThreadID, err)
 	}
-	cc, err := json.Marshal(nonNil(m.Cc))
-	if err != nil {
-		return 0, fmt.Errorf("store: append message %s: %w", m.MessageID, err)
-	}
-	var seq int64
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		d := s.dialect
-		if _, err := tx.ExecContext(ctx, d.insertIgnoringConflict("threads", []string{"id"}, []string{"id"}), m.ThreadID); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO messages
-			(thread_id, message_id, direction, sender, recipients, cc, subject, sent_at, text_body, html_body)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			m.ThreadID, m.MessageID, string(m.Direction), m.From, string(to), string(cc), m.Subject,
-			d.timeArg(m.SentAt), m.Text, m.HTML)
-		if err != nil {
-			if isDuplicateKey(err) {
-				return fmt.Errorf("%w: %q (%v)", ErrDuplicateMessage, m.MessageID, err)
+	// A duplicate whose stored copy vanished before we read it (a concurrent DeleteThread) sends
+	// us round again; twice is enough for any real interleaving.
+	for range 2 {
+		var seq int64
+		err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+			d := s.dialect
+			if _, err := tx.ExecContext(ctx, d.insertIgnoringConflict("threads", []string{"id"}, []string{"id"}), m.ThreadID); err != nil {
+				return err
 			}
-			return err
+			res, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO messages (thread_id, mailbox, message_id, in_reply_to,
+				refs, direction, sender, recipients, cc, subject, sent_at, text_body, html_body, run_key, not_to_answer,
+				problems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+				m.ThreadID, m.Mailbox, m.MessageID, m.InReplyTo, refs, string(m.Direction), m.From, to, cc, m.Subject,
+				d.timeArg(m.Date), m.Text, m.HTML, nullString(m.RunKey), m.NotToAnswer, problems)
+			if err != nil {
+				return err
+			}
+			if seq, err = res.LastInsertId(); err != nil {
+				return err
+			}
+			return insertAttachments(ctx, tx, d, seq, m.Attachments)
+		})
+		if err == nil {
+			return Appended{Seq: seq, Outcome: Stored}, nil
 		}
-		if seq, err = res.LastInsertId(); err != nil {
-			return err
+		if !isDuplicateKey(err) {
+			return fail(err)
 		}
-		if len(m.Attachments) == 0 {
-			return nil
+		stored, err := s.messageWhere(ctx, "mailbox = ? AND message_id = ?", m.Mailbox, m.MessageID)
+		if errors.Is(err, ErrMessageNotFound) {
+			if m.RunKey != "" {
+				if reply, err := s.messageWhere(ctx, "run_key = ?", m.RunKey); err == nil {
+					return fail(fmt.Errorf("%w: run %q already has the reply %q", ErrConflict, m.RunKey, reply.MessageID))
+				}
+			}
+			continue
 		}
-		const cols = 6
-		args := make([]any, 0, cols*len(m.Attachments))
-		rows := make([]string, len(m.Attachments))
-		for i, a := range m.Attachments {
-			rows[i] = "(" + placeholders(cols) + ")"
-			args = append(args, seq, i, a.ID, a.Filename, a.ContentType, a.Size)
+		if err != nil {
+			return fail(err)
 		}
-		_, err = tx.ExecContext(ctx, d.rebind(`INSERT INTO attachments
-			(message_seq, position, attachment_id, filename, content_type, size_bytes) VALUES `+strings.Join(rows, ", ")), args...)
-		return err
-	})
-	if err != nil {
-		if errors.Is(err, ErrDuplicateMessage) {
-			return 0, err
-		}
-		return 0, fmt.Errorf("store: append message %q to thread %q: %w", m.MessageID, m.ThreadID, err)
+		return Appended{Seq: stored.Seq, Outcome: AlreadyStored, Differs: m.differences(stored)}, nil
 	}
-	return seq, nil
+	return fail(errors.New("the message id was stored and removed while appending"))
 }
 
-func (m NewMessage) validate() error {
-	if err := checkKey("thread id", m.ThreadID, maxThreadIDLen); err != nil {
+// insertAttachments writes the attachments' metadata of message seq in one INSERT.
+func insertAttachments(ctx context.Context, tx *sqlx.Tx, d Dialect, seq int64, atts []history.Attachment) error {
+	if len(atts) == 0 {
+		return nil
+	}
+	const cols = 6
+	args := make([]any, 0, cols*len(atts))
+	rows := make([]string, len(atts))
+	for i, a := range atts {
+		rows[i] = "(" + placeholders(cols) + ")"
+		args = append(args, seq, i, a.ID, a.Filename, a.ContentType, a.Size)
+	}
+	_, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO attachments
+		(message_seq, position, attachment_id, filename, content_type, size_bytes) VALUES `+strings.Join(rows, ", ")), args...)
+	return err
+}
+
+// differences names the fields in which m differs from stored, in Message's field order; nil
+// when none does.
+func (m Message) differences(stored Message) []string {
+	var out []string
+	for _, f := range []struct {
+		name string
+		same bool
+	}{
+		{"thread id", stored.ThreadID == m.ThreadID},
+		{"in reply to", stored.InReplyTo == m.InReplyTo},
+		{"references", slices.Equal(stored.References, nonEmpty(m.References))},
+		{"direction", stored.Direction == m.Direction},
+		{"from", stored.From == m.From},
+		{"to", slices.Equal(stored.To, nonEmpty(m.To))},
+		{"cc", slices.Equal(stored.Cc, nonEmpty(m.Cc))},
+		{"date", stored.Date.Equal(dbNow(m.Date))},
+		{"subject", stored.Subject == m.Subject},
+		{"text body", stored.Text == m.Text},
+		{"html body", stored.HTML == m.HTML},
+		{"attachments", sameAttachments(stored.Attachments, m.Attachments)},
+		{"run key", stored.RunKey == m.RunKey},
+		{"not to answer", stored.NotToAnswer == m.NotToAnswer},
+		{"problems", slices.Equal(stored.Problems, nonEmpty(m.Problems))},
+	} {
+		if !f.same {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+// sameAttachments compares attachment metadata (Data is never stored).
+func sameAttachments(stored, proposed []history.Attachment) bool {
+	return slices.EqualFunc(stored, proposed, func(a, b history.Attachment) bool {
+		return a.ID == b.ID && a.Filename == b.Filename && a.ContentType == b.ContentType && a.Size == b.Size
+	})
+}
+
+// nonEmpty returns nil for an empty list, as the store reads one back.
+func nonEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+func (m Message) validate() error {
+	if err := checkKey("thread id", m.ThreadID, MaxThreadIDChars); err != nil {
 		return err
 	}
-	if err := checkKey("message id", m.MessageID, maxMessageIDLen); err != nil {
+	if err := checkKey("message id", m.MessageID, MaxMessageIDChars); err != nil {
 		return err
+	}
+	where := func(err error) error { return fmt.Errorf("%w (message %q)", err, m.MessageID) }
+	if err := checkLen("mailbox", m.Mailbox, MaxNameChars); err != nil {
+		return where(err)
+	}
+	if strings.HasSuffix(m.Mailbox, " ") {
+		return where(fmt.Errorf("%w: mailbox %q ends with a space", ErrInvalid, m.Mailbox))
+	}
+	if m.RunKey != "" {
+		if err := checkKey("run key", m.RunKey, MaxNameChars); err != nil {
+			return where(err)
+		}
 	}
 	if m.Direction != history.Inbound && m.Direction != history.Outbound {
 		return fmt.Errorf("%w: message %q: direction %q (want inbound or outbound)", ErrInvalid, m.MessageID, m.Direction)
 	}
-	if y := m.SentAt.UTC().Year(); m.SentAt.IsZero() || y < 1000 || y > 9999 {
-		return fmt.Errorf("%w: message %q: sent_at %v (want a time in years 1000 to 9999)", ErrInvalid, m.MessageID, m.SentAt)
+	if err := checkTime("date", m.Date); err != nil {
+		return where(err)
 	}
-	texts := map[string]string{"from": m.From, "subject": m.Subject, "text body": m.Text, "html body": m.HTML}
-	for i, v := range m.To {
-		texts[fmt.Sprintf("to[%d]", i)] = v
+	if err := checkLen("in reply to", m.InReplyTo, MaxMessageIDChars); err != nil {
+		return where(err)
 	}
-	for i, v := range m.Cc {
-		texts[fmt.Sprintf("cc[%d]", i)] = v
+	for _, f := range []struct {
+		field string
+		v     string
+		max   int
+	}{
+		{"from", m.From, MaxAddressBytes},
+		{"subject", m.Subject, MaxSubjectBytes},
+		{"text body", m.Text, MaxBodyBytes},
+		{"html body", m.HTML, MaxBodyBytes},
+		{"not to answer", m.NotToAnswer, MaxNoteBytes},
+	} {
+		if err := checkBytes(f.field, f.v, f.max); err != nil {
+			return where(err)
+		}
+	}
+	for _, list := range []struct {
+		field string
+		v     []string
+		max   int
+		check func(field, v string) error
+	}{
+		{"to", m.To, MaxAddresses, func(f, v string) error { return checkBytes(f, v, MaxAddressBytes) }},
+		{"cc", m.Cc, MaxAddresses, func(f, v string) error { return checkBytes(f, v, MaxAddressBytes) }},
+		{"references", m.References, MaxReferences, func(f, v string) error { return checkLen(f, v, MaxMessageIDChars) }},
+		{"problems", m.Problems, MaxProblems, func(f, v string) error { return checkBytes(f, v, MaxNoteBytes) }},
+	} {
+		if len(list.v) > list.max {
+			return fmt.Errorf("%w: message %q: %s has %d entries (at most %d)", ErrInvalid, m.MessageID, list.field, len(list.v), list.max)
+		}
+		for i, v := range list.v {
+			if err := list.check(fmt.Sprintf("%s[%d]", list.field, i), v); err != nil {
+				return where(err)
+			}
+		}
+	}
+	if len(m.Attachments) > MaxAttachments {
+		return fmt.Errorf("%w: message %q: %d attachments (at most %d)", ErrInvalid, m.MessageID, len(m.Attachments), MaxAttachments)
 	}
 	for i, a := range m.Attachments {
-		texts[fmt.Sprintf("attachment[%d] id", i)] = a.ID
-		texts[fmt.Sprintf("attachment[%d] filename", i)] = a.Filename
-		if err := checkLen(fmt.Sprintf("attachment[%d] content type", i), a.ContentType, maxContentTypeLen); err != nil {
-			return err
+		if err := checkBytes(fmt.Sprintf("attachment[%d] id", i), a.ID, MaxAttachmentIDBytes); err != nil {
+			return where(err)
+		}
+		if err := checkBytes(fmt.Sprintf("attachment[%d] filename", i), a.Filename, MaxFilenameBytes); err != nil {
+			return where(err)
+		}
+		if err := checkLen(fmt.Sprintf("attachment[%d] content type", i), a.ContentType, MaxContentTypeChars); err != nil {
+			return where(err)
 		}
 		if a.Size < 0 {
 			return fmt.Errorf("%w: message %q: attachment[%d] size %d bytes is negative", ErrInvalid, m.MessageID, i, a.Size)
 		}
 	}
-	for name, v := range texts {
-		if !utf8.ValidString(v) {
-			return fmt.Errorf("%w: message %q: %s is not valid UTF-8", ErrInvalid, m.MessageID, name)
+	return nil
+}
+
+// encodeList returns the JSON array text of a list of strings, without HTML escaping (so "<"
+// stays one byte): "[]" for none.
+func encodeList(list []string) string {
+	if len(list) == 0 {
+		return "[]"
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(list) // a []string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// Message returns the message stored under messageID in mailbox, with its attachments'
+// metadata (ToolUses empty) and the store-only fields. One query for the message and one for
+// its attachments. Errors: ErrMessageNotFound (wrapped), or the database's (wrapped).
+func (s *Store) Message(ctx context.Context, mailbox, messageID string) (Message, error) {
+	m, err := s.messageWhere(ctx, "mailbox = ? AND message_id = ?", mailbox, messageID)
+	if err != nil {
+		return Message{}, fmt.Errorf("store: read message %q of mailbox %q: %w", messageID, mailbox, err)
+	}
+	return m, nil
+}
+
+// ThreadOf returns the thread of the first of messageIDs that is stored in mailbox, and that
+// id: how an email joins the thread of the first message it references that the store knows
+// (its References, then its In-Reply-To). found is false when none is stored. One query; at
+// most MaxReferences+1 ids. Errors: ErrInvalid for too many ids, or the database's (wrapped).
+func (s *Store) ThreadOf(ctx context.Context, mailbox string, messageIDs []string) (threadID, messageID string, found bool, err error) {
+	if len(messageIDs) == 0 {
+		return "", "", false, nil
+	}
+	if len(messageIDs) > MaxReferences+1 {
+		return "", "", false, fmt.Errorf("%w: %d message ids to look up (at most %d)", ErrInvalid, len(messageIDs), MaxReferences+1)
+	}
+	var rows []struct {
+		MessageID string `db:"message_id"`
+		ThreadID  string `db:"thread_id"`
+	}
+	args := append([]any{mailbox}, anySlice(messageIDs)...)
+	if err := s.db.SelectContext(ctx, &rows, s.dialect.rebind(`SELECT message_id, thread_id FROM messages
+		WHERE mailbox = ? AND message_id IN (`+placeholders(len(messageIDs))+`)`), args...); err != nil {
+		return "", "", false, fmt.Errorf("store: look up the threads of %d message ids: %w", len(messageIDs), err)
+	}
+	threads := make(map[string]string, len(rows))
+	for _, r := range rows {
+		threads[r.MessageID] = r.ThreadID
+	}
+	for _, id := range messageIDs {
+		if t, ok := threads[id]; ok {
+			return t, id, true, nil
 		}
 	}
-	return nil
+	return "", "", false, nil
 }
 
-// checkKey rejects an empty key, one ending in a space, one longer than max characters, or one
-// that is not UTF-8. A trailing space is refused because MySQL's PAD SPACE collations (such as
-// MariaDB's utf8mb4_bin) compare "a " equal to "a" while SQLite does not: both dialects must
-// treat keys alike.
-func checkKey(field, v string, max int) error {
-	if v == "" {
-		return fmt.Errorf("%w: %s is empty", ErrInvalid, field)
+func anySlice(v []string) []any {
+	out := make([]any, len(v))
+	for i, s := range v {
+		out[i] = s
 	}
-	if strings.HasSuffix(v, " ") {
-		return fmt.Errorf("%w: %s %q ends with a space", ErrInvalid, field, v)
-	}
-	return checkLen(field, v, max)
+	return out
 }
 
-// checkLen rejects a value longer than max characters or not valid UTF-8.
-func checkLen(field, v string, max int) error {
-	if !utf8.ValidString(v) {
-		return fmt.Errorf("%w: %s %q is not valid UTF-8", ErrInvalid, field, v)
-	}
-	if n := utf8.RuneCountInString(v); n > max {
-		return fmt.Errorf("%w: %s has %d characters (at most %d)", ErrInvalid, field, n, max)
-	}
-	return nil
+// storedMessageRow is a messages row with the store-only columns, as Message reads it.
+type storedMessageRow struct {
+	messageRow
+	ThreadID    string         `db:"thread_id"`
+	Mailbox     string         `db:"mailbox"`
+	RunKey      sql.NullString `db:"run_key"`
+	NotToAnswer sql.NullString `db:"not_to_answer"`
+	Problems    sql.NullString `db:"problems"`
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
+// messageWhere reads the one message matching where (a condition on messages' columns) with its
+// attachments; ErrMessageNotFound when none matches.
+func (s *Store) messageWhere(ctx context.Context, where string, args ...any) (Message, error) {
+	d := s.dialect
+	var rows []storedMessageRow
+	if err := s.db.SelectContext(ctx, &rows, d.rebind(`SELECT `+messageColumns+`, thread_id, mailbox, run_key,
+		not_to_answer, problems FROM messages WHERE `+where), args...); err != nil {
+		return Message{}, err
 	}
-	return s
+	if len(rows) == 0 {
+		return Message{}, fmt.Errorf("%w: %v", ErrMessageNotFound, args)
+	}
+	r := rows[0]
+	hm, err := r.stored(r.ThreadID)
+	if err != nil {
+		return Message{}, err
+	}
+	m := Message{Message: hm, Mailbox: r.Mailbox, RunKey: r.RunKey.String, NotToAnswer: r.NotToAnswer.String}
+	if r.Problems.Valid {
+		if err := decodeList(r.Problems.String, &m.Problems); err != nil {
+			return Message{}, fmt.Errorf("message %q problems: %w", r.MessageID, err)
+		}
+	}
+	var atts []attachmentRow
+	if err := s.db.SelectContext(ctx, &atts, d.rebind(`SELECT message_seq, position, attachment_id, filename,
+		content_type, size_bytes FROM attachments WHERE message_seq = ? ORDER BY position`), m.Seq); err != nil {
+		return Message{}, err
+	}
+	for _, a := range atts {
+		m.Attachments = append(m.Attachments, history.Attachment{
+			ID: a.AttachmentID, Filename: a.Filename, ContentType: a.ContentType, Size: a.SizeBytes,
+		})
+	}
+	return m, nil
 }
 
-// messageRow is a messages row as Thread and History read it.
+// messageInThread reports whether seq is a message of threadID.
+func (s *Store) messageInThread(ctx context.Context, seq int64, threadID string) (bool, error) {
+	var n int
+	err := s.db.GetContext(ctx, &n, s.dialect.rebind(`SELECT COUNT(*) FROM messages WHERE seq = ? AND thread_id = ?`), seq, threadID)
+	return n > 0, err
+}
+
+// messageRow is a messages row as Thread and History read it (messageColumns).
 type messageRow struct {
-	Seq        int64  `db:"seq"`
-	MessageID  string `db:"message_id"`
-	Direction  string `db:"direction"`
-	Sender     string `db:"sender"`
-	Recipients string `db:"recipients"`
-	Cc         string `db:"cc"`
-	Subject    string `db:"subject"`
-	SentAt     dbTime `db:"sent_at"`
-	TextBody   string `db:"text_body"`
-	HTMLBody   string `db:"html_body"`
+	Seq        int64          `db:"seq"`
+	MessageID  string         `db:"message_id"`
+	InReplyTo  string         `db:"in_reply_to"`
+	Refs       sql.NullString `db:"refs"`
+	Direction  string         `db:"direction"`
+	Sender     string         `db:"sender"`
+	Recipients string         `db:"recipients"`
+	Cc         string         `db:"cc"`
+	Subject    string         `db:"subject"`
+	SentAt     dbTime         `db:"sent_at"`
+	TextBody   string         `db:"text_body"`
+	HTMLBody   string         `db:"html_body"`
 }
+
+// messageColumns are the columns of a messageRow, for SELECTs from messages.
+const messageColumns = `seq, message_id, in_reply_to, refs, direction, sender, recipients, cc, subject, sent_at,
+	text_body, html_body`
 
 // attachmentRow is an attachments row as Thread and History read it.
 type attachmentRow struct {
@@ -215,8 +434,8 @@ type attachmentRow struct {
 func (s *Store) Thread(ctx context.Context, threadID string) ([]history.Message, error) {
 	d := s.dialect
 	var rows []messageRow
-	if err := s.db.SelectContext(ctx, &rows, d.rebind(`SELECT seq, message_id, direction, sender, recipients, cc,
-		subject, sent_at, text_body, html_body FROM messages WHERE thread_id = ? ORDER BY seq`), threadID); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, d.rebind(`SELECT `+messageColumns+` FROM messages
+		WHERE thread_id = ? ORDER BY seq`), threadID); err != nil {
 		return nil, fmt.Errorf("store: read thread %q: %w", threadID, err)
 	}
 	if len(rows) == 0 {
@@ -250,12 +469,13 @@ func (s *Store) Thread(ctx context.Context, threadID string) ([]history.Message,
 	return out, nil
 }
 
-// stored converts the row to a history.Message of threadID.
+// stored converts the row to the runtime's form.
 func (r messageRow) stored(threadID string) (history.Message, error) {
 	m := history.Message{
 		Seq:       r.Seq,
 		ThreadID:  threadID,
 		MessageID: r.MessageID,
+		InReplyTo: r.InReplyTo,
 		Direction: history.Direction(r.Direction),
 		From:      r.Sender,
 		Date:      r.SentAt.Time,
@@ -263,18 +483,23 @@ func (r messageRow) stored(threadID string) (history.Message, error) {
 		Text:      r.TextBody,
 		HTML:      r.HTMLBody,
 	}
-	if err := decodeAddresses(r.Recipients, &m.To); err != nil {
+	if err := decodeList(r.Recipients, &m.To); err != nil {
 		return m, fmt.Errorf("message %q recipients: %w", r.MessageID, err)
 	}
-	if err := decodeAddresses(r.Cc, &m.Cc); err != nil {
+	if err := decodeList(r.Cc, &m.Cc); err != nil {
 		return m, fmt.Errorf("message %q cc: %w", r.MessageID, err)
+	}
+	if r.Refs.Valid { // NULL for messages stored before migration 00004
+		if err := decodeList(r.Refs.String, &m.References); err != nil {
+			return m, fmt.Errorf("message %q references: %w", r.MessageID, err)
+		}
 	}
 	return m, nil
 }
 
-// decodeAddresses reads a JSON array of strings; an empty array leaves *dst nil.
-func decodeAddresses(text string, dst *[]string) error {
-	if text == "[]" { // what AppendMessage stores for no addresses: skip the decoder
+// decodeList reads a JSON array of strings; an empty array leaves *dst nil.
+func decodeList(text string, dst *[]string) error {
+	if text == "[]" { // what AppendMessage stores for an empty list: skip the decoder
 		return nil
 	}
 	var v []string
@@ -288,25 +513,20 @@ func decodeAddresses(text string, dst *[]string) error {
 }
 
 // DeleteThread removes threadID and everything recorded for it, in one transaction: its tool
-// uses, its messages' attachments, its compactions (when the compactions table exists), its
-// messages and the thread row. Deleting an unknown thread does nothing and returns nil. Tool uses
-// of responsibility runs belong to no thread and are kept.
+// uses, its messages' attachments, its compactions, its reply runs, its messages and the thread
+// row. Deleting an unknown thread does nothing and returns nil, so a retry after an error is
+// safe. Scheduled runs and their tool uses belong to no thread and are kept.
 func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 	d := s.dialect
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		stmts := []string{
+		for _, q := range []string{
 			"DELETE FROM tool_uses WHERE thread_id = ?",
 			"DELETE FROM attachments WHERE message_seq IN (SELECT seq FROM messages WHERE thread_id = ?)",
-		}
-		ok, err := d.tableExists(ctx, tx, "compactions")
-		if err != nil {
-			return err
-		}
-		if ok {
-			stmts = append(stmts, "DELETE FROM compactions WHERE thread_id = ?")
-		}
-		stmts = append(stmts, "DELETE FROM messages WHERE thread_id = ?", "DELETE FROM threads WHERE id = ?")
-		for _, q := range stmts {
+			"DELETE FROM compactions WHERE thread_id = ?",
+			"DELETE FROM runs WHERE thread_id = ?",
+			"DELETE FROM messages WHERE thread_id = ?",
+			"DELETE FROM threads WHERE id = ?",
+		} {
 			if _, err := tx.ExecContext(ctx, d.rebind(q), threadID); err != nil {
 				return err
 			}

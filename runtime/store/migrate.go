@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"time"
 
 	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
 )
 
 // migrations holds the schema as SQL files per dialect, migrations/{mysql,sqlite}/NNNNN_name.sql,
@@ -42,11 +44,14 @@ func (s *Store) Migrate(ctx context.Context) error {
 // Migrate applies every pending embedded migration of dialect d to db, in version order, with
 // github.com/pressly/goose/v3 (its Provider API; applied versions are recorded in the table
 // goose_db_version). It returns the file names it applied, none when the schema was current, so
-// running it twice is harmless. On MySQL it holds a named server lock (GET_LOCK, scoped to the
-// database) while it runs, so two processes migrating the same database at once apply each
-// migration once. Errors (wrapped): goose's when it cannot set up (reading the embedded files,
-// creating goose_db_version), the lock's when another migrator holds it for more than 60
-// seconds, and a failed migration's; with the last, the names applied before the failure are
+// running it twice is harmless. It holds a migration lock while it runs, so any number of
+// processes migrating the same database at once apply each migration once: on MySQL a named
+// server lock (GET_LOCK, scoped to the database); on SQLite a row of the table
+// personagen_migration_lock (SQLite has no named locks), inserted to take the lock and deleted
+// to release it, with a lock older than 10 minutes (a migrator that died) taken over. Errors
+// (wrapped): goose's when it cannot set up (reading the embedded files, creating
+// goose_db_version), the lock's when another migrator holds it for more than 60 seconds, and a
+// failed migration's; with the last, the names applied before the failure are
 // returned too (they stay applied, and MySQL cannot roll back DDL, so a failed file must be
 // fixed and re-run).
 func Migrate(ctx context.Context, db *sql.DB, d Dialect) ([]string, error) {
@@ -56,10 +61,11 @@ func Migrate(ctx context.Context, db *sql.DB, d Dialect) ([]string, error) {
 	}
 	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
 	gd := goose.DialectSQLite3
+	var locker lock.SessionLocker = sqliteMigrationLock{token: newClaimToken()}
 	if d == DialectMySQL {
-		gd = goose.DialectMySQL
-		opts = append(opts, goose.WithSessionLocker(mysqlMigrationLock{}))
+		gd, locker = goose.DialectMySQL, mysqlMigrationLock{}
 	}
+	opts = append(opts, goose.WithSessionLocker(locker))
 	p, err := goose.NewProvider(gd, db, fsys, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("store: migrations for %s: %w", d, err)
@@ -96,6 +102,55 @@ func (mysqlMigrationLock) SessionLock(ctx context.Context, conn *sql.Conn) error
 
 func (mysqlMigrationLock) SessionUnlock(ctx context.Context, conn *sql.Conn) error {
 	if _, err := conn.ExecContext(ctx, "DO RELEASE_LOCK("+migrationLockSQL+")"); err != nil {
+		return fmt.Errorf("store: release migration lock: %w", err)
+	}
+	return nil
+}
+
+// sqliteMigrationLock is a goose session locker for SQLite: the lock is the one row of
+// personagen_migration_lock. Taking it inserts the row (the primary key lets one inserter win);
+// the others poll every 50 ms for up to a minute. A row older than sqliteStaleLock belongs to a
+// migrator that died and is deleted. Each statement commits on its own under the busy timeout.
+type sqliteMigrationLock struct {
+	token string // identifies this migrator's row, so it releases only its own lock
+}
+
+// sqliteStaleLock is how old a SQLite migration lock must be before another migrator removes it.
+const sqliteStaleLock = 10 * time.Minute
+
+func (l sqliteMigrationLock) SessionLock(ctx context.Context, conn *sql.Conn) error {
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS personagen_migration_lock (
+		id INTEGER PRIMARY KEY CHECK (id = 1), locked_by TEXT NOT NULL, locked_at TEXT NOT NULL)`); err != nil {
+		return fmt.Errorf("store: create the migration lock table: %w", err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		now := time.Now().UTC()
+		_, err := conn.ExecContext(ctx, "INSERT INTO personagen_migration_lock (id, locked_by, locked_at) VALUES (1, ?, ?)",
+			l.token, now.Format(timeLayout))
+		if err == nil {
+			return nil
+		}
+		if !isDuplicateKey(err) && !isRetryable(err) {
+			return fmt.Errorf("store: take migration lock: %w", err)
+		}
+		if _, err := conn.ExecContext(ctx, "DELETE FROM personagen_migration_lock WHERE locked_at < ?",
+			now.Add(-sqliteStaleLock).Format(timeLayout)); err != nil && !isRetryable(err) {
+			return fmt.Errorf("store: clear a stale migration lock: %w", err)
+		}
+		if now.After(deadline) {
+			return fmt.Errorf("store: take migration lock: another migration held it for 60 s")
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("store: take migration lock: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (l sqliteMigrationLock) SessionUnlock(ctx context.Context, conn *sql.Conn) error {
+	if _, err := conn.ExecContext(ctx, "DELETE FROM personagen_migration_lock WHERE id = 1 AND locked_by = ?", l.token); err != nil {
 		return fmt.Errorf("store: release migration lock: %w", err)
 	}
 	return nil

@@ -3,9 +3,17 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/pressly/goose/v3"
 )
 
 func TestMigrateTwiceIsIdempotent(t *testing.T) {
@@ -18,7 +26,7 @@ func TestMigrateTwiceIsIdempotent(t *testing.T) {
 		if len(applied) != 0 {
 			t.Errorf("second Migrate applied %v, want nothing", applied)
 		}
-		for _, table := range []string{"threads", "messages", "attachments", "responsibility_runs", "tool_uses"} {
+		for _, table := range []string{"threads", "messages", "attachments", "runs", "tool_uses", "compactions"} {
 			var n int
 			if err := s.DB().GetContext(context.Background(), &n, "SELECT COUNT(*) FROM "+table); err != nil {
 				t.Errorf("table %s: %v", table, err)
@@ -63,5 +71,143 @@ func TestMigrateRefusesAnUnknownDialect(t *testing.T) {
 	}
 	if _, err := Migrate(context.Background(), nil, "postgres"); !errors.Is(err, ErrUnknownDialect) {
 		t.Errorf("Migrate(postgres) error = %v, want ErrUnknownDialect", err)
+	}
+}
+
+// migrateTo applies the embedded migrations of s's dialect up to version v.
+func migrateTo(t *testing.T, s *Store, v int64) {
+	t.Helper()
+	fsys, err := MigrationsFS(s.Dialect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gd := goose.DialectSQLite3
+	if s.Dialect() == DialectMySQL {
+		gd = goose.DialectMySQL
+	}
+	p, err := goose.NewProvider(gd, s.DB().DB, fsys, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(context.Background(), v); err != nil {
+		t.Fatalf("migrate to %d: %v", v, err)
+	}
+}
+
+func TestRunsMigrationKeepsResponsibilityRunsAndTheirRounds(t *testing.T) {
+	for _, d := range []Dialect{DialectSQLite, DialectMySQL} {
+		t.Run(string(d), func(t *testing.T) {
+			dsn := scratchDSN(t, d)
+			s, err := Open(context.Background(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			migrateTo(t, s, 2)
+			dl := s.Dialect()
+			for _, q := range []struct {
+				sql  string
+				args []any
+			}{
+				{`INSERT INTO responsibility_runs (id, persona, responsibility, status, started_at, finished_at, detail)
+					VALUES (7, 'p', 'digest', 'succeeded', ?, ?, 'done')`, []any{dl.timeArg(baseTime), dl.timeArg(baseTime.Add(time.Minute))}},
+				{`INSERT INTO responsibility_runs (id, persona, responsibility, status, started_at, detail)
+					VALUES (9, 'p', 'digest', 'running', ?, '')`, []any{dl.timeArg(baseTime.Add(time.Hour))}},
+				{`INSERT INTO tool_uses (source_type, source_id, thread_id, persona, run_id, turn_index, position,
+					tool_call_id, tool_name, arguments, result, succeeded)
+					VALUES ('responsibility_run', 7, NULL, 'p', 'r7', 0, 0, 'c', 'search', '{}', 'ok', 1)`, nil},
+			} {
+				if _, err := s.DB().ExecContext(ctx, dl.rebind(q.sql), q.args...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			trail, err := s.Runs(ctx, RunQuery{Persona: "p", Responsibility: "digest"})
+			if err != nil || len(trail) != 2 {
+				t.Fatalf("migrated trail = %+v, %v; want 2 runs", trail, err)
+			}
+			done, stuck := trail[0], trail[1]
+			if done.ID != 7 || done.Key != "responsibility_run:7" || done.Kind != RunScheduled || done.Status != RunSucceeded ||
+				done.Reason != "done" || !done.FireAt.Equal(baseTime) || !done.FinishedAt.Equal(baseTime.Add(time.Minute)) {
+				t.Errorf("migrated finished run = %+v", done)
+			}
+			if stuck.ID != 9 || stuck.Status != RunAbandoned || stuck.FinishedAt.IsZero() {
+				t.Errorf("migrated running run = %+v, want abandoned", stuck)
+			}
+			if n := countRows(t, s, "tool_uses", "owner_type = 'run' AND owner_id = 7"); n != 1 {
+				t.Errorf("%d tool uses of run 7 after the migration, want 1", n)
+			}
+			// The migrated run still owns rounds, and new ids and seqs continue after the old ones.
+			r := testRound(Owner{OwnerRun, 7}, "r7", 1, 1)
+			if out, err := s.RecordRound(ctx, r); err != nil || out != Stored {
+				t.Errorf("RecordRound on a migrated run = %v, %v", out, err)
+			}
+			if next := startScheduled(t, s, "p", "other"); next.ID <= 9 {
+				t.Errorf("new run id %d, want above the migrated 9", next.ID)
+			}
+		})
+	}
+}
+
+// TestMigrateHelperProcess is not a test: TestConcurrentMigrateProcessesOnOneSQLiteFile runs the
+// test binary as separate migrating processes through it.
+func TestMigrateHelperProcess(t *testing.T) {
+	dsn := os.Getenv("PERSONAGEN_TEST_MIGRATE_DSN")
+	if dsn == "" {
+		t.Skip("only run as a helper process")
+	}
+	s, err := Open(context.Background(), dsn)
+	if err == nil {
+		err = s.Migrate(context.Background())
+		s.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
+	os.Exit(0)
+}
+
+// Four `personagen migrate` processes on one new SQLite file at once (three times over): every
+// one succeeds and each migration is applied once.
+func TestConcurrentMigrateProcessesOnOneSQLiteFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 12 processes")
+	}
+	fsys, _ := MigrationsFS(DialectSQLite)
+	files, _ := fsReadDir(fsys)
+	for round := range 3 {
+		dsn := "sqlite:" + filepath.Join(t.TempDir(), fmt.Sprintf("m%d.db", round))
+		var wg sync.WaitGroup
+		outs := make([][]byte, 4)
+		errs := make([]error, 4)
+		for i := range 4 {
+			wg.Go(func() {
+				cmd := exec.Command(os.Args[0], "-test.run=^TestMigrateHelperProcess$")
+				cmd.Env = append(os.Environ(), "PERSONAGEN_TEST_MIGRATE_DSN="+dsn)
+				outs[i], errs[i] = cmd.CombinedOutput()
+			})
+		}
+		wg.Wait()
+		for i := range 4 {
+			if errs[i] != nil {
+				t.Errorf("round %d: migrator %d: %v\n%s", round, i, errs[i], outs[i])
+			}
+		}
+		s, err := Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var versions []int64
+		if err := s.DB().Select(&versions, "SELECT version_id FROM goose_db_version WHERE version_id > 0 ORDER BY id"); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if len(versions) != len(files) {
+			t.Errorf("round %d: versions recorded %v, want each of the %d migrations once", round, versions, len(files))
+		}
 	}
 }

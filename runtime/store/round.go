@@ -14,7 +14,7 @@ import (
 
 // StoredPayloadLimit is how many characters of a tool call's arguments and of its result the
 // store keeps (protege's STORED_PAYLOAD_LIMIT, seed 003). Longer payloads are cut with
-// runtime.Clip, which ends them with runtime.TruncationMarker so they have exactly this many
+// runtime.Clip, which ends them with "…[truncated]" so they have exactly this many
 // characters. In bytes that is at most 64,000 (4 bytes a character), which the TEXT columns
 // (65,535 bytes on MySQL) hold.
 const StoredPayloadLimit = 16000
@@ -28,25 +28,28 @@ const MaxRoundCalls = 100
 // 32-bit INT on MySQL, and SQLite is held to the same bound so both dialects refuse alike.
 const MaxTurnIndex = 1<<31 - 1
 
-// SourceType says what started the run whose tool uses a round records.
-type SourceType string
+// OwnerType says what a round's tool uses belong to.
+type OwnerType string
 
-// The two kinds of source.
+// The two kinds of owner.
 const (
-	// SourceMessage: a reply run; the source id is the triggering inbound message's seq.
-	SourceMessage SourceType = "message"
-	// SourceResponsibilityRun: a scheduled run; the source id is the id StartRun returned.
-	SourceResponsibilityRun SourceType = "responsibility_run"
+	// OwnerMessage: the round belongs to the message a reply run answers; the owner id is that
+	// inbound message's seq, and history replays the round with the message.
+	OwnerMessage OwnerType = "message"
+	// OwnerRun: the round belongs to a run that answers no message (a scheduled run); the owner
+	// id is the run's ID (Run.ID).
+	OwnerRun OwnerType = "run"
 )
 
-// Source is the polymorphic owner of a round's tool uses (protege's ToolUse#source).
-type Source struct {
-	Type SourceType
+// Owner is what a round's tool uses belong to: the message answered, or the run (protege's
+// polymorphic ToolUse#source).
+type Owner struct {
+	Type OwnerType
 	ID   int64
 }
 
 // String returns "type:id".
-func (s Source) String() string { return fmt.Sprintf("%s:%d", s.Type, s.ID) }
+func (o Owner) String() string { return fmt.Sprintf("%s:%d", o.Type, o.ID) }
 
 // Result is the outcome of one tool call: Content is the text handed back to the model (stored
 // as the result payload), Succeeded is false when the tool failed (a failed tool is still a
@@ -57,11 +60,12 @@ type Result struct {
 }
 
 // Round is one tool-calling round of a run: the calls one assistant message requested and
-// their results, paired index for index (Results[i] answers Calls[i]). RunID groups one harness
-// run (a retry of the run reuses it), TurnIndex is the round within the run (from 0). The store
-// keys each row by (Source, RunID, TurnIndex, position in Calls).
+// their results, paired index for index (Results[i] answers Calls[i]). RunID groups one run: the
+// run's key (Run.Key) when the run is in the runs table; a retry of the run reuses it. TurnIndex
+// is the round within the run (from 0). The store keys each row by (Owner, RunID, TurnIndex,
+// position in Calls).
 type Round struct {
-	Source    Source
+	Owner     Owner
 	Persona   string
 	RunID     string
 	TurnIndex int
@@ -69,14 +73,17 @@ type Round struct {
 	Results   []Result
 }
 
-// Outcome says what RecordRound did.
+// Outcome says what a write did with its key: RecordRound, AppendMessage, StartRun, FinishRun
+// and AbandonRun report it, so a retry after an error learns that its first attempt (or another
+// writer) already stored the key.
 type Outcome int
 
-// The outcomes of RecordRound.
+// The outcomes of a write.
 const (
-	// Stored: this call wrote the round's rows.
+	// Stored: this call wrote the key's rows.
 	Stored Outcome = iota + 1
-	// AlreadyStored: identical rows were already stored (a retry); nothing was written.
+	// AlreadyStored: the key was already stored (a retry, or another writer first); this call
+	// wrote nothing and the stored rows are kept.
 	AlreadyStored
 )
 
@@ -93,26 +100,28 @@ func (o Outcome) String() string {
 
 // ErrInvalidRound is returned (wrapped) by RecordRound for a round it refuses before writing:
 // calls and results of different counts, no calls, more than MaxRoundCalls calls, an unknown
-// source type, a negative turn index or one above MaxTurnIndex, a persona, run id or tool name
+// owner type, a negative turn index or one above MaxTurnIndex, a persona, run id or tool name
 // that is empty, ends in a space, is longer than its column (191 characters for persona and run
 // id, 255 for the tool name) or is not valid UTF-8, and a tool call id longer than 255
 // characters or not valid UTF-8 (an empty call id is allowed).
 var ErrInvalidRound = errors.New("store: invalid tool round")
 
-// ErrConflict matches a *ConflictError with errors.Is.
-var ErrConflict = errors.New("store: tool round conflicts with the stored round")
+// ErrConflict is returned (wrapped, or as a *ConflictError from RecordRound) when a write's key
+// is already stored with different content that must not differ: the stored rows are kept
+// (first write wins).
+var ErrConflict = errors.New("store: key already stored with different content")
 
-// ErrUnknownSource is returned (wrapped) by RecordRound when a round names a source that is not
-// stored: a SourceMessage seq with no message, or a SourceResponsibilityRun id with no run.
-var ErrUnknownSource = errors.New("store: tool round source not found")
+// ErrUnknownOwner is returned (wrapped) by RecordRound when a round names an owner that is not
+// stored: an OwnerMessage seq with no message, or an OwnerRun id with no run.
+var ErrUnknownOwner = errors.New("store: tool round owner not found")
 
-// ConflictError is returned by RecordRound when the round's key (Source, RunID, TurnIndex) is
+// ConflictError is returned by RecordRound when the round's key (Owner, RunID, TurnIndex) is
 // already stored with different content. The stored rows are kept unchanged (first write wins).
 // Position is the first differing call (-1 when the call counts differ), Field the first
 // differing column ("calls" for the count, else persona, tool_call_id, tool_name, arguments,
 // result or succeeded), Stored and Proposed its two values (payloads after redaction and clip).
 type ConflictError struct {
-	Source    Source
+	Owner     Owner
 	RunID     string
 	TurnIndex int
 	Position  int
@@ -124,7 +133,7 @@ type ConflictError struct {
 // Error describes the key and the first difference (values shortened to 80 characters).
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("store: tool round %s run %q turn %d is stored with different content: position %d %s: stored %q, proposed %q",
-		e.Source, e.RunID, e.TurnIndex, e.Position, e.Field, runtime.Clip(e.Stored, 80), runtime.Clip(e.Proposed, 80))
+		e.Owner, e.RunID, e.TurnIndex, e.Position, e.Field, runtime.Clip(e.Stored, 80), runtime.Clip(e.Proposed, 80))
 }
 
 // Is reports whether target is ErrConflict.
@@ -141,8 +150,11 @@ type toolUseRow struct {
 	Succeeded  bool   `db:"succeeded"`
 }
 
-// roundHooks lets tests inject faults into RecordRound's transaction; nil in production.
+// roundHooks lets tests inject faults into the store's writes; nil in production.
 type roundHooks struct {
+	// beforeStatement runs before the named step of a write ("complete": Compact's final
+	// UPDATE); an error it returns fails the step as the database's error would.
+	beforeStatement func(step string) error
 	// afterInsert runs inside the transaction after the INSERT succeeded, before COMMIT.
 	afterInsert func(ctx context.Context, tx *sqlx.Tx) error
 	// args rewrites the INSERT's arguments (to inject a bad row).
@@ -156,7 +168,7 @@ type roundHooks struct {
 //     case) is an error before anything is written.
 //   - Atomic: the round is one multi-row INSERT in one transaction (BEGIN, INSERT, COMMIT: three
 //     round trips on MySQL whatever the call count); all rows are stored or none.
-//   - Idempotent: a round whose key (Source, RunID, TurnIndex) is already stored with identical
+//   - Idempotent: a round whose key (Owner, RunID, TurnIndex) is already stored with identical
 //     rows writes nothing and returns AlreadyStored. Only a duplicate-key error of the database
 //     (MySQL 1062, SQLite SQLITE_CONSTRAINT_UNIQUE, judged by error code) leads to that check;
 //     there is no INSERT IGNORE, so a truncation or NULL error is never mistaken for a retry.
@@ -176,12 +188,13 @@ type roundHooks struct {
 // I/O may happen while the transaction is open (the store makes none, and the redaction func
 // must make none either).
 //
-// A SourceMessage round copies the message's thread id into each row (for replay and
-// DeleteThread). A round whose message seq or responsibility run id is not stored fails with
-// ErrUnknownSource and writes nothing.
+// An OwnerMessage round copies the message's thread id into each row (for replay and
+// DeleteThread). A round whose message seq or run id is not stored fails with ErrUnknownOwner
+// and writes nothing. After any error, recording the same round again is safe: it stores the
+// round once, or says AlreadyStored when the failed attempt's commit went through.
 //
 // Errors, all with nothing written by this call: ErrInvalidRound (wrapped), a *ConflictError,
-// ErrUnknownSource (wrapped, also wrapping the database's error), ctx's error, and any other
+// ErrUnknownOwner (wrapped, also wrapping the database's error), ctx's error, and any other
 // database error (a lock race still lost after 5 attempts included), wrapped with the round's
 // key.
 func (s *Store) RecordRound(ctx context.Context, r Round) (Outcome, error) {
@@ -223,14 +236,14 @@ func (s *Store) RecordRound(ctx context.Context, r Round) (Outcome, error) {
 		}
 		return AlreadyStored, nil
 	}
-	return 0, fmt.Errorf("store: record round %s run %q turn %d: key stored and removed while recording", r.Source, r.RunID, r.TurnIndex)
+	return 0, fmt.Errorf("store: record round %s run %q turn %d: key stored and removed while recording", r.Owner, r.RunID, r.TurnIndex)
 }
 
 // roundRows validates r and builds its rows with payloads redacted, made valid UTF-8 and
 // clipped.
 func (s *Store) roundRows(r Round) ([]toolUseRow, error) {
 	where := func(format string, a ...any) error {
-		return fmt.Errorf("%w: %s run %q turn %d: %s", ErrInvalidRound, r.Source, r.RunID, r.TurnIndex, fmt.Sprintf(format, a...))
+		return fmt.Errorf("%w: %s run %q turn %d: %s", ErrInvalidRound, r.Owner, r.RunID, r.TurnIndex, fmt.Sprintf(format, a...))
 	}
 	switch {
 	case len(r.Calls) != len(r.Results):
@@ -239,8 +252,8 @@ func (s *Store) roundRows(r Round) ([]toolUseRow, error) {
 		return nil, where("no calls")
 	case len(r.Calls) > MaxRoundCalls:
 		return nil, where("%d calls (at most %d)", len(r.Calls), MaxRoundCalls)
-	case r.Source.Type != SourceMessage && r.Source.Type != SourceResponsibilityRun:
-		return nil, where("source type %q (want message or responsibility_run)", r.Source.Type)
+	case r.Owner.Type != OwnerMessage && r.Owner.Type != OwnerRun:
+		return nil, where("owner type %q (want message or run)", r.Owner.Type)
 	case r.TurnIndex < 0:
 		return nil, where("negative turn index")
 	case r.TurnIndex > MaxTurnIndex:
@@ -249,17 +262,17 @@ func (s *Store) roundRows(r Round) ([]toolUseRow, error) {
 	for _, k := range []struct {
 		field, v string
 		max      int
-	}{{"persona", r.Persona, maxNameLen}, {"run id", r.RunID, maxNameLen}} {
+	}{{"persona", r.Persona, MaxNameChars}, {"run id", r.RunID, MaxNameChars}} {
 		if err := checkKey(k.field, k.v, k.max); err != nil {
 			return nil, where("%v", err)
 		}
 	}
 	rows := make([]toolUseRow, len(r.Calls))
 	for i, c := range r.Calls {
-		if err := checkLen("tool call id", c.ID, maxToolFieldLen); err != nil {
+		if err := checkLen("tool call id", c.ID, MaxToolFieldChars); err != nil {
 			return nil, where("call %d: %v", i, err)
 		}
-		if err := checkKey("tool name", c.Name, maxToolFieldLen); err != nil {
+		if err := checkKey("tool name", c.Name, MaxToolFieldChars); err != nil {
 			return nil, where("call %d: %v", i, err)
 		}
 		args := string(c.Input)
@@ -298,30 +311,29 @@ func toValidUTF8(s string) string {
 
 // roundInsert builds the round's single multi-row INSERT.
 func (s *Store) roundInsert(r Round, rows []toolUseRow) (string, []any) {
-	// A message source fills thread_id from the message (NULL, refused by a CHECK, when it does
-	// not exist); a responsibility run source reads its id back from responsibility_runs (NULL,
-	// refused by NOT NULL, when the run does not exist). Either way an unknown source fails the
-	// INSERT, and roundError names it.
-	source, thread := "?", "(SELECT thread_id FROM messages WHERE seq = ?)"
-	if r.Source.Type == SourceResponsibilityRun {
-		source, thread = "(SELECT id FROM responsibility_runs WHERE id = ?)", "NULL"
+	// A message owner fills thread_id from the message (NULL, refused by a CHECK, when it does
+	// not exist); a run owner reads its id back from runs (NULL, refused by NOT NULL, when the
+	// run does not exist). Either way an unknown owner fails the INSERT, and roundError names it.
+	owner, thread := "?", "(SELECT thread_id FROM messages WHERE seq = ?)"
+	if r.Owner.Type == OwnerRun {
+		owner, thread = "(SELECT id FROM runs WHERE id = ?)", "NULL"
 	}
 	perRow := 12
-	if r.Source.Type == SourceResponsibilityRun {
+	if r.Owner.Type == OwnerRun {
 		perRow = 11
 	}
 	var b strings.Builder
-	b.WriteString(`INSERT INTO tool_uses (source_type, source_id, thread_id, persona, run_id, turn_index,
+	b.WriteString(`INSERT INTO tool_uses (owner_type, owner_id, thread_id, persona, run_id, turn_index,
 		position, tool_call_id, tool_name, arguments, result, succeeded) VALUES `)
 	args := make([]any, 0, perRow*len(rows))
 	for i, row := range rows {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(?, " + source + ", " + thread + ", " + placeholders(9) + ")")
-		args = append(args, string(r.Source.Type), r.Source.ID)
-		if r.Source.Type == SourceMessage {
-			args = append(args, r.Source.ID)
+		b.WriteString("(?, " + owner + ", " + thread + ", " + placeholders(9) + ")")
+		args = append(args, string(r.Owner.Type), r.Owner.ID)
+		if r.Owner.Type == OwnerMessage {
+			args = append(args, r.Owner.ID)
 		}
 		args = append(args, row.Persona, r.RunID, r.TurnIndex, row.Position, row.ToolCallID, row.ToolName,
 			row.Arguments, row.Result, row.Succeeded)
@@ -334,17 +346,17 @@ func (s *Store) storedRound(ctx context.Context, r Round) ([]toolUseRow, error) 
 	var stored []toolUseRow
 	err := s.db.SelectContext(ctx, &stored, s.dialect.rebind(`SELECT persona, position, tool_call_id, tool_name,
 		arguments, result, succeeded FROM tool_uses
-		WHERE source_type = ? AND source_id = ? AND run_id = ? AND turn_index = ? ORDER BY position`),
-		string(r.Source.Type), r.Source.ID, r.RunID, r.TurnIndex)
+		WHERE owner_type = ? AND owner_id = ? AND run_id = ? AND turn_index = ? ORDER BY position`),
+		string(r.Owner.Type), r.Owner.ID, r.RunID, r.TurnIndex)
 	if err != nil {
-		return nil, fmt.Errorf("store: read stored round %s run %q turn %d: %w", r.Source, r.RunID, r.TurnIndex, err)
+		return nil, fmt.Errorf("store: read stored round %s run %q turn %d: %w", r.Owner, r.RunID, r.TurnIndex, err)
 	}
 	return stored, nil
 }
 
 // compareRound returns nil when stored equals proposed row for row, else the first difference.
 func compareRound(r Round, stored, proposed []toolUseRow) *ConflictError {
-	c := &ConflictError{Source: r.Source, RunID: r.RunID, TurnIndex: r.TurnIndex}
+	c := &ConflictError{Owner: r.Owner, RunID: r.RunID, TurnIndex: r.TurnIndex}
 	if len(stored) != len(proposed) {
 		c.Position, c.Field = -1, "calls"
 		c.Stored, c.Proposed = fmt.Sprint(len(stored)), fmt.Sprint(len(proposed))
@@ -370,21 +382,21 @@ func compareRound(r Round, stored, proposed []toolUseRow) *ConflictError {
 	return nil
 }
 
-// roundError wraps a failed round's error, naming ErrUnknownSource when the source message or
-// responsibility run is missing (the insert then failed the tool_uses thread check, or the
-// NOT NULL of source_id).
+// roundError wraps a failed round's error, naming ErrUnknownOwner when the owner message or
+// run is missing (the insert then failed the tool_uses thread check, or the NOT NULL of
+// owner_id).
 func (s *Store) roundError(ctx context.Context, r Round, err error) error {
-	err = fmt.Errorf("store: record round %s run %q turn %d: %w", r.Source, r.RunID, r.TurnIndex, err)
+	err = fmt.Errorf("store: record round %s run %q turn %d: %w", r.Owner, r.RunID, r.TurnIndex, err)
 	if ctx.Err() != nil {
 		return err
 	}
 	query, what := "SELECT COUNT(*) FROM messages WHERE seq = ?", "message seq"
-	if r.Source.Type == SourceResponsibilityRun {
-		query, what = "SELECT COUNT(*) FROM responsibility_runs WHERE id = ?", "responsibility run"
+	if r.Owner.Type == OwnerRun {
+		query, what = "SELECT COUNT(*) FROM runs WHERE id = ?", "run id"
 	}
 	var n int
-	if qerr := s.db.GetContext(ctx, &n, s.dialect.rebind(query), r.Source.ID); qerr == nil && n == 0 {
-		return fmt.Errorf("%w: %s %d: %w", ErrUnknownSource, what, r.Source.ID, err)
+	if qerr := s.db.GetContext(ctx, &n, s.dialect.rebind(query), r.Owner.ID); qerr == nil && n == 0 {
+		return fmt.Errorf("%w: %s %d: %w", ErrUnknownOwner, what, r.Owner.ID, err)
 	}
 	return err
 }

@@ -16,8 +16,8 @@ import (
 )
 
 // testRound returns a round of n calls for src; call i is "tool_i" with arguments {"i":i}.
-func testRound(src Source, runID string, turn, n int) Round {
-	r := Round{Source: src, Persona: "support-agent", RunID: runID, TurnIndex: turn}
+func testRound(src Owner, runID string, turn, n int) Round {
+	r := Round{Owner: src, Persona: "support-agent", RunID: runID, TurnIndex: turn}
 	for i := range n {
 		r.Calls = append(r.Calls, runtime.ToolCall{
 			ID: fmt.Sprintf("call_%d", i), Name: fmt.Sprintf("tool_%d", i), Input: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)),
@@ -27,10 +27,10 @@ func testRound(src Source, runID string, turn, n int) Round {
 	return r
 }
 
-// messageSource appends a message to a new thread and returns it as a round source.
-func messageSource(t *testing.T, s *Store, thread string) Source {
+// messageSource appends a message to a new thread and returns it as a round owner.
+func messageSource(t *testing.T, s *Store, thread string) Owner {
 	t.Helper()
-	return Source{SourceMessage, mustAppend(t, s, msg(thread, thread+"-in", baseTime))}
+	return Owner{OwnerMessage, mustAppend(t, s, msg(thread, thread+"-in", baseTime))}
 }
 
 // storedRows reads the round rows of src, by position.
@@ -61,7 +61,7 @@ func TestRecordRoundStoresOneRowPerCallInOrder(t *testing.T) {
 		if fmt.Sprint(rows) != fmt.Sprint(want) {
 			t.Errorf("stored rows\n%v\nwant\n%v", rows, want)
 		}
-		if n := countRows(t, s, "tool_uses", "thread_id = ? AND source_id = ?", "t", src.ID); n != 3 {
+		if n := countRows(t, s, "tool_uses", "thread_id = ? AND owner_id = ?", "t", src.ID); n != 3 {
 			t.Errorf("rows carrying the thread id = %d, want 3", n)
 		}
 	})
@@ -83,7 +83,7 @@ func TestRecordRoundRetryAfterCommitAddsNothing(t *testing.T) {
 			t.Errorf("%d rows after retries, want 4", n)
 		}
 		// The same calls in another turn are another round.
-		if out, err := s.RecordRound(context.Background(), testRound(r.Source, "run-1", 1, 4)); err != nil || out != Stored {
+		if out, err := s.RecordRound(context.Background(), testRound(r.Owner, "run-1", 1, 4)); err != nil || out != Stored {
 			t.Errorf("next turn = %v, %v; want stored", out, err)
 		}
 	})
@@ -103,7 +103,7 @@ func TestRecordRoundDifferingRetryConflictsAndKeepsStoredRows(t *testing.T) {
 		{"different call id", func(r *Round) { r.Calls[0].ID = "call_x" }, 0, "tool_call_id"},
 		{"different persona", func(r *Round) { r.Persona = "other-agent" }, 0, "persona"},
 		{"fewer calls", func(r *Round) { r.Calls, r.Results = r.Calls[:2], r.Results[:2] }, -1, "calls"},
-		{"more calls", func(r *Round) { *r = testRound(r.Source, r.RunID, r.TurnIndex, 4) }, -1, "calls"},
+		{"more calls", func(r *Round) { *r = testRound(r.Owner, r.RunID, r.TurnIndex, 4) }, -1, "calls"},
 	}
 	eachDB(t, func(t *testing.T, s *Store) {
 		r := testRound(messageSource(t, s, "t"), "run-1", 0, 3)
@@ -112,7 +112,7 @@ func TestRecordRoundDifferingRetryConflictsAndKeepsStoredRows(t *testing.T) {
 		}
 		before := storedRows(t, s, r)
 		for _, c := range cases {
-			retry := testRound(r.Source, r.RunID, r.TurnIndex, 3)
+			retry := testRound(r.Owner, r.RunID, r.TurnIndex, 3)
 			c.edit(&retry)
 			out, err := s.RecordRound(context.Background(), retry)
 			var ce *ConflictError
@@ -185,7 +185,7 @@ func TestRecordRoundClipsAHugeResult(t *testing.T) {
 			if want := runtime.Clip(p.src, StoredPayloadLimit); p.got != want {
 				t.Errorf("%s: stored text differs from runtime.Clip's (len %d vs %d)", p.name, len(p.got), len(want))
 			}
-			if !strings.HasSuffix(p.got, runtime.TruncationMarker) || !utf8.ValidString(p.got) {
+			if !strings.HasSuffix(p.got, truncationMarker) || !utf8.ValidString(p.got) {
 				t.Errorf("%s: stored text lacks the marker or is not UTF-8", p.name)
 			}
 		}
@@ -305,8 +305,8 @@ func TestRecordRoundRejectsInvalidRoundsBeforeWriting(t *testing.T) {
 		{"more results than calls", func(r *Round) { r.Results = append(r.Results, Result{}) }, ErrInvalidRound},
 		{"fewer results than calls", func(r *Round) { r.Results = r.Results[:1] }, ErrInvalidRound},
 		{"no calls", func(r *Round) { r.Calls, r.Results = nil, nil }, ErrInvalidRound},
-		{"too many calls", func(r *Round) { *r = testRound(r.Source, r.RunID, 0, MaxRoundCalls+1) }, ErrInvalidRound},
-		{"unknown source type", func(r *Round) { r.Source.Type = "email" }, ErrInvalidRound},
+		{"too many calls", func(r *Round) { *r = testRound(r.Owner, r.RunID, 0, MaxRoundCalls+1) }, ErrInvalidRound},
+		{"unknown owner type", func(r *Round) { r.Owner.Type = "email" }, ErrInvalidRound},
 		{"negative turn", func(r *Round) { r.TurnIndex = -1 }, ErrInvalidRound},
 		{"turn beyond the column's 32 bits (MySQL INT would refuse it, SQLite would not)", func(r *Round) { r.TurnIndex = 1 << 31 }, ErrInvalidRound},
 		{"empty run id", func(r *Round) { r.RunID = "" }, ErrInvalidRound},
@@ -314,8 +314,8 @@ func TestRecordRoundRejectsInvalidRoundsBeforeWriting(t *testing.T) {
 		{"empty persona", func(r *Round) { r.Persona = "" }, ErrInvalidRound},
 		{"empty tool name", func(r *Round) { r.Calls[0].Name = "" }, ErrInvalidRound},
 		{"tool call id over 255 characters", func(r *Round) { r.Calls[1].ID = strings.Repeat("i", 256) }, ErrInvalidRound},
-		{"unknown message", func(r *Round) { r.Source.ID += 1000 }, ErrUnknownSource},
-		{"unknown responsibility run", func(r *Round) { r.Source = Source{SourceResponsibilityRun, 424242} }, ErrUnknownSource},
+		{"unknown message", func(r *Round) { r.Owner.ID += 1000 }, ErrUnknownOwner},
+		{"unknown run", func(r *Round) { r.Owner = Owner{OwnerRun, 424242} }, ErrUnknownOwner},
 	}
 	eachDB(t, func(t *testing.T, s *Store) {
 		src := messageSource(t, s, "t")
@@ -332,17 +332,14 @@ func TestRecordRoundRejectsInvalidRoundsBeforeWriting(t *testing.T) {
 	})
 }
 
-func TestRecordRoundForResponsibilityRunHasNoThread(t *testing.T) {
+func TestRecordRoundForScheduledRunHasNoThread(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
-		id, err := s.StartRun(context.Background(), "support-agent", "daily-digest")
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := testRound(Source{SourceResponsibilityRun, id}, "run-1", 0, 2)
+		id := startScheduled(t, s, "support-agent", "daily-digest").ID
+		r := testRound(Owner{OwnerRun, id}, "run-1", 0, 2)
 		if out, err := s.RecordRound(context.Background(), r); err != nil || out != Stored {
 			t.Fatalf("RecordRound = %v, %v", out, err)
 		}
-		if n := countRows(t, s, "tool_uses", "source_type = 'responsibility_run' AND source_id = ? AND thread_id IS NULL", id); n != 2 {
+		if n := countRows(t, s, "tool_uses", "owner_type = 'run' AND owner_id = ? AND thread_id IS NULL", id); n != 2 {
 			t.Errorf("%d thread-less rows for the run, want 2", n)
 		}
 	})

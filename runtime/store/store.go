@@ -101,11 +101,14 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 			db.SetConnMaxIdleTime(0)
 		}
 	}
-	if err := db.PingContext(ctx); err != nil {
+	st := newStore(db, p.dialect, opts)
+	// The first connections to a new SQLite file race to switch it to WAL, which SQLite may
+	// refuse with BUSY without waiting: the ping is retried like a lost lock race.
+	if err := st.retrying(ctx, func() error { return db.PingContext(ctx) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: connect to %s database %q: %w", p.dialect, redactDSN(dsn), err)
 	}
-	return newStore(db, p.dialect, opts), nil
+	return st, nil
 }
 
 // OpenDB wraps a pool the host opened itself. Its driver name ("mysql" or "sqlite", as

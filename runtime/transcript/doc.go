@@ -105,7 +105,7 @@
 //
 // # Round trip
 //
-// Parse(Print(msgs)) equals msgs under runtime.EqualMessages for every list in Print's domain
+// Parse(Print(msgs)) equals msgs (message by message under runtime.Message.Equal) for every list in Print's domain
 // (valid roles; calls and state only on assistant messages, ToolCallID and IsError only on tool
 // messages; inputs that are JSON objects and state data that is JSON; strings inside JSON lines
 // valid UTF-8; see Print). Text lines carry any

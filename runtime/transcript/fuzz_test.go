@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -153,7 +154,7 @@ func checkRoundTrip(t *testing.T, msgs []runtime.Message) {
 	if err != nil {
 		t.Fatalf("Parse(Print(m)) failed: %v\nmessages: %s\ntext:\n%s", err, dump(msgs), text)
 	}
-	if !runtime.EqualMessages(got, msgs) {
+	if !slices.EqualFunc(got, msgs, runtime.Message.Equal) {
 		t.Fatalf("Parse(Print(m)) != m\nwant: %s\ngot:  %s\ntext:\n%q", dump(msgs), dump(got), text)
 	}
 	if reprint := Print(got); reprint != text {
@@ -211,7 +212,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Parse(Print(Parse(s))) failed: %v\ninput: %q\nprinted: %q", err, s, text)
 		}
-		if !runtime.EqualMessages(again, msgs) {
+		if !slices.EqualFunc(again, msgs, runtime.Message.Equal) {
 			t.Fatalf("not a fixed point\ninput: %q\nfirst:  %s\nsecond: %s\nprinted: %q", s, dump(msgs), dump(again), text)
 		}
 	})

@@ -32,7 +32,7 @@ func (l *Load) Resolve(ctx context.Context, _ *runtime.Invocation, dst []runtime
 	if l.Path == "" {
 		return dst, errors.New("load_transcript: empty path")
 	}
-	data, resolved, err := l.Files.ReadFile(l.Path, false)
+	data, resolved, err := l.Files.ReadFile(l.Path)
 	if err != nil {
 		return dst, fmt.Errorf("load_transcript: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -28,7 +29,7 @@ func TestLoadAppendsTheFilesMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []runtime.Message{runtime.SystemMessage("first"), runtime.UserMessage("ping"), runtime.AssistantMessage("pong")}
-	if !runtime.EqualMessages(got, want) {
+	if !slices.EqualFunc(got, want, runtime.Message.Equal) {
 		t.Fatalf("got %s\nwant %s", dump(got), dump(want))
 	}
 }
@@ -36,7 +37,7 @@ func TestLoadAppendsTheFilesMessages(t *testing.T) {
 func TestLoadReadsFromAnFSAndAbsolutePaths(t *testing.T) {
 	fsys := fstest.MapFS{"prompts/x.chat": {Data: []byte("system: from fs")}}
 	got, err := (&Load{Path: "prompts/x.chat", Files: runtime.FSFiles(fsys)}).Resolve(context.Background(), nil, nil)
-	if err != nil || !runtime.EqualMessages(got, []runtime.Message{runtime.SystemMessage("from fs")}) {
+	if err != nil || !slices.EqualFunc(got, []runtime.Message{runtime.SystemMessage("from fs")}, runtime.Message.Equal) {
 		t.Fatalf("fs: got %s, %v", dump(got), err)
 	}
 	abs := filepath.Join(t.TempDir(), "abs.chat")
@@ -44,7 +45,7 @@ func TestLoadReadsFromAnFSAndAbsolutePaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err = (&Load{Path: abs}).Resolve(context.Background(), nil, nil)
-	if err != nil || !runtime.EqualMessages(got, []runtime.Message{runtime.UserMessage("abs")}) {
+	if err != nil || !slices.EqualFunc(got, []runtime.Message{runtime.UserMessage("abs")}, runtime.Message.Equal) {
 		t.Fatalf("absolute: got %s, %v", dump(got), err)
 	}
 }
@@ -53,7 +54,7 @@ func TestLoadBlankFileContributesNothing(t *testing.T) {
 	fsys := fstest.MapFS{"blank.chat": {Data: []byte("\n  \n")}}
 	dst := []runtime.Message{runtime.UserMessage("kept")}
 	got, err := (&Load{Path: "blank.chat", Files: runtime.FSFiles(fsys)}).Resolve(context.Background(), nil, dst)
-	if err != nil || !runtime.EqualMessages(got, dst) {
+	if err != nil || !slices.EqualFunc(got, dst, runtime.Message.Equal) {
 		t.Fatalf("got %s, %v", dump(got), err)
 	}
 }
@@ -73,7 +74,7 @@ func TestLoadErrors(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Line != 4 {
 			t.Fatalf("errors.As ParseError: %v", pe)
 		}
-		if !runtime.EqualMessages(got, dst) {
+		if !slices.EqualFunc(got, dst, runtime.Message.Equal) {
 			t.Fatalf("dst changed: %s", dump(got))
 		}
 	})

@@ -18,8 +18,8 @@ import (
 // item. A tool message prints as one "function_call_output: {json}" line, with "is_error":true
 // when IsError is set. Print never uses the inline header form.
 //
-// Print is deterministic (no maps, no clock) and Parse(Print(msgs)) equals msgs under
-// runtime.EqualMessages for every list in its domain: roles are the four defined roles,
+// Print is deterministic (no maps, no clock) and Parse(Print(msgs)) equals msgs (message by
+// message under runtime.Message.Equal) for every list in its domain: roles are the four defined roles,
 // ToolCalls and State appear only on assistant messages, ToolCallID and IsError only on tool
 // messages, every tool-call Input is empty or a JSON object, every State Data is empty or
 // valid JSON, every part type is text, image or document, and

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,10 @@ import (
 
 	"github.com/personagen/personagen/runtime"
 )
+
+func partsMessage(r runtime.Role, parts ...runtime.Part) runtime.Message {
+	return runtime.Message{Role: r, Parts: parts}
+}
 
 func call(id, name, input string) runtime.ToolCall {
 	return runtime.ToolCall{ID: id, Name: name, Input: json.RawMessage(input)}
@@ -36,8 +41,7 @@ var printCases = map[string][]runtime.Message{
 		runtime.UserMessage("````\n```\nstill inside\n````\n```x```\nuser:"),
 	},
 	"parts": {
-		runtime.PartsMessage(runtime.RoleUser,
-			runtime.TextPart("Here is the invoice."),
+		partsMessage(runtime.RoleUser, runtime.TextPart("Here is the invoice."),
 			runtime.DocumentPart("inv.pdf", "application/pdf", []byte("%PDF-1.4")),
 			runtime.TextPart("What is the total?"),
 			runtime.TextPart("And the due date?"),
@@ -76,7 +80,7 @@ func TestPrintGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse(Print): %v", err)
 			}
-			if !runtime.EqualMessages(back, msgs) {
+			if !slices.EqualFunc(back, msgs, runtime.Message.Equal) {
 				t.Fatalf("Parse(Print) differs:\nwant %s\ngot  %s", dump(msgs), dump(back))
 			}
 		})
@@ -204,7 +208,7 @@ func TestParseReadsHandWrittenForms(t *testing.T) {
 		{"null arguments and content", "assistant:\nfunction_call: {\"name\":\"f\",\"arguments\":null,\"id\":\"1\"}\nfunction_call_output: {\"id\":\"1\",\"content\":null}",
 			[]runtime.Message{runtime.AssistantMessage("", call("1", "f", `{}`)), runtime.ToolMessage("1", "")}},
 		{"parts between text runs", "user:\nlook:\n\npart: {\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"AQI=\"}\n\nwhat is it?\n",
-			[]runtime.Message{runtime.PartsMessage(runtime.RoleUser, runtime.TextPart("look:"),
+			[]runtime.Message{partsMessage(runtime.RoleUser, runtime.TextPart("look:"),
 				runtime.ImagePart("image/png", []byte{1, 2}), runtime.TextPart("what is it?"))}},
 		{"tool result with parts", `function_call_output: {"id":"c","content":[{"type":"text","text":"t"},{"type":"document","filename":"a.pdf","media_type":"application/pdf","data":"JVBE"}]}`,
 			[]runtime.Message{{Role: runtime.RoleTool, ToolCallID: "c", Parts: []runtime.Part{
@@ -222,7 +226,7 @@ func TestParseReadsHandWrittenForms(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			if !runtime.EqualMessages(got, tt.want) {
+			if !slices.EqualFunc(got, tt.want, runtime.Message.Equal) {
 				t.Fatalf("Parse:\ngot  %s\nwant %s", dump(got), dump(tt.want))
 			}
 			checkRoundTrip(t, got)

@@ -134,30 +134,30 @@ func seed(ctx context.Context, st *store.Store) (*history.Message, error) {
 	at := func(day, hour, min int) time.Time { return time.Date(2025, 3, day, hour, min, 0, 0, time.UTC) }
 	customer := "Lena Fischer <lena.fischer@brightline.io>"
 	support := "Acme Tracker Support <support@acme.example>"
-	msgs := []store.NewMessage{
+	msgs := []history.Message{
 		{
 			MessageID: "<c1@brightline.io>", Direction: history.Inbound, From: customer, To: []string{support},
-			Subject: "Invoice INV-2025-0117 charged twice", SentAt: at(3, 9, 12),
+			Subject: "Invoice INV-2025-0117 charged twice", Date: at(3, 9, 12),
 			Text: "Hello,\n\nour card was charged twice for invoice INV-2025-0117 (EUR 432.00 each). Can you refund the duplicate?\n\nThanks,\nLena",
 		},
 		{
 			MessageID: "<s1@acme.example>", Direction: history.Outbound, From: support, To: []string{customer},
-			Subject: "Re: Invoice INV-2025-0117 charged twice", SentAt: at(3, 9, 40),
+			Subject: "Re: Invoice INV-2025-0117 charged twice", Date: at(3, 9, 40),
 			Text: "Hi Lena,\n\nyou are right: INV-2025-0117 was captured twice on 1 March. I have refunded the second charge of EUR 432.00; it reaches your card within 5 business days.\n\nMira, Acme Tracker Support",
 		},
 		{
 			MessageID: "<c2@brightline.io>", Direction: history.Inbound, From: customer, To: []string{support}, Cc: []string{"Jonas Brandt <jonas.brandt@brightline.io>"},
-			Subject: "Re: Invoice INV-2025-0117 charged twice", SentAt: at(4, 8, 5),
+			Subject: "Re: Invoice INV-2025-0117 charged twice", Date: at(4, 8, 5),
 			HTML: "<html><body><p>Thanks Mira, that was quick!</p><p>One more thing: can we switch to <b>annual billing</b> from April? Jonas (cc) handles our invoices from now on.</p><p>Lena</p></body></html>",
 		},
 		{
 			MessageID: "<s2@acme.example>", Direction: history.Outbound, From: support, To: []string{customer}, Cc: []string{"Jonas Brandt <jonas.brandt@brightline.io>"},
-			Subject: "Re: Invoice INV-2025-0117 charged twice", SentAt: at(4, 8, 31),
+			Subject: "Re: Invoice INV-2025-0117 charged twice", Date: at(4, 8, 31),
 			Text: "Hi Lena, hi Jonas,\n\nannual billing starts with your April renewal; the help-center article \"Switching to annual billing\" explains the pro-rated first invoice. I have added Jonas as billing contact.\n\nMira, Acme Tracker Support",
 		},
 		{
 			MessageID: "<c3@brightline.io>", Direction: history.Inbound, From: "Jonas Brandt <jonas.brandt@brightline.io>", To: []string{support}, Cc: []string{customer},
-			Subject: "Re: Invoice INV-2025-0117 charged twice", SentAt: at(6, 14, 47),
+			Subject: "Re: Invoice INV-2025-0117 charged twice", Date: at(6, 14, 47),
 			Text:        "Hi Mira,\n\nthe refund has not shown up on our statement yet (attached). Could you check whether it went out?\n\nBest,\nJonas",
 			Attachments: []history.Attachment{{ID: "att-5531", Filename: "statement-2025-03.pdf", ContentType: "application/pdf", Size: 84213}},
 		},
@@ -165,11 +165,11 @@ func seed(ctx context.Context, st *store.Store) (*history.Message, error) {
 	seqs := make([]int64, len(msgs))
 	for i, m := range msgs {
 		m.ThreadID = threadID
-		seq, err := st.AppendMessage(ctx, m)
+		a, err := st.AppendMessage(ctx, store.Message{Message: m})
 		if err != nil {
 			return nil, err
 		}
-		seqs[i] = seq
+		seqs[i] = a.Seq
 	}
 
 	// The runs that answered the first two messages called tools; their
@@ -199,7 +199,7 @@ func seed(ctx context.Context, st *store.Store) (*history.Message, error) {
 	}
 	for _, r := range rounds {
 		round := store.Round{
-			Source:  store.Source{Type: store.SourceMessage, ID: seqs[r.source]},
+			Owner:   store.Owner{Type: store.OwnerMessage, ID: seqs[r.source]},
 			Persona: "support-agent", RunID: r.runID, TurnIndex: r.turn,
 		}
 		for i, c := range r.calls {
@@ -227,9 +227,6 @@ func seed(ctx context.Context, st *store.Store) (*history.Message, error) {
 	}
 
 	last := msgs[len(msgs)-1]
-	return &history.Message{
-		Seq: seqs[len(seqs)-1], ThreadID: threadID, MessageID: last.MessageID, Direction: last.Direction,
-		From: last.From, To: last.To, Cc: last.Cc, Date: last.SentAt, Subject: last.Subject, Text: last.Text,
-		HTML: last.HTML, Attachments: last.Attachments,
-	}, nil
+	last.Seq, last.ThreadID = seqs[len(seqs)-1], threadID
+	return &last, nil
 }

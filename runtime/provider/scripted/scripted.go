@@ -198,7 +198,7 @@ func (m *Model) Remaining() int {
 	return len(m.turns) - m.next
 }
 
-// copyRequest copies req so that a caller reusing its message buffer (runtime.BuildRequestInto)
+// copyRequest copies req so that a caller reusing its message buffer
 // cannot change what was recorded.
 func copyRequest(req *runtime.Request) runtime.Request {
 	c := *req

@@ -496,7 +496,7 @@ func TestReplayIsByteIdentical(t *testing.T) {
 	}
 }
 
-func TestHistoryTextFormat(t *testing.T) {
+func TestTurnTextFormat(t *testing.T) {
 	m := history.Message{
 		From: "Ada <ada@example.com>", To: []string{"a@x.test", "b@x.test"},
 		Date:    time.Date(2026, 1, 2, 3, 4, 5, 600000, time.FixedZone("CET", 3600)),
@@ -504,11 +504,11 @@ func TestHistoryTextFormat(t *testing.T) {
 		Attachments: []history.Attachment{{ID: "a1", Filename: "f.txt", ContentType: "text/plain", Size: 3}},
 	}
 	want := "From: Ada <ada@example.com>\nTo: a@x.test, b@x.test\nCc:\nDate: Fri, 02 Jan 2026 02:04:05 +0000\nSubject: Hi\n\nBody.\n\n[attachment: f.txt (text/plain, 3 bytes, id a1)]"
-	got, ok := runtime.HistoryText(&m)
+	got, ok := runtime.TurnText(&m)
 	if !ok || got != want {
-		t.Errorf("HistoryText =\n%q\nwant\n%q", got, want)
+		t.Errorf("TurnText =\n%q\nwant\n%q", got, want)
 	}
-	if _, ok := runtime.HistoryText(&history.Message{Text: " ", HTML: "<br>"}); ok {
+	if _, ok := runtime.TurnText(&history.Message{Text: " ", HTML: "<br>"}); ok {
 		t.Error("a message with neither body nor attachments must report no content")
 	}
 }

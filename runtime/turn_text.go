@@ -1,0 +1,128 @@
+package runtime
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/personagen/personagen/runtime/history"
+)
+
+// turnText renders a stored message as the self-describing text of its replayed turn, and
+// reports whether it has content (a body or attachments); a message without content renders
+// as ("", false). The text is blocks separated by one blank line:
+//
+//	From: Ada <ada@example.com>
+//	To: support@acme.test, billing@acme.test
+//	Cc:
+//	Date: Mon, 02 Jan 2006 15:04:05 +0000
+//	Subject: Invoice
+//
+//	<body>
+//
+//	[attachment: report.pdf (application/pdf, 1234 bytes, id att-1)]
+//
+// The five header lines are always present, in this order, "Name: value" or "Name:" when the
+// value is empty; To and Cc join their addresses with ", "; Date is FormatDate(m.Date) (UTC).
+// Line breaks inside header values, and inside attachment fields, become spaces, so a value
+// can never forge a header line. The body is Text with surrounding white space trimmed, or,
+// when that is blank, HTMLText(HTML); it is omitted when blank. Each attachment adds one
+// attachment note (metadata only), in the message's order.
+func turnText(m *history.Message) (string, bool) {
+	body := strings.TrimSpace(m.Text)
+	if body == "" && m.HTML != "" {
+		body = HTMLText(m.HTML)
+	}
+	if body == "" && len(m.Attachments) == 0 {
+		return "", false
+	}
+	from, subject := oneLine(m.From), oneLine(m.Subject)
+	var dateBuf [64]byte
+	date := m.Date.UTC().AppendFormat(dateBuf[:0], dateLayout)
+	n := len("From: \nTo: \nCc: \nDate: \nSubject: \n\n\n") + len(from) + len(subject) + len(date) + len(body)
+	for _, a := range m.To {
+		n += len(a) + 2
+	}
+	for _, a := range m.Cc {
+		n += len(a) + 2
+	}
+	for _, a := range m.Attachments {
+		n += len(a.Filename) + len(a.ContentType) + len(a.ID) + 64
+	}
+	var b strings.Builder
+	b.Grow(n)
+	writeHeader(&b, "From", from)
+	writeListHeader(&b, "To", m.To)
+	writeListHeader(&b, "Cc", m.Cc)
+	b.WriteString("Date: ")
+	b.Write(date)
+	b.WriteByte('\n')
+	writeHeader(&b, "Subject", subject)
+	if body != "" {
+		b.WriteByte('\n')
+		b.WriteString(body)
+		b.WriteByte('\n')
+	}
+	if len(m.Attachments) > 0 {
+		b.WriteByte('\n')
+		var size [20]byte
+		for _, a := range m.Attachments {
+			b.WriteString("[attachment: ")
+			b.WriteString(oneLine(a.Filename))
+			b.WriteString(" (")
+			b.WriteString(oneLine(a.ContentType))
+			b.WriteString(", ")
+			b.Write(strconv.AppendInt(size[:0], a.Size, 10))
+			b.WriteString(" bytes, id ")
+			b.WriteString(oneLine(a.ID))
+			b.WriteString(")]\n")
+		}
+	}
+	s := b.String()
+	return s[:len(s)-1], true // without the last block's line break
+}
+
+// writeHeader writes "Name: value\n", or "Name:\n" for an empty value; value is one line.
+func writeHeader(b *strings.Builder, name, value string) {
+	b.WriteString(name)
+	b.WriteByte(':')
+	if value != "" {
+		b.WriteByte(' ')
+		b.WriteString(value)
+	}
+	b.WriteByte('\n')
+}
+
+// writeListHeader writes the header of the values joined with ", ", made one line.
+func writeListHeader(b *strings.Builder, name string, values []string) {
+	if len(values) == 1 {
+		writeHeader(b, name, oneLine(values[0]))
+		return
+	}
+	writeHeader(b, name, oneLine(strings.Join(values, ", ")))
+}
+
+var lineBreaks = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ", "\u2028", " ", "\u2029", " ")
+
+// oneLine replaces line breaks by spaces and trims the result.
+func oneLine(s string) string {
+	if hasLineBreak(s) {
+		s = lineBreaks.Replace(s)
+	}
+	return strings.TrimSpace(s)
+}
+
+// hasLineBreak reports whether s holds "\r", "\n", U+2028 or U+2029 (both encoded as
+// E2 80 A8/A9). A byte loop: strings.ContainsAny with non-ASCII runes decodes every rune.
+func hasLineBreak(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\r', '\n':
+			return true
+		case 0xE2:
+			if i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
+				return true
+			}
+		}
+	}
+	return false
+}

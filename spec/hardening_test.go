@@ -1,0 +1,378 @@
+package spec
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestScalarsFollowTheYAML12CoreSchema pins how every plain and tagged
+// scalar spelling is read (YAML 1.2.2, 10.3.2), against yaml.v3's own
+// YAML 1.1-flavoured resolution.
+func TestScalarsFollowTheYAML12CoreSchema(t *testing.T) {
+	tests := []struct {
+		yaml string
+		kind ValueKind
+		str  string // Value.Str, or the error's start
+		err  bool
+	}{
+		{"12", ValueInt, "12", false},
+		{"+12", ValueInt, "12", false},
+		{"-9223372036854775808", ValueInt, "-9223372036854775808", false},
+		{"9223372036854775807", ValueInt, "9223372036854775807", false},
+		{"0o17", ValueInt, "15", false},
+		{"0x1F", ValueInt, "31", false},
+		{"0", ValueInt, "0", false},
+		{"-0", ValueInt, "0", false},
+		{"1.5", ValueFloat, "1.5", false},
+		{"1.", ValueFloat, "1", false},
+		{".5", ValueFloat, "0.5", false},
+		{"-1e3", ValueFloat, "-1e3", false},
+		{"01.5", ValueFloat, "1.5", false},
+		{"true", ValueBool, "true", false},
+		{"TRUE", ValueBool, "TRUE", false},
+		{"False", ValueBool, "False", false},
+		{"~", ValueNull, "", false},
+		{"Null", ValueNull, "", false},
+		{"", ValueNull, "", false},
+		// Strings in YAML 1.2, numbers or booleans in 1.1.
+		{"yes", ValueString, "yes", false},
+		{"1_000", ValueString, "1_000", false},
+		{"0b101", ValueString, "0b101", false},
+		{"0X1F", ValueString, "0X1F", false},
+		{"-0x1", ValueString, "-0x1", false},
+		{"+0o7", ValueString, "+0o7", false},
+		{"12:30", ValueString, "12:30", false},
+		{"2024-01-02", ValueString, "2024-01-02", false},
+		{".NAn", ValueString, ".NAn", false},
+		{"<<", ValueString, "<<", false},
+		{"! 12", ValueString, "12", false},
+		{"&a ! 12", ValueString, "12", false},
+		{`"12"`, ValueString, "12", false},
+		{"!!str 12", ValueString, "12", false},
+		{"!!int \"12\"", ValueInt, "12", false},
+		{"!!float 1", ValueFloat, "1", false},
+		{"!!bool true", ValueBool, "true", false},
+		{"!!null", ValueNull, "", false},
+		// Errors.
+		{"010", 0, "010 has a leading zero", true},
+		{"-010", 0, "-010 has a leading zero", true},
+		{"00", 0, "00 has a leading zero", true},
+		{"9223372036854775808", 0, "integer 9223372036854775808 is out of range", true},
+		{"0xFFFFFFFFFFFFFFFF", 0, "integer 0xFFFFFFFFFFFFFFFF is out of range", true},
+		{"1e400", 0, "number 1e400 is out of range", true},
+		{".inf", 0, ".inf is not a number JSON can hold", true},
+		{"-.Inf", 0, "-.Inf is not a number JSON can hold", true},
+		{".nan", 0, ".nan is not a number JSON can hold", true},
+		{"!!bool yes", 0, "!!bool yes is not a boolean", true},
+		{"!!int fifty", 0, "!!int fifty is not an integer", true},
+		{"!!int 010", 0, "010 has a leading zero", true},
+		{"!!float x", 0, "!!float x is not a number", true},
+		{"!!null x", 0, "!!null x is not null", true},
+		{"!!timestamp 2024-01-02", 0, "YAML tag !!timestamp is not supported", true},
+		{"!!binary aGk=", 0, "YAML tag !!binary is not supported", true},
+		{"!env X", 0, "YAML tag !env is not supported", true},
+		{"!!map x", 0, "YAML tag !!map is for mappings", true},
+		{"!custom {a: 1}", ValueMap, "YAML tag !custom is not supported on a mapping", true},
+		{"!!set {a}", ValueMap, "YAML tag !!set is not supported on a mapping", true},
+		{"!!str [a]", ValueList, "YAML tag !!str is not supported on a list", true},
+	}
+	for _, tt := range tests {
+		src := "version: 1\nname: a\nmessage_resolvers: [{use: {resolver: example.com/h.R, with: {v: " + tt.yaml + " }}}]\n"
+		p, diags := Load("f", []byte(src))
+		if tt.err {
+			if len(diags) == 0 || !strings.Contains(diags[0].Message, tt.str) || diags[0].Pos.Line != 3 {
+				t.Errorf("%s: diagnostics %v, want one on line 3 containing %q", tt.yaml, diags, tt.str)
+			}
+			continue
+		}
+		if len(diags) > 0 {
+			t.Errorf("%s: unexpected diagnostics %v", tt.yaml, diags)
+			continue
+		}
+		v := p.MessageResolvers[0].Use.With.Map[0].Value
+		if v.Kind != tt.kind || v.Str != tt.str && tt.kind != ValueBool {
+			t.Errorf("%s: kind %d str %q, want kind %d str %q", tt.yaml, v.Kind, v.Str, tt.kind, tt.str)
+		}
+	}
+}
+
+// TestMappingKeysFollowTheCoreSchema pins that only string keys are keys:
+// numbers, booleans and nulls by the core schema are refused, dates and
+// YAML 1.1 booleans are strings.
+func TestMappingKeysFollowTheCoreSchema(t *testing.T) {
+	for key, ok := range map[string]bool{
+		"1": false, "true": false, "~": false, "0x1": false, "1.5": false,
+		"2024-01-02": true, "yes": true, "1_000": true, `"1"`: true, "!!str 1": true,
+	} {
+		_, diags := Load("f", []byte("version: 1\nname: a\nmodel: {name: m, extra: {"+key+": 1}}\n"))
+		if ok != (len(diags) == 0) {
+			t.Errorf("key %s: diagnostics %v, want accepted=%v", key, diags, ok)
+		}
+	}
+}
+
+func TestCheckTextNamesEncodingAndCharacters(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"a: 1\n", ""},
+		{"\xef\xbb\xbfa: 1\n", ""},
+		{"a: \"\t\"\r\nb: 2\rc: 3\n", ""},
+		{"a: é\n", ""},
+		{"\xff\xfea\x00", "f:1:1: the file is UTF-16"},
+		{"\xfe\xff\x00a", "f:1:1: the file is UTF-16"},
+		{"\x00\x00\xfe\xff", "f:1:1: the file is UTF-32"},
+		{"a: 1\nb: 2\nc: 3\n# caf\xe9\n", "f:4:6: the file is not UTF-8: byte 0xE9"},
+		{"a: \xc3\n", "f:1:4: the file is not UTF-8: byte 0xC3"},
+		{"a: \xed\xa0\x80\n", "f:1:4: the file is not UTF-8: byte 0xED"}, // an encoded surrogate
+		{"a: x\x00\n", "f:1:5: U+0000 is a control character"},
+		{"a: 1\r\nb: \x07\n", "f:2:4: U+0007 is a control character"},
+		{"a: \x7f\n", "f:1:4: U+007F is a control character"},
+		{"a: \u0085\n", "f:1:4: U+0085 is a line break to YAML 1.1 parsers"},
+		{"a: 日本\u2028\n", "f:1:6: U+2028 LINE SEPARATOR is a line break"},
+		{"a: \u2029\n", "f:1:4: U+2029 PARAGRAPH SEPARATOR is a line break"},
+		{"a: \uffff\n", "f:1:4: U+FFFF is not a character"},
+	}
+	for _, tt := range tests {
+		diags := checkText("f", []byte(tt.in))
+		got := ""
+		if len(diags) > 0 {
+			got = diags[0].String()
+		}
+		if tt.want == "" && got != "" || !strings.HasPrefix(got, tt.want) {
+			t.Errorf("checkText(%q) = %q, want prefix %q", tt.in, got, tt.want)
+		}
+	}
+	if n := len(checkText("f", []byte(strings.Repeat("\x01", 1000)))); n != maxTextDiagnostics {
+		t.Errorf("1000 control characters gave %d diagnostics, want %d", n, maxTextDiagnostics)
+	}
+}
+
+func TestPathProblemRefusesPathsThatCanNeverBeRead(t *testing.T) {
+	tests := []struct {
+		path string
+		want string
+	}{
+		{"prompts/a.md", ""},
+		{"/etc/prompts/a.md", ""},
+		{"prompts/../a.md", ""},
+		{"./a.md", ""},
+		{"{{ .Persona.Name }}.md", ""},
+		{"..{{ .Persona.Name }}.md", ""},
+		{"{{ .Persona.Name }}/../../a.md", ""},
+		{"a/{{ .Persona.Name }}/../../../x", ""},
+		{"../a.md", "leaves the prompt root"},
+		{"a/../../b.md", "leaves the prompt root"},
+		{"..", "leaves the prompt root"},
+		{"a\x00b", "holds U+0000"},
+		{"/{{ .Persona.Name }}.md", "must be relative"},
+		{"../{{ .Persona.Name }}.md", "always leaves the prompt root"},
+		{"./../{{ .Persona.Name }}", "always leaves the prompt root"},
+		{"a/../../{{ .Persona.Name }}", "always leaves the prompt root"},
+		{"a/b/../../../{{ .Persona.Name }}", "always leaves the prompt root"},
+	}
+	for _, tt := range tests {
+		tpl, errs := ParseTemplate(tt.path, Pos{}, ColumnsAtStart)
+		if len(errs) > 0 {
+			t.Fatalf("%q: %v", tt.path, errs)
+		}
+		got := pathProblem(tpl)
+		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+			t.Errorf("pathProblem(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}
+
+func TestCheckGoRefFollowsGoImportPathRules(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"github.com/acme/app/agents.Env", ""},
+		{"gopkg.in/yaml.v3.Node", ""},
+		{"example.com/a+b/c~d.X", ""},
+		{"Env", ""},
+		{"github.com/acme/app./agents.Env", "trailing dot in path element"},
+		{"-x.com/a.B", "leading dash"},
+		{"x.com//a.B", "double slash"},
+		{"x.com/a/.B", "trailing slash"},
+		{"x.com/../a.B", `invalid path element ".."`},
+		{"x.com/aux/a.B", `"aux" disallowed as path element component on Windows`},
+		{"x.com/abc~12/a.B", "trailing tilde and digits"},
+		{"x.com/a b.C", "invalid char ' '"},
+		{"x.com/ä.C", "invalid char 'ä'"},
+		{"x.com/a.b", `"b" is not an exported Go name`},
+		{"x.com/a.", "the name after the last dot is missing"},
+		{"x.com/a.Bé", `"Bé" is not an exported Go name`},
+	}
+	for _, tt := range tests {
+		_, err := CheckGoRef(tt.in)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+			t.Errorf("CheckGoRef(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if _, ok := ParseGoRef(tt.in); ok != (tt.want == "") {
+			t.Errorf("ParseGoRef(%q) ok = %v", tt.in, ok)
+		}
+	}
+}
+
+func TestCheckScheduleMatchesWhatRobfigRuns(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"0 8 * * *", ""},
+		{"@daily", ""},
+		{"@every 90s", ""},
+		{"@every 1h30m", ""},
+		{"@every 1500ms", "must be whole seconds (got 1.5s; robfig/cron would drop the 500ms and run every 1s)"},
+		{"@every 1m0.001s", "must be whole seconds"},
+		{"@every 999ms", "must be at least 1s"},
+		{" CRON_TZ=UTC 0 8 * * *", "sets a timezone"},
+		{"cron_tz=UTC 0 8 * * *", "sets a timezone"},
+		{"TZ=UTC 0 8 * * *", "sets a timezone"},
+		{"0 8 31 2 *", "never fires"},
+		{"0 8 * * * *", "not a valid 5-field cron expression"},
+	}
+	for _, tt := range tests {
+		got := checkSchedule(tt.in)
+		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+			t.Errorf("checkSchedule(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestAliasedValuesArePlacedAtTheAlias pins that a value reused through an
+// alias carries the alias's position (where it is used), so its errors and
+// the generator's line directives point there, and that an error inside it
+// names the anchor.
+func TestAliasedValuesArePlacedAtTheAlias(t *testing.T) {
+	src := "version: 1\nname: a\nmodel: {name: m, extra: {t: &t {text: hi, role: user}}}\nmessage_resolvers:\n  - load_text: *t\n"
+	p := mustLoad(t, src)
+	lt := p.MessageResolvers[0].LoadText
+	want := Pos{"x.persona.yaml", 5, 16}
+	if lt.Pos != want || lt.Text.Raw.Pos != want || lt.Role.Pos != want {
+		t.Errorf("aliased load_text at %v, text %v, role %v; want all at %v", lt.Pos, lt.Text.Raw.Pos, lt.Role.Pos, want)
+	}
+	if ex := p.Model.Extra[0].Value; ex.Pos != (Pos{"x.persona.yaml", 3, 29}) {
+		t.Errorf("anchor stays at %v", ex.Pos)
+	}
+	_, diags := Load("f", []byte("version: 1\nname: a\nmodel: {name: m, extra: {t: &t {text: hi, role: bogus}}}\nmessage_resolvers:\n  - load_text: *t\n"))
+	if len(diags) != 1 || diags[0].String() != `f:5:16: message_resolvers[0].load_text.role: must be one of system, user, assistant (got "bogus") (in the value of alias *t, anchored at line 3:29)` {
+		t.Errorf("diagnostics %v", diags)
+	}
+}
+
+func TestGoFileNameCollisionsAreReported(t *testing.T) {
+	for name, want := range map[string]string{
+		"support-agent": "support_agent.go", "bot-test": "bot_test_persona.go", "bot-linux": "bot_linux_persona.go",
+		"bot-test-persona": "bot_test_persona.go", "test": "test.go", "a-b-arm64": "a_b_arm64_persona.go",
+	} {
+		if got := GoFileName(name); got != want {
+			t.Errorf("GoFileName(%q) = %q, want %q", name, got, want)
+		}
+	}
+	a := mustLoad(t, "version: 1\nname: bot-test\n")
+	b := mustLoad(t, "version: 1\nname: bot-test-persona\n")
+	b.Name.Pos.File = "y.persona.yaml"
+	diags := CheckCollisions([]*Persona{a, b})
+	if len(diags) != 2 || !strings.Contains(diags[0].Message, "bot_test_persona.go") || diags[0].Pos.File == diags[1].Pos.File {
+		t.Errorf("collisions = %v", diags)
+	}
+}
+
+// TestWalkRefusesANamedPipeWithoutBlocking pins that a FIFO named like a
+// spec inside a walked directory is a diagnostic and never opened for a
+// blocking read (the walk would hang forever waiting for a writer).
+func TestWalkRefusesANamedPipeWithoutBlocking(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no named pipes in the file system")
+	}
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe.persona.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("pipe.persona.yaml", filepath.Join(dir, "link.persona.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ok.persona.yaml"), []byte("version: 1\nname: ok\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ps, diags := LoadPaths([]string{dir})
+	if len(ps) != 1 || len(diags) != 1 || diags[0].Pos.File != filepath.Join(dir, "link.persona.yaml") ||
+		!strings.Contains(diags[0].Message, "a named pipe, not a regular file") {
+		t.Errorf("LoadPaths = %d personas, %v; want ok and one named-pipe diagnostic, at the link (the first name of the one file)", len(ps), diags)
+	}
+	// The race the walk cannot see: a pipe swapped in after the walk.
+	if _, err := readSpec(fifo, true); err == nil || !strings.Contains(err.Error(), "named pipe") {
+		t.Errorf("readSpec(fifo, regularOnly) = %v", err)
+	}
+}
+
+func TestReadFileReadsAtMostTheLimit(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		_, diags := ReadFile("/dev/zero")
+		if len(diags) != 1 || diags[0].String() != "/dev/zero:1:1: spec file is larger than 1048576 bytes (1 MiB)" {
+			t.Errorf("ReadFile(/dev/zero) = %v", diags)
+		}
+	}
+	data, err := readSpec(writeTemp(t, "big.persona.yaml", strings.Repeat("x", 3*MaxFileSize)), false)
+	if err != nil || len(data) != MaxFileSize+1 {
+		t.Errorf("readSpec read %d bytes (%v), want %d", len(data), err, MaxFileSize+1)
+	}
+	exact := strings.Repeat("#", MaxFileSize-len("version: 1\nname: a\n")) + "\nversion: 1\nname: a"
+	if _, diags := ReadFile(writeTemp(t, "exact.persona.yaml", exact[:MaxFileSize])); len(diags) != 0 && strings.Contains(diags[0].Message, "larger") {
+		t.Errorf("a file of exactly MaxFileSize bytes is refused: %v", diags)
+	}
+}
+
+func writeTemp(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestWalkSkipsJunkAndCountsHardLinksOnce pins file selection in walked
+// directories: editor and OS leftovers (names starting with . or _) are
+// not specs, and a hard link to a spec is the same spec.
+func TestWalkSkipsJunkAndCountsHardLinksOnce(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"a.persona.yaml":      "version: 1\nname: a\n",
+		".#a.persona.yaml":    "broken: [",
+		"._a.persona.yaml":    "\x00\x05\x16\x07",
+		".a.persona.yaml.swp": "x",
+		"_draft.persona.yaml": "broken: [",
+		"a.persona.yaml~":     "broken: [",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(filepath.Join(dir, "a.persona.yaml"), filepath.Join(dir, "b.persona.yaml")); err != nil {
+		t.Skipf("hard links unavailable: %v", err)
+	}
+	files, diags := SpecFiles([]string{dir, filepath.Join(dir, "b.persona.yaml")})
+	if want := []string{filepath.Join(dir, "a.persona.yaml")}; !slices.Equal(files, want) || len(diags) != 0 {
+		t.Errorf("SpecFiles = %q, %v; want %q", files, diags, want)
+	}
+	if ps, diags := LoadPaths([]string{dir}); len(ps) != 1 || len(diags) != 0 {
+		t.Errorf("LoadPaths = %d personas, %v; want one, no collision with itself", len(ps), diags)
+	}
+	// Named explicitly, a junk name is read: the user asked for it.
+	if files, _ := SpecFiles([]string{filepath.Join(dir, "_draft.persona.yaml")}); len(files) != 1 {
+		t.Errorf("explicit _draft.persona.yaml not taken: %q", files)
+	}
+}
+
+func TestSpecFilesRefusesStandardInput(t *testing.T) {
+	files, diags := SpecFiles([]string{"-"})
+	if len(files) != 0 || len(diags) != 1 || diags[0].Pos.File != "-" || !strings.Contains(diags[0].Message, "standard input") {
+		t.Errorf("SpecFiles(-) = %q, %v", files, diags)
+	}
+}
