@@ -37,10 +37,9 @@ func Check(specs []*spec.Persona, host *Host, opts Options) (*Plan, error) {
 	plan := &Plan{opts: opts}
 	names := make(map[string]*spec.Persona)
 	for _, p := range specs {
-		name := FileName(p)
-		if other, dup := names[name]; dup {
-			diags = append(diags, spec.Diagnostic{Pos: p.Name.Pos, Message: fmt.Sprintf("generated file %s is also generated for the persona at %s", name, other.Name.Pos)})
-			continue
+		name := p.GoFileName()
+		if _, dup := names[name]; dup {
+			continue // spec.CheckCollisions reported it
 		}
 		names[name] = p
 		c := newChecker(p, host, opts, outPath, name)

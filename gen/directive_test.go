@@ -190,6 +190,7 @@ message_resolvers:
 	edit(t, hostFile, "*Limits           `yaml:\"backup\"`", "*Limit `yaml:\"backup\"`")
 	edit(t, hostFile, "Limits   Limits            `yaml:\"limits\"`", "Limits Limit `yaml:\"limits\"`")
 	edit(t, hostFile, "Steps    []Limits          `yaml:\"steps\"`", "Steps []Limit `yaml:\"steps\"`")
+	edit(t, hostFile, "\tLimits\n\tlimitsBase", "\tLimit\n\tlimitsBase")
 	edit(t, hostFile, "inv *runtime.Invocation) ([]Account, error) {\n\tif inv.Inbound == nil {", "inv *runtime.Invocation) ([]*Account, error) {\n\tif inv.Inbound == nil {")
 	edit(t, hostFile, "return []Account{a}, nil", "return []*Account{&a}, nil")
 	if out, err := goCmd(t, mod, "build", "./host"); err != nil {

@@ -342,35 +342,6 @@ func modulePath(gomod []byte) string {
 	return ""
 }
 
-// FileName is the base name of the file generated for p: the persona name
-// with hyphens as underscores plus ".go" (support-agent → support_agent.go).
-// When that name would be a test file or carry a GOOS/GOARCH build
-// constraint (agent-test, bot-linux), "_persona" is inserted before ".go".
-func FileName(p *spec.Persona) string {
-	base := strings.ReplaceAll(p.Name.Value, "-", "_")
-	if base == "" {
-		base = "persona"
-	}
-	if i := strings.LastIndexByte(base, '_'); i >= 0 && constraintSuffix[base[i+1:]] {
-		base += "_persona"
-	}
-	return base + ".go"
-}
-
-// constraintSuffix holds the file-name elements the go command treats
-// specially (_test, and every GOOS and GOARCH it knows).
-var constraintSuffix = map[string]bool{
-	"test": true,
-	"aix":  true, "android": true, "darwin": true, "dragonfly": true, "freebsd": true, "hurd": true,
-	"illumos": true, "ios": true, "js": true, "linux": true, "nacl": true, "netbsd": true,
-	"openbsd": true, "plan9": true, "solaris": true, "wasip1": true, "windows": true, "zos": true,
-	"386": true, "amd64": true, "amd64p32": true, "arm": true, "armbe": true, "arm64": true,
-	"arm64be": true, "loong64": true, "mips": true, "mipsle": true, "mips64": true, "mips64le": true,
-	"mips64p32": true, "mips64p32le": true, "ppc": true, "ppc64": true, "ppc64le": true,
-	"riscv": true, "riscv64": true, "s390": true, "s390x": true, "sparc": true, "sparc64": true,
-	"wasm": true,
-}
-
 // displayPath renders path relative to base (slash-separated) when base is
 // set and both can be made absolute; otherwise path as given, slashed.
 func displayPath(base, path string) string {
