@@ -31,6 +31,9 @@ func Check(specs []*spec.Persona, host *Host, opts Options) (*Plan, error) {
 	if err := opts.checkPackage(); err != nil {
 		return nil, err
 	}
+	if err := checkKeptPackages(opts, specs); err != nil {
+		return nil, err
+	}
 	diags := spec.CheckCollisions(specs)
 	outPath, _, _ := ImportPath(opts.OutDir)
 	out := readOutputDir(opts.OutDir, opts.Package)
@@ -54,6 +57,32 @@ func Check(specs []*spec.Persona, host *Host, opts Options) (*Plan, error) {
 		return nil, &Error{Diagnostics: spec.SortDiagnostics(diags)}
 	}
 	return plan, nil
+}
+
+// checkKeptPackages refuses a package name that differs from the one of a
+// personagen file in the output directory that this run leaves in place
+// (its spec exists but is not among specs): the directory would hold two
+// packages.
+func checkKeptPackages(opts Options, specs []*spec.Persona) error {
+	produced := make(map[string]bool, len(specs))
+	for _, p := range specs {
+		produced[p.GoFileName()] = true
+	}
+	for _, l := range leftovers(opts.OutDir, produced) {
+		if !l.SpecExists {
+			continue
+		}
+		if pkg := packageClause(filepath.Join(opts.OutDir, l.Name)); pkg != "" && pkg != opts.Package {
+			dir := opts.OutDir
+			if dir == "" {
+				dir = "."
+			}
+			return &OptionsError{Field: "Package", err: ErrBadOptions, Message: fmt.Sprintf(
+				"output directory %s holds %s, generated from %s in package %s, which this run leaves in place (that spec is not among its specs); one directory holds one package: use package name %s, or generate all of the directory's specs together under the new name",
+				filepath.ToSlash(dir), l.Name, l.Source, pkg, pkg)}
+		}
+	}
+	return nil
 }
 
 // checker checks one spec and builds its filePlan.

@@ -203,6 +203,11 @@ func Leftovers(dir string, files []File) []Leftover {
 	for _, f := range files {
 		produced[f.Name] = true
 	}
+	return leftovers(dir, produced)
+}
+
+// leftovers is Leftovers for the set of file names a run produces.
+func leftovers(dir string, produced map[string]bool) []Leftover {
 	_, modRoot, _ := ImportPath(dir)
 	var out []Leftover
 	for _, n := range goFiles(dir) {

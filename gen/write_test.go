@@ -174,3 +174,30 @@ func TestOutputDirectoryWithANamedPipe(t *testing.T) {
 		t.Errorf("Write over a pipe: %v", err)
 	}
 }
+
+// TestKeptFileOfAnotherPackage pins that a run over some specs only may
+// not give the output directory a second package: a personagen file it
+// leaves in place (its spec exists, and is not among the run's specs)
+// declares the package every generated file must use.
+func TestKeptFileOfAnotherPackage(t *testing.T) {
+	mod := t.TempDir()
+	writeFile(t, filepath.Join(mod, "go.mod"), []byte("module example.com/m\n"))
+	writeFile(t, filepath.Join(mod, "a.persona.yaml"), []byte("x"))
+	out := filepath.Join(mod, "out")
+	writeFile(t, filepath.Join(out, "a.go"), []byte(Header+"\n"+SourcePrefix+"a.persona.yaml\n\npackage first\n"))
+	b, diags := spec.Load(filepath.Join(mod, "b.persona.yaml"), []byte("version: 1\nname: b\n"))
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	_, err := Check([]*spec.Persona{b}, nil, Options{Package: "second", OutDir: out, LineBase: mod})
+	if !errors.Is(err, ErrBadOptions) || !strings.Contains(err.Error(), "holds a.go, generated from a.persona.yaml in package first") {
+		t.Errorf("Check with a kept file of another package: %v", err)
+	}
+	if _, err := Check([]*spec.Persona{b}, nil, Options{Package: "first", OutDir: out, LineBase: mod}); err != nil {
+		t.Errorf("Check in the kept file's package: %v", err)
+	}
+	a, _ := spec.Load(filepath.Join(mod, "a.persona.yaml"), []byte("version: 1\nname: a\n"))
+	if _, err := Check([]*spec.Persona{a, b}, nil, Options{Package: "second", OutDir: out, LineBase: mod}); err != nil {
+		t.Errorf("Check renaming the package of all the directory's specs: %v", err)
+	}
+}
