@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"go/types"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -633,6 +635,12 @@ func (c *checker) checkOutput(out outputDir, fp *filePlan) {
 	if out.handWritten[fp.name] {
 		c.errf(c.p.Name.Pos, "the generated file %s would replace the hand-written file %s (it does not start with %q); rename the persona or that file", fp.name, filepath.ToSlash(filepath.Join(c.opts.OutDir, fp.name)), Header)
 		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(out.handWritten)) {
+		if strings.EqualFold(name, fp.name) {
+			c.errf(c.p.Name.Pos, "the generated file %s differs only in case from the hand-written file %s: on a case-insensitive file system it would replace it, and the go command refuses a module holding both; rename the persona or that file", fp.name, filepath.ToSlash(filepath.Join(c.opts.OutDir, name)))
+			return
+		}
 	}
 	for _, name := range fp.declared() {
 		if at, ok := out.decls[name]; ok {

@@ -25,6 +25,7 @@ func TestGenerateDirectivesReadLinesAsGoGenerateDoes(t *testing.T) {
 		"a/ignored.go": "//go:build ignore\n\npackage agents\n\n//go:generate personagen generate -pkg no specs\n",
 		"a/gen_tag.go": "//go:build generate\n\npackage agents\n\n//go:generate personagen generate -pkg tagged specs\n",
 		"a/_skip.go":   "package agents\n\n//go:generate personagen generate -pkg no specs\n",
+		"a/eq.go":      "package agents\n\n//go:generate personagen generate -out=gen -pkg=p --root ../prompts -v specs\n",
 	}
 	for name, text := range files {
 		p := filepath.Join(dir, name)
@@ -43,6 +44,7 @@ func TestGenerateDirectivesReadLinesAsGoGenerateDoes(t *testing.T) {
 	want := []directive{
 		{pos: "a/alias.go:4", args: []string{"-root", "a", "-pkg", "agents", "-out", "a/out$", "a/specs"}},
 		{pos: "a/dash.go:3", args: []string{"-out", "a", "-root", "a", "-pkg", "x", "--", "a/-odd.persona.yaml"}},
+		{pos: "a/eq.go:3", args: []string{"-out=a/gen", "-pkg=p", "--root", "prompts", "-v", "a/specs"}},
 		{pos: "a/gen_tag.go:5", args: []string{"-out", "a", "-root", "a", "-pkg", "tagged", "a/specs"}},
 		{pos: "a/tab.go:3", args: []string{"-out", "a", "-root", "a", "-pkg", "demo", "a/specs"}},
 	}
