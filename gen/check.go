@@ -132,8 +132,10 @@ func (c *checker) file() *filePlan {
 		c.checkEnv(*p.Env)
 	}
 	for _, t := range p.Tools {
-		if c.checkTool(t) {
-			fp.tools = append(fp.tools, c.qual(t))
+		if typ, ok := c.checkTool(t); ok {
+			q := c.qual(t)
+			q.goType = typ
+			fp.tools = append(fp.tools, q)
 		}
 	}
 	fp.responsibilities = p.Responsibilities
@@ -313,27 +315,29 @@ func (c *checker) checkEnv(env spec.GoRef) {
 		return
 	}
 	c.envType = t
-	c.fp.env = &envPlan{typ: c.qual(env)}
+	q := c.qual(env)
+	q.goType = typeString(t)
+	c.fp.env = &envPlan{typ: q}
 }
 
 // checkTool reports whether t names a package-level variable implementing
-// runtime.Tool.
-func (c *checker) checkTool(t spec.GoRef) bool {
+// runtime.Tool, and its type.
+func (c *checker) checkTool(t spec.GoRef) (string, bool) {
 	obj, msg := c.lookup(t, isVar)
 	if obj == nil {
 		c.errf(t.Pos, "tool: %s", msg)
-		return false
+		return "", false
 	}
 	v, ok := obj.(*types.Var)
 	if !ok {
 		c.errf(t.Pos, "tool: %s is a %s; want a package-level variable implementing runtime.Tool", t, objKind(obj))
-		return false
+		return "", false
 	}
 	if !c.host.implements(v.Type(), c.host.tool) {
 		c.errf(t.Pos, "tool: %s (type %s) does not implement runtime.Tool: %s", t, typeString(v.Type()), missingMethod(v.Type(), c.host.tool))
-		return false
+		return "", false
 	}
-	return true
+	return typeString(v.Type()), true
 }
 
 func (c *checker) chain(rs []spec.Resolver, which string) []stepPlan {
@@ -485,6 +489,8 @@ func (c *checker) loadRecord(lr *spec.LoadRecord) *loadRecordPlan {
 		c.errf(ref.Pos, "load_record loader: %s has type %s; want %s", ref, typeString(sigNoRecv(sig)), wantLoader)
 		return lp
 	}
+	lp.loader.goType = typeString(sigNoRecv(sig))
+	lp.record = typeString(record)
 	if s := lr.Serialize; s != nil {
 		lp.serializer = c.serializer(s, record)
 	}
@@ -544,6 +550,7 @@ func (c *checker) serializer(s *spec.Serializer, record types.Type) *serializerP
 			return nil
 		}
 		q := c.qual(ref)
+		q.goType = typeString(sig)
 		return &serializerPlan{fn: &q, plain: plain}
 	}
 	m := *s.Method
@@ -610,6 +617,7 @@ func (c *checker) use(u *spec.Use) *usePlan {
 		return nil
 	}
 	up := &usePlan{typ: c.qual(ref)}
+	up.typ.goType = typeString(tn.Type())
 	if u.With != nil {
 		up.fields = c.structFields(u.With.Map, tn.Type(), st, "with")
 	}

@@ -124,7 +124,7 @@ func (c *checker) structFields(entries []spec.MapEntry, named types.Type, st *ty
 		}
 		seen[fv.Name()] = e.Key.Pos
 		val := c.value(e.Value, fv.Type(), what+"."+e.Key.Value)
-		fields = append(fields, fieldPlan{name: fv.Name(), keyPos: e.Key.Pos, value: val})
+		fields = append(fields, fieldPlan{name: fv.Name(), goType: typeString(fv.Type()), keyPos: e.Key.Pos, value: val})
 	}
 	return fields
 }
