@@ -274,6 +274,10 @@ func (c *checker) value(v spec.Value, t types.Type, what string) valuePlan {
 		}
 		return valuePlan{kind: valueAny, pos: v.Pos, spec: v}
 	case *types.Pointer:
+		if selfPointer(t) {
+			c.errf(v.Pos, "%s: type %s is a pointer to itself, so null is its only value", what, typeString(t))
+			return failed
+		}
 		elem := u.Elem()
 		inner := c.value(v, elem, what)
 		switch elem.Underlying().(type) {
@@ -347,6 +351,25 @@ func (c *checker) value(v spec.Value, t types.Type, what string) valuePlan {
 	}
 	c.errf(v.Pos, "%s: values of type %s cannot be written in a spec", what, typeString(t))
 	return failed
+}
+
+// selfPointer reports whether following t's pointer elements leads back
+// to a type already met (type Loop *Loop): no value but nil has it.
+func selfPointer(t types.Type) bool {
+	var seen []types.Type
+	for {
+		p, ok := t.Underlying().(*types.Pointer)
+		if !ok {
+			return false
+		}
+		for _, s := range seen {
+			if types.Identical(s, t) {
+				return true
+			}
+		}
+		seen = append(seen, t)
+		t = p.Elem()
+	}
 }
 
 func (c *checker) basicValue(v spec.Value, t types.Type, u *types.Basic, what string) valuePlan {

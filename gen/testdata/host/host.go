@@ -275,3 +275,22 @@ type Embedded struct {
 func (e *Embedded) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
 	return dst, nil
 }
+
+// Loop is a pointer type that points to itself: only nil is a Loop.
+type Loop *Loop
+
+// Nest is a slice of itself.
+type Nest []Nest
+
+// Recursive is a use resolver with self-referential field types.
+type Recursive struct {
+	Loop Loop       `yaml:"loop"`
+	Nest Nest       `yaml:"nest"`
+	Next *Recursive `yaml:"next"`
+	Name string     `yaml:"name"`
+}
+
+// Resolve adds nothing.
+func (r *Recursive) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+	return dst, nil
+}
