@@ -486,7 +486,15 @@ func (c *checker) loadRecord(lr *spec.LoadRecord) *loadRecordPlan {
 	}
 	record, ok := c.host.loaderRecord(sig)
 	if !ok {
-		c.errf(ref.Pos, "load_record loader: %s has type %s; want %s", ref, typeString(sigNoRecv(sig)), wantLoader)
+		hint := ""
+		if r := sig.Results(); r.Len() == 2 {
+			if n, named := types.Unalias(r.At(0).Type()).(*types.Named); named {
+				if sl, ok := n.Underlying().(*types.Slice); ok {
+					hint = fmt.Sprintf(" (%s is a named slice type, which does not match []T: declare the result as []%s)", typeString(r.At(0).Type()), typeString(sl.Elem()))
+				}
+			}
+		}
+		c.errf(ref.Pos, "load_record loader: %s has type %s; want %s%s", ref, typeString(sigNoRecv(sig)), wantLoader, hint)
 		return lp
 	}
 	lp.loader.goType = typeString(sigNoRecv(sig))
@@ -578,7 +586,7 @@ func (c *checker) serializer(s *spec.Serializer, record types.Type) *serializerP
 }
 
 func deref(t types.Type) types.Type {
-	if p, ok := t.(*types.Pointer); ok {
+	if p, ok := types.Unalias(t).(*types.Pointer); ok {
 		return p.Elem()
 	}
 	return t

@@ -371,7 +371,7 @@ func (h *Host) loaderRecord(sig *types.Signature) (types.Type, bool) {
 	if !ok || !types.Identical(sig.Results().At(1).Type(), errorType) {
 		return nil, false
 	}
-	if _, named := sig.Results().At(0).Type().(*types.Named); named {
+	if _, named := types.Unalias(sig.Results().At(0).Type()).(*types.Named); named {
 		return nil, false // a named slice type does not unify with []T
 	}
 	return sl.Elem(), true
@@ -382,7 +382,7 @@ func (h *Host) loaderRecord(sig *types.Signature) (types.Type, bool) {
 func serializerResult(sig *types.Signature) (plain, ok bool) {
 	r := sig.Results()
 	isString := func(t types.Type) bool {
-		b, ok := t.(*types.Basic)
+		b, ok := types.Unalias(t).(*types.Basic)
 		return ok && b.Kind() == types.String
 	}
 	switch {

@@ -294,3 +294,29 @@ type Recursive struct {
 func (r *Recursive) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
 	return dst, nil
 }
+
+// Accounts is a named slice type: a loader returning it does not unify
+// with []T.
+type Accounts []Account
+
+// AccountList is an alias of Accounts, still a named slice type.
+type AccountList = Accounts
+
+// AccountSlice is an alias of an unnamed slice type, which unifies with []T.
+type AccountSlice = []Account
+
+// NamedSliceLoader returns a named slice type through an alias.
+func NamedSliceLoader(ctx context.Context, inv *runtime.Invocation) (AccountList, error) {
+	return nil, nil
+}
+
+// AliasSliceLoader returns an alias of []Account.
+func AliasSliceLoader(ctx context.Context, inv *runtime.Invocation) (AccountSlice, error) {
+	return nil, nil
+}
+
+// Headline is a serializer method whose result is an alias of string.
+func (a Account) Headline() Text { return a.Email }
+
+// AccountTitle is a serializer func whose result is an alias of string.
+func AccountTitle(a Account) (Text, error) { return a.Plan, nil }
