@@ -38,6 +38,9 @@ var fuzzSeeds = []string{
 	"version: 1\nname: internal\nmessage_resolvers:\n  - load_record: {loader: example.com/other/api.Load, serialize: {method: Line}}\n  - use: {resolver: example.com/other/api.Resolver, with: {config: {Level: 1}}}\n",
 	"version: 1\nname: pointers\nmessage_resolvers:\n  - use: {resolver: example.com/fixture/host.Pointers, with: {any: {a: [1]}, tier: x, wait: 1h, twice: 3, labels: [], tiers: [a]}}\n",
 	"version: 1\nname: tagged\nmessage_resolvers:\n  - use: {resolver: example.com/fixture/host.Tagged, with: {\"-\": x}}\n  - use: {resolver: example.com/fixture/host.Dashed, with: {\"-\": x}}\n",
+	"version: 1\nname: recursive\nmessage_resolvers:\n  - use: {resolver: example.com/fixture/host.Recursive, with: {loop: 1, nest: [[[]]], next: {next: {loop: null}}}}\n",
+	"version: 1\nname: embedded\nenv: example.com/fixture/host.EmbeddingEnv\nmessage_resolvers:\n  - load_record: {loader: BaseNotes}\n  - use: {resolver: example.com/fixture/host.Embedded, with: {MaxItems: 1, Limits: {max_items: 2}}}\n",
+	"version: 1\nname: signatures\nmessage_resolvers:\n  - load_record: {loader: example.com/fixture/host.AliasSliceLoader, serialize: {method: Headline}}\n  - load_record: {loader: example.com/fixture/host.NamedSliceLoader}\n  - load_record: {loader: example.com/fixture/host.Records}\n",
 }
 
 // fuzzHarness is the scratch module, host and options FuzzGenerate and
