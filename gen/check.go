@@ -39,6 +39,9 @@ func Check(specs []*spec.Persona, host *Host, opts Options) (*Plan, error) {
 	diags := spec.CheckCollisions(specs)
 	outPath, _, _ := ImportPath(opts.OutDir)
 	out := readOutputDir(opts.OutDir, opts.Package)
+	if _, hasMain := out.decls["main"]; opts.Package == "main" && !hasMain {
+		return nil, &OptionsError{Field: "Package", err: ErrBadOptions, Message: "package main needs a func main, and no hand-written file of the output directory declares one (go build would fail to link); generate into a package of its own (personas) that your program imports, or write main.go first"}
+	}
 	plan := &Plan{opts: opts}
 	names := make(map[string]*spec.Persona)
 	for _, p := range specs {

@@ -201,3 +201,22 @@ func TestKeptFileOfAnotherPackage(t *testing.T) {
 		t.Errorf("Check renaming the package of all the directory's specs: %v", err)
 	}
 }
+
+// TestPackageMainNeedsAMainFunc pins that generating into package main is
+// refused unless a hand-written file there declares func main: go build
+// would fail to link, at no position of the generated code.
+func TestPackageMainNeedsAMainFunc(t *testing.T) {
+	out := t.TempDir()
+	p, diags := spec.Load("a.persona.yaml", []byte("version: 1\nname: a\n"))
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	_, err := Check([]*spec.Persona{p}, nil, Options{Package: "main", OutDir: out})
+	if !errors.Is(err, ErrBadOptions) || !strings.Contains(err.Error(), "package main needs a func main") {
+		t.Errorf("Check into package main without main.go: %v", err)
+	}
+	writeFile(t, filepath.Join(out, "main.go"), []byte("package main\n\nfunc main() {}\n"))
+	if _, err := Check([]*spec.Persona{p}, nil, Options{Package: "main", OutDir: out}); err != nil {
+		t.Errorf("Check into package main next to main.go: %v", err)
+	}
+}
