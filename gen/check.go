@@ -176,22 +176,11 @@ func (c *checker) importable(path string) string {
 	if c.outPath != "" && path == c.outPath {
 		return fmt.Sprintf("package %s is the output package, and generated code cannot import its own package (import cycle); generate into a separate package, e.g. %s/personas", path, path)
 	}
-	if parent, ok := internalParent(path); ok && !within(c.outPath, parent) {
-		switch {
-		case parent == "":
-			return fmt.Sprintf("package %s is internal to the Go standard library and cannot be imported", path)
-		case c.outPath == "":
-			// The output package's path is unknown (no module): go build
-			// will decide.
-		default:
-			return fmt.Sprintf("package %s is internal to %s, and the output package %s, outside that tree, cannot import it (Go's internal rule); name a declaration of a package outside internal/, or generate into a package below %s", path, parent, c.outPath, parent)
-		}
+	if msg := pathRefused(path); msg != "" {
+		return msg
 	}
-	if i := elementIndex(path, "vendor"); i >= 0 {
-		return fmt.Sprintf("package path %s names a vendored copy; write the package's own import path (%s), which the go command resolves to the vendored copy itself", path, strings.Join(strings.Split(path, "/")[i+1:], "/"))
-	}
-	if path == "builtin" {
-		return "package builtin only documents Go's predeclared identifiers and cannot be imported"
+	if parent, ok := internalParent(path); ok && parent != "" && c.outPath != "" && !within(c.outPath, parent) {
+		return fmt.Sprintf("package %s is internal to %s, and the output package %s, outside that tree, cannot import it (Go's internal rule); name a declaration of a package outside internal/, or generate into a package below %s", path, parent, c.outPath, parent)
 	}
 	if c.host == nil {
 		_, msg := c.host.pkg(path)
@@ -210,6 +199,25 @@ func (c *checker) importable(path string) string {
 		if via := c.host.importsPath(path, c.outPath); via != "" {
 			return fmt.Sprintf("package %s imports the output package %s (%s), so generated code importing it would be an import cycle; generate into a package that %s does not import", path, c.outPath, via, path)
 		}
+	}
+	return ""
+}
+
+// pathRefused says why no package can import the package at path, judged
+// by the path alone (so LoadPackages does not ask the go command for it),
+// or "".
+func pathRefused(path string) string {
+	if parent, ok := internalParent(path); ok && parent == "" {
+		return fmt.Sprintf("package %s is internal to the Go standard library and cannot be imported", path)
+	}
+	if i := elementIndex(path, "vendor"); i >= 0 {
+		return fmt.Sprintf("package path %s names a vendored copy; write the package's own import path (%s), which the go command resolves to the vendored copy itself", path, strings.Join(strings.Split(path, "/")[i+1:], "/"))
+	}
+	switch path {
+	case "builtin":
+		return "package builtin only documents Go's predeclared identifiers and cannot be imported"
+	case "C":
+		return "C is cgo's pseudo-package: its declarations exist only in the file that imports it, so generated code cannot name them; name a Go declaration that wraps it"
 	}
 	return ""
 }

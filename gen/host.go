@@ -89,9 +89,16 @@ func LoadHost(ctx context.Context, dir string, specs []*spec.Persona) (*Host, er
 	return LoadPackages(ctx, dir, HostPackages(specs))
 }
 
-// LoadPackages is LoadHost for an explicit list of import paths.
+// LoadPackages is LoadHost for an explicit list of import paths. Paths no
+// package can import (a vendored copy, builtin, C, the standard library's
+// internal packages) are not asked for: Check refuses them by their path.
 func LoadPackages(ctx context.Context, dir string, paths []string) (*Host, error) {
-	want := append([]string{"context", RuntimePath, TranscriptPath}, paths...)
+	want := []string{"context", RuntimePath, TranscriptPath}
+	for _, p := range paths {
+		if pathRefused(p) == "" {
+			want = append(want, p)
+		}
+	}
 	slices.Sort(want)
 	want = slices.Compact(want)
 	cfg := &packages.Config{
