@@ -27,21 +27,19 @@ import (
 // code needs, that every `with` value fits its field, that static prompt
 // and transcript paths exist (and parse), and that no generated file or
 // identifier replaces a hand-written one in Options.OutDir. It returns an
-// *OptionsError for an invalid Options.Package, or when OutDir holds
-// hand-written files of another package.
+// *OptionsError for an invalid Options.Package, when OutDir holds
+// hand-written files of another package, or when the package could not
+// build (see checkOutputPackage).
 func Check(specs []*spec.Persona, host *Host, opts Options) (*Plan, error) {
 	if err := opts.checkPackage(); err != nil {
 		return nil, err
 	}
-	if err := checkKeptPackages(opts, specs); err != nil {
+	out := readOutputDir(opts.OutDir, opts.Package)
+	if err := checkOutputPackage(opts, specs, out); err != nil {
 		return nil, err
 	}
 	diags := spec.CheckCollisions(specs)
 	outPath, _, _ := ImportPath(opts.OutDir)
-	out := readOutputDir(opts.OutDir, opts.Package)
-	if _, hasMain := out.decls["main"]; opts.Package == "main" && !hasMain {
-		return nil, &OptionsError{Field: "Package", err: ErrBadOptions, Message: "package main needs a func main, and no hand-written file of the output directory declares one (go build would fail to link); generate into a package of its own (personas) that your program imports, or write main.go first"}
-	}
 	plan := &Plan{opts: opts}
 	names := make(map[string]*spec.Persona)
 	for _, p := range specs {
@@ -64,11 +62,15 @@ func Check(specs []*spec.Persona, host *Host, opts Options) (*Plan, error) {
 	return plan, nil
 }
 
-// checkKeptPackages refuses a package name that differs from the one of a
-// personagen file in the output directory that this run leaves in place
-// (its spec exists but is not among specs): the directory would hold two
-// packages.
-func checkKeptPackages(opts Options, specs []*spec.Persona) error {
+// checkOutputPackage refuses an output package the generated files
+// cannot build in: package main without a hand-written func main (go
+// build fails to link), or a package name other than that of a personagen
+// file this run leaves in place (its spec exists but is not among specs),
+// which would give the directory two packages.
+func checkOutputPackage(opts Options, specs []*spec.Persona, out outputDir) error {
+	if _, hasMain := out.decls["main"]; opts.Package == "main" && !hasMain {
+		return &OptionsError{Field: "Package", err: ErrBadOptions, Message: "package main needs a func main, and no hand-written file of the output directory declares one (go build would fail to link); generate into a package of its own (personas) that your program imports, or write main.go first"}
+	}
 	produced := make(map[string]bool, len(specs))
 	for _, p := range specs {
 		produced[p.GoFileName()] = true
