@@ -58,6 +58,7 @@ type argumentEncoder struct {
 // appendWriter is an io.Writer appending to a byte slice.
 type appendWriter struct{ b []byte }
 
+// Write appends p; it never fails.
 func (w *appendWriter) Write(p []byte) (int, error) {
 	w.b = append(w.b, p...)
 	return len(p), nil

@@ -20,8 +20,9 @@ const (
 // InReplyTo and References are the ids of the messages it answers, as an email's In-Reply-To
 // and References headers list them. Date is its Date header (in UTC, to the microsecond, as a
 // source returns it); replayed turns show it, but it orders nothing, since the sender's clock
-// set it. From, To and Cc are address strings as received ("Ada <ada@example.com>"). Text is
-// the plain-text body and HTML the HTML body; either may be empty. ToolUses holds the tool
+// set it. From, To and Cc are address strings as received ("Ada <ada@example.com>"); ReplyTo
+// lists the addresses a reply goes to instead of From (an email's Reply-To; empty for none).
+// Text is the plain-text body and HTML the HTML body; either may be empty. ToolUses holds the tool
 // calls recorded for the run (or runs) that answered this message, in any order (see
 // [ToolUse]); a source fills it only when the Query asks.
 type Message struct {
@@ -34,6 +35,7 @@ type Message struct {
 	From        string
 	To          []string
 	Cc          []string
+	ReplyTo     []string
 	Date        time.Time
 	Subject     string
 	Text        string

@@ -16,7 +16,7 @@ import (
 // count round trips into the returned counter.
 func newTripCountingMySQLStore(tb testing.TB) (*Store, *atomic.Int64) {
 	tb.Helper()
-	p, err := parseDSN(scratchDSN(tb, DialectMySQL))
+	p, err := parseDSN(migratedDSN(tb, DialectMySQL))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -36,8 +36,8 @@ func newTripCountingMySQLStore(tb testing.TB) (*Store, *atomic.Int64) {
 	return s, trips
 }
 
-// findOrCreateRound is the baseline RecordRound is measured against: protege's record_round
-// (seed 003) as an ORM runs it, one SELECT then one INSERT per call inside one transaction,
+// findOrCreateRound is the baseline RecordRound is measured against: recording a round as an
+// ORM's find-or-create does it, one SELECT then one INSERT per call inside one transaction,
 // 2N+2 round trips for N calls.
 func findOrCreateRound(ctx context.Context, s *Store, r Round) error {
 	rows, err := s.roundRows(r)

@@ -217,7 +217,7 @@ func (t ackLossTx) Rollback() error {
 func eachFaultyDB(t *testing.T, f func(t *testing.T, faulty, direct *Store, cut *cutter), opts ...Option) {
 	for _, d := range []Dialect{DialectSQLite, DialectMySQL} {
 		t.Run(string(d), func(t *testing.T) {
-			dsn := scratchDSN(t, d)
+			dsn := migratedDSN(t, d)
 			direct, err := Open(context.Background(), dsn)
 			if err != nil {
 				t.Fatal(err)

@@ -205,7 +205,7 @@ func eachDBWithDSN(t *testing.T, f func(t *testing.T, s *Store, dsn string)) {
 	t.Helper()
 	for _, d := range []Dialect{DialectSQLite, DialectMySQL} {
 		t.Run(string(d), func(t *testing.T) {
-			dsn := scratchDSN(t, d)
+			dsn := migratedDSN(t, d)
 			s, err := Open(context.Background(), dsn)
 			if err != nil {
 				t.Fatal(err)

@@ -26,11 +26,11 @@ const (
 	MaxToolFieldChars = 255
 	// MaxContentTypeChars bounds an attachment's content type.
 	MaxContentTypeChars = 255
-	// MaxAddressBytes bounds a message's sender and each entry of To and Cc (998 is the longest
-	// line RFC 5322 allows).
+	// MaxAddressBytes bounds a message's sender and each entry of To, Cc and ReplyTo (998 is the
+	// longest line RFC 5322 allows).
 	MaxAddressBytes = 998
-	// MaxAddresses bounds the entries of To and of Cc, each.
-	MaxAddresses = 500
+	// MaxAddresses bounds the entries of To, of Cc and of ReplyTo, each.
+	MaxAddresses = 200
 	// MaxSubjectBytes bounds a message's subject.
 	MaxSubjectBytes = 16 << 10
 	// MaxBodyBytes bounds a message's text body and its HTML body, each, and a compaction's
@@ -49,6 +49,10 @@ const (
 	MaxNoteBytes = 998
 	// MaxProblems bounds the problems recorded with one message.
 	MaxProblems = 100
+	// MaxRoundTextBytes bounds a round's assistant text (Round.Text).
+	MaxRoundTextBytes = 256 << 10
+	// MaxRoundStateBytes bounds the JSON of a round's provider state (Round.State).
+	MaxRoundStateBytes = 1 << 20
 )
 
 // checkKey rejects an empty key, one ending in a space, one longer than max characters, or one

@@ -30,7 +30,8 @@ var ErrInvalid = errors.New("store: invalid value")
 // Of the history.Message, ThreadID and MessageID are required; Seq and ToolUses are ignored on
 // append (the store assigns the seq; rounds are recorded with RecordRound); Direction is
 // history.Inbound or history.Outbound; Date is stored in UTC truncated to the microsecond and
-// must be a real time (years 1000 to 9999); To, Cc and References are stored as JSON arrays;
+// must be a real time (years 1000 to 9999); To, Cc, ReplyTo and References are stored as JSON
+// arrays;
 // attachments keep their metadata (ID, Filename, ContentType, Size in bytes) in order, never
 // Data. Every field has a limit (MaxThreadIDChars and the others), checked before anything is
 // written.
@@ -51,17 +52,18 @@ type Message struct {
 	Problems []string
 }
 
-// Appended is what AppendMessage did. Seq is the message's seq, the one this call stored or
-// the one stored before. Outcome is Stored, or AlreadyStored when a message with the id was
-// already stored in the mailbox (the first copy stays; nothing was written). Differs then
-// names, in the order of the fields, the fields whose stored value differs from the proposed
-// one ("thread id", "in reply to", "references", "direction", "from", "to", "cc", "date",
-// "subject", "text body", "html body", "attachments", "run key", "not to answer",
-// "problems"); it is nil when the copies are identical, as after a retry.
+// Appended is what AppendMessage did. Seq is the message's seq and ThreadID its thread: the ones
+// this call stored, or the stored copy's. Outcome is Stored, or AlreadyStored when a message
+// with the id was already stored in the mailbox (the first copy stays; nothing was written).
+// Differs then names, in the order of the fields, the fields whose stored value differs from the
+// proposed one ("thread id", "in reply to", "references", "direction", "from", "to", "cc",
+// "reply to", "date", "subject", "text body", "html body", "attachments", "run key", "not to
+// answer", "problems"); it is nil when the copies are identical, as after a retry.
 type Appended struct {
-	Seq     int64
-	Outcome Outcome
-	Differs []string
+	Seq      int64
+	ThreadID string
+	Outcome  Outcome
+	Differs  []string
 }
 
 // AppendMessage stores m at the end of its thread, creating the thread when it is new, in one
@@ -83,7 +85,7 @@ func (s *Store) AppendMessage(ctx context.Context, m Message) (Appended, error) 
 	if err := m.validate(); err != nil {
 		return Appended{}, err
 	}
-	to, cc, refs := encodeList(m.To), encodeList(m.Cc), encodeList(m.References)
+	to, cc, replyTo, refs := encodeList(m.To), encodeList(m.Cc), encodeList(m.ReplyTo), encodeList(m.References)
 	problems := encodeList(m.Problems)
 	fail := func(err error) (Appended, error) {
 		return Appended{}, fmt.Errorf("store: append message %q to thread %q: %w", m.MessageID, m.ThreadID, err)
@@ -98,10 +100,10 @@ func (s *Store) AppendMessage(ctx context.Context, m Message) (Appended, error) 
 				return err
 			}
 			res, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO messages (thread_id, mailbox, message_id, in_reply_to,
-				refs, direction, sender, recipients, cc, subject, sent_at, text_body, html_body, run_key, not_to_answer,
-				problems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-				m.ThreadID, m.Mailbox, m.MessageID, m.InReplyTo, refs, string(m.Direction), m.From, to, cc, m.Subject,
-				d.timeArg(m.Date), m.Text, m.HTML, nullString(m.RunKey), m.NotToAnswer, problems)
+				refs, direction, sender, recipients, cc, reply_to, subject, sent_at, text_body, html_body, run_key,
+				not_to_answer, problems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+				m.ThreadID, m.Mailbox, m.MessageID, m.InReplyTo, refs, string(m.Direction), m.From, to, cc, replyTo,
+				m.Subject, d.timeArg(m.Date), m.Text, m.HTML, nullString(m.RunKey), m.NotToAnswer, problems)
 			if err != nil {
 				return err
 			}
@@ -111,7 +113,7 @@ func (s *Store) AppendMessage(ctx context.Context, m Message) (Appended, error) 
 			return insertAttachments(ctx, tx, d, seq, m.Attachments)
 		})
 		if err == nil {
-			return Appended{Seq: seq, Outcome: Stored}, nil
+			return Appended{Seq: seq, ThreadID: m.ThreadID, Outcome: Stored}, nil
 		}
 		if !isDuplicateKey(err) {
 			return fail(err)
@@ -128,9 +130,22 @@ func (s *Store) AppendMessage(ctx context.Context, m Message) (Appended, error) 
 		if err != nil {
 			return fail(err)
 		}
-		return Appended{Seq: stored.Seq, Outcome: AlreadyStored, Differs: m.differences(stored)}, nil
+		return Appended{Seq: stored.Seq, ThreadID: stored.ThreadID, Outcome: AlreadyStored, Differs: m.differences(stored)}, nil
 	}
 	return fail(errors.New("the message id was stored and removed while appending"))
+}
+
+// AppendMail appends an email to mailbox with its not-to-answer reason and parse problems:
+// AppendMessage with those fields set, in the shape runtime/mail's Ingest asks of its store
+// (mail.Store), so a *Store serves it directly. It returns the message's seq and thread — the
+// stored copy's when the id was already stored in the mailbox (duplicate true, nothing
+// written). Errors are AppendMessage's.
+func (s *Store) AppendMail(ctx context.Context, m history.Message, mailbox, notToAnswer string, problems []string) (seq int64, threadID string, duplicate bool, err error) {
+	a, err := s.AppendMessage(ctx, Message{Message: m, Mailbox: mailbox, NotToAnswer: notToAnswer, Problems: problems})
+	if err != nil {
+		return 0, "", false, err
+	}
+	return a.Seq, a.ThreadID, a.Outcome == AlreadyStored, nil
 }
 
 // insertAttachments writes the attachments' metadata of message seq in one INSERT.
@@ -165,6 +180,7 @@ func (m Message) differences(stored Message) []string {
 		{"from", stored.From == m.From},
 		{"to", slices.Equal(stored.To, nonEmpty(m.To))},
 		{"cc", slices.Equal(stored.Cc, nonEmpty(m.Cc))},
+		{"reply to", slices.Equal(stored.ReplyTo, nonEmpty(m.ReplyTo))},
 		{"date", stored.Date.Equal(dbNow(m.Date))},
 		{"subject", stored.Subject == m.Subject},
 		{"text body", stored.Text == m.Text},
@@ -247,6 +263,7 @@ func (m Message) validate() error {
 	}{
 		{"to", m.To, MaxAddresses, func(f, v string) error { return checkBytes(f, v, MaxAddressBytes) }},
 		{"cc", m.Cc, MaxAddresses, func(f, v string) error { return checkBytes(f, v, MaxAddressBytes) }},
+		{"reply to", m.ReplyTo, MaxAddresses, func(f, v string) error { return checkBytes(f, v, MaxAddressBytes) }},
 		{"references", m.References, MaxReferences, func(f, v string) error { return checkLen(f, v, MaxMessageIDChars) }},
 		{"problems", m.Problems, MaxProblems, func(f, v string) error { return checkBytes(f, v, MaxNoteBytes) }},
 	} {
@@ -406,6 +423,7 @@ type messageRow struct {
 	Sender     string         `db:"sender"`
 	Recipients string         `db:"recipients"`
 	Cc         string         `db:"cc"`
+	ReplyTo    sql.NullString `db:"reply_to"`
 	Subject    string         `db:"subject"`
 	SentAt     dbTime         `db:"sent_at"`
 	TextBody   string         `db:"text_body"`
@@ -413,8 +431,8 @@ type messageRow struct {
 }
 
 // messageColumns are the columns of a messageRow, for SELECTs from messages.
-const messageColumns = `seq, message_id, in_reply_to, refs, direction, sender, recipients, cc, subject, sent_at,
-	text_body, html_body`
+const messageColumns = `seq, message_id, in_reply_to, refs, direction, sender, recipients, cc, reply_to, subject,
+	sent_at, text_body, html_body`
 
 // attachmentRow is an attachments row as Thread and History read it.
 type attachmentRow struct {
@@ -488,6 +506,11 @@ func (r messageRow) stored(threadID string) (history.Message, error) {
 	}
 	if err := decodeList(r.Cc, &m.Cc); err != nil {
 		return m, fmt.Errorf("message %q cc: %w", r.MessageID, err)
+	}
+	if r.ReplyTo.Valid { // NULL for messages stored before migration 00006
+		if err := decodeList(r.ReplyTo.String, &m.ReplyTo); err != nil {
+			return m, fmt.Errorf("message %q reply-to: %w", r.MessageID, err)
+		}
 	}
 	if r.Refs.Valid { // NULL for messages stored before migration 00004
 		if err := decodeList(r.Refs.String, &m.References); err != nil {

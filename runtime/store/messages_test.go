@@ -61,6 +61,7 @@ func TestAppendMessageRoundTripsFourByteCharactersByteIdentical(t *testing.T) {
 			From:      fourByte + " <bot@example.com>",
 			To:        []string{"𠀋 <a@example.com>", "b@example.com"},
 			Cc:        []string{"😀@example.com"},
+			ReplyTo:   []string{"Replies " + fourByte + " <replies@example.com>"},
 			Subject:   "Subject " + fourByte,
 			Date:      baseTime,
 			Text:      strings.Repeat(fourByte, 100),
@@ -105,7 +106,7 @@ func storedAttachments(atts []history.Attachment) []history.Attachment {
 func equalStored(a, b history.Message) bool {
 	if a.Seq != b.Seq || a.ThreadID != b.ThreadID || a.MessageID != b.MessageID || a.InReplyTo != b.InReplyTo ||
 		!slices.Equal(a.References, b.References) || a.Direction != b.Direction || a.From != b.From ||
-		!a.Date.Equal(b.Date) || a.Date.Location() != time.UTC || a.Subject != b.Subject ||
+		!slices.Equal(a.ReplyTo, b.ReplyTo) || !a.Date.Equal(b.Date) || a.Date.Location() != time.UTC || a.Subject != b.Subject ||
 		a.Text != b.Text || a.HTML != b.HTML || strings.Join(a.To, "\x00") != strings.Join(b.To, "\x00") ||
 		strings.Join(a.Cc, "\x00") != strings.Join(b.Cc, "\x00") || len(a.Attachments) != len(b.Attachments) {
 		return false
@@ -243,7 +244,7 @@ func TestAppendMessageRejectsInvalidValues(t *testing.T) {
 		{"70,000-byte subject", func(m *Message) { m.Subject = long(70000) }, "subject has 70000 bytes (at most 16384)"},
 		{"70,000-byte sender", func(m *Message) { m.From = long(70000) }, "from has 70000 bytes (at most 998)"},
 		{"over-long cc entry", func(m *Message) { m.Cc = []string{"a@b", long(999)} }, "cc[1] has 999 bytes (at most 998)"},
-		{"too many recipients", func(m *Message) { m.To = make([]string, MaxAddresses+1) }, "to has 501 entries (at most 500)"},
+		{"too many recipients", func(m *Message) { m.To = make([]string, MaxAddresses+1) }, "to has 201 entries (at most 200)"},
 		{"17 MiB body", func(m *Message) { m.Text = long(17 << 20) }, "text body has 17825792 bytes (at most 2097152)"},
 		{"over-long HTML body", func(m *Message) { m.HTML = long(MaxBodyBytes + 1) }, "html body has 2097153 bytes (at most 2097152)"},
 		{"70,000-byte filename", att(func(a *history.Attachment) { a.Filename = long(70000) }), "attachment[0] filename has 70000 bytes (at most 998)"},
@@ -284,7 +285,7 @@ func TestAppendMessageRejectsInvalidValues(t *testing.T) {
 }
 
 // The largest message the limits allow is stored and read back byte for byte on both dialects,
-// even when every byte of it needs the most escaping (a NUL in an address is 6 bytes of JSON
+// even when every byte of it needs the most escaping (a NUL in a list entry is 6 bytes of JSON
 // and 7 in the SQL text; a quote in a body 2), so no value within the limits meets a column
 // size or MariaDB's 16 MiB max_allowed_packet.
 func TestLargestAllowedMessageRoundTrips(t *testing.T) {
@@ -295,22 +296,36 @@ func TestLargestAllowedMessageRoundTrips(t *testing.T) {
 	m.Subject = strings.Repeat("😀", MaxSubjectBytes/4)
 	m.Text = strings.Repeat("'", MaxBodyBytes)
 	m.HTML = strings.Repeat("\\", MaxBodyBytes)
-	m.To, m.Cc = make([]string, MaxAddresses), make([]string, MaxAddresses)
+	m.To, m.Cc, m.ReplyTo = make([]string, MaxAddresses), make([]string, MaxAddresses), make([]string, MaxAddresses)
 	for i := range MaxAddresses {
-		m.To[i], m.Cc[i] = nuls, nuls
+		m.To[i], m.Cc[i], m.ReplyTo[i] = nuls, nuls, nuls
 	}
+	m.InReplyTo = strings.Repeat("\x00", MaxMessageIDChars)
+	m.References = make([]string, MaxReferences)
+	for i := range m.References {
+		m.References[i] = m.InReplyTo
+	}
+	m.Problems = make([]string, MaxProblems)
+	for i := range m.Problems {
+		m.Problems[i] = nuls
+	}
+	m.NotToAnswer = nuls
+	m.Mailbox, m.RunKey = strings.Repeat("😀", MaxNameChars), strings.Repeat("😀", MaxNameChars)
 	for i := range MaxAttachments {
 		m.Attachments = append(m.Attachments, history.Attachment{ID: escaped(MaxAttachmentIDBytes),
 			Filename: escaped(MaxFilenameBytes), ContentType: strings.Repeat("😀", MaxContentTypeChars), Size: int64(i)})
 	}
 	eachDB(t, func(t *testing.T, s *Store) {
 		seq := mustAppend(t, s, m)
-		got, err := s.Message(context.Background(), "", "largest")
+		got, err := s.Message(context.Background(), m.Mailbox, "largest")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.Seq != seq || got.From != m.From || got.Subject != m.Subject || got.Text != m.Text || got.HTML != m.HTML ||
-			!slices.Equal(got.To, m.To) || !slices.Equal(got.Cc, m.Cc) || !sameAttachments(got.Attachments, m.Attachments) {
+			!slices.Equal(got.To, m.To) || !slices.Equal(got.Cc, m.Cc) || !slices.Equal(got.ReplyTo, m.ReplyTo) ||
+			got.InReplyTo != m.InReplyTo || !slices.Equal(got.References, m.References) ||
+			!slices.Equal(got.Problems, m.Problems) || got.NotToAnswer != m.NotToAnswer || got.RunKey != m.RunKey ||
+			!sameAttachments(got.Attachments, m.Attachments) {
 			t.Error("the largest allowed message did not round-trip byte for byte")
 		}
 	})
@@ -507,6 +522,28 @@ func TestThreadOfFindsTheFirstStoredReference(t *testing.T) {
 		}
 		if _, _, _, err := s.ThreadOf(ctx, "a", make([]string, MaxReferences+2)); !errors.Is(err, ErrInvalid) {
 			t.Errorf("ThreadOf(too many ids) error = %v, want ErrInvalid", err)
+		}
+	})
+}
+
+// AppendMail is AppendMessage in the shape runtime/mail's Ingest asks of its store: a second
+// delivery returns the stored seq and thread, flagged as a duplicate.
+func TestAppendMailReportsTheStoredThreadOfADuplicate(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		m := msg("p/t1", "<m@x>", baseTime).Message
+		seq, thread, dup, err := s.AppendMail(ctx, m, "p@acme.test", "auto-submitted: auto-replied", []string{"cc: bad address"})
+		if err != nil || thread != "p/t1" || dup {
+			t.Fatalf("AppendMail = %d, %q, %t, %v", seq, thread, dup, err)
+		}
+		m.ThreadID = "p/t2" // threaded elsewhere the second time
+		seq2, thread2, dup, err := s.AppendMail(ctx, m, "p@acme.test", "auto-submitted: auto-replied", []string{"cc: bad address"})
+		if err != nil || seq2 != seq || thread2 != "p/t1" || !dup {
+			t.Errorf("second AppendMail = %d, %q, %t, %v; want %d in p/t1, duplicate", seq2, thread2, dup, err, seq)
+		}
+		got, err := s.Message(ctx, "p@acme.test", "<m@x>")
+		if err != nil || got.NotToAnswer != "auto-submitted: auto-replied" || !slices.Equal(got.Problems, []string{"cc: bad address"}) {
+			t.Errorf("stored mail = %+v, %v", got, err)
 		}
 	})
 }

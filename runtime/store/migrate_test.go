@@ -16,23 +16,37 @@ import (
 	"github.com/pressly/goose/v3"
 )
 
+// Migrating a new database applies every migration; migrating it again applies none.
 func TestMigrateTwiceIsIdempotent(t *testing.T) {
-	eachDB(t, func(t *testing.T, s *Store) {
-		// newTestStore already migrated once.
-		applied, err := Migrate(context.Background(), s.DB().DB, s.Dialect())
-		if err != nil {
-			t.Fatalf("second Migrate: %v", err)
-		}
-		if len(applied) != 0 {
-			t.Errorf("second Migrate applied %v, want nothing", applied)
-		}
-		for _, table := range []string{"threads", "messages", "attachments", "runs", "tool_uses", "compactions"} {
-			var n int
-			if err := s.DB().GetContext(context.Background(), &n, "SELECT COUNT(*) FROM "+table); err != nil {
-				t.Errorf("table %s: %v", table, err)
+	fsys, err := MigrationsFS(DialectSQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := fsReadDir(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []Dialect{DialectSQLite, DialectMySQL} {
+		t.Run(string(d), func(t *testing.T) {
+			s, err := Open(context.Background(), scratchDSN(t, d))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	})
+			defer s.Close()
+			if first, err := Migrate(context.Background(), s.DB().DB, d); err != nil || !slices.Equal(first, files) {
+				t.Fatalf("first Migrate applied %v, %v; want %v", first, err, files)
+			}
+			if again, err := Migrate(context.Background(), s.DB().DB, d); err != nil || len(again) != 0 {
+				t.Errorf("second Migrate applied %v, %v; want nothing", again, err)
+			}
+			for _, table := range []string{"threads", "messages", "attachments", "runs", "tool_uses", "compactions"} {
+				var n int
+				if err := s.DB().GetContext(context.Background(), &n, "SELECT COUNT(*) FROM "+table); err != nil {
+					t.Errorf("table %s: %v", table, err)
+				}
+			}
+		})
+	}
 }
 
 func TestMigrationsExistForBothDialects(t *testing.T) {
@@ -210,4 +224,45 @@ func TestConcurrentMigrateProcessesOnOneSQLiteFile(t *testing.T) {
 			t.Errorf("round %d: versions recorded %v, want each of the %d migrations once", round, versions, len(files))
 		}
 	}
+}
+
+// The store's migrations 00003 and later go down to 00002 and up again on both dialects.
+func TestMigrationsGoDownAndUpAgain(t *testing.T) {
+	for _, d := range []Dialect{DialectSQLite, DialectMySQL} {
+		t.Run(string(d), func(t *testing.T) {
+			s, err := Open(context.Background(), scratchDSN(t, d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			fsys, _ := MigrationsFS(d)
+			gd := goose.DialectSQLite3
+			if d == DialectMySQL {
+				gd = goose.DialectMySQL
+			}
+			p, err := goose.NewProvider(gd, s.DB().DB, fsys, goose.WithDisableGlobalRegistry(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.DownTo(ctx, 2); err != nil {
+				t.Fatalf("down to 00002: %v", err)
+			}
+			if ok, _ := tableExists(s, "responsibility_runs"); !ok {
+				t.Error("down to 00002 left no responsibility_runs table")
+			}
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatalf("up again: %v", err)
+			}
+			startScheduled(t, s, "p", "r")
+		})
+	}
+}
+
+func tableExists(s *Store, name string) (bool, error) {
+	_, err := s.DB().Exec("SELECT COUNT(*) FROM " + name)
+	return err == nil, err
 }

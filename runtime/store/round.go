@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,15 +15,15 @@ import (
 )
 
 // StoredPayloadLimit is how many characters of a tool call's arguments and of its result the
-// store keeps (protege's STORED_PAYLOAD_LIMIT, seed 003). Longer payloads are cut with
-// runtime.Clip, which ends them with "…[truncated]" so they have exactly this many
-// characters. In bytes that is at most 64,000 (4 bytes a character), which the TEXT columns
-// (65,535 bytes on MySQL) hold.
+// store keeps. Longer payloads are cut with runtime.Clip, which ends them with "…[truncated]"
+// so they have exactly this many characters. In bytes that is at most 64,000 (4 bytes a
+// character), which the TEXT columns (65,535 bytes on MySQL) hold.
 const StoredPayloadLimit = 16000
 
 // MaxRoundCalls is the most calls one round may carry. A round is one INSERT statement; this
 // bound keeps it under MySQL's default max_allowed_packet (16 MiB on MariaDB: 100 calls of two
-// 64,000-byte payloads is 12.8 MB) and SQLite's host-parameter limit.
+// payloads of at most 64,000 bytes each, escaped, is 12.8 MB, plus at most 2.5 MiB for the
+// escaped text and state) and SQLite's host-parameter limit.
 const MaxRoundCalls = 100
 
 // MaxTurnIndex is the largest Round.TurnIndex the store accepts: the turn_index column is a
@@ -41,8 +43,7 @@ const (
 	OwnerRun OwnerType = "run"
 )
 
-// Owner is what a round's tool uses belong to: the message answered, or the run (protege's
-// polymorphic ToolUse#source).
+// Owner is what a round's tool uses belong to: the message answered, or the run.
 type Owner struct {
 	Type OwnerType
 	ID   int64
@@ -60,7 +61,8 @@ type Result struct {
 }
 
 // Round is one tool-calling round of a run: the calls one assistant message requested and
-// their results, paired index for index (Results[i] answers Calls[i]). RunID groups one run: the
+// their results, paired index for index (Results[i] answers Calls[i]), with that assistant
+// message's Text and provider State, so a resumed run rebuilds the message exactly. RunID groups one run: the
 // run's key (Run.Key) when the run is in the runs table; a retry of the run reuses it. TurnIndex
 // is the round within the run (from 0). The store keys each row by (Owner, RunID, TurnIndex,
 // position in Calls).
@@ -71,6 +73,12 @@ type Round struct {
 	TurnIndex int
 	Calls     []runtime.ToolCall
 	Results   []Result
+	// Text is the assistant message's text before its calls ("" for none), at most
+	// MaxRoundTextBytes of valid UTF-8.
+	Text string
+	// State is the assistant message's opaque provider state (runtime.Message.State: thinking
+	// blocks, reasoning items), stored as JSON of at most MaxRoundStateBytes.
+	State []runtime.ProviderState
 }
 
 // Outcome says what a write did with its key: RecordRound, AppendMessage, StartRun, FinishRun
@@ -139,15 +147,18 @@ func (e *ConflictError) Error() string {
 // Is reports whether target is ErrConflict.
 func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 
-// toolUseRow is one tool_uses row of a round, as RecordRound writes and compares it.
+// toolUseRow is one tool_uses row of a round, as RecordRound writes and compares it. The
+// round's assistant text and state live on its position-0 row (NULL on the others).
 type toolUseRow struct {
-	Persona    string `db:"persona"`
-	Position   int    `db:"position"`
-	ToolCallID string `db:"tool_call_id"`
-	ToolName   string `db:"tool_name"`
-	Arguments  string `db:"arguments"`
-	Result     string `db:"result"`
-	Succeeded  bool   `db:"succeeded"`
+	RoundText  sql.NullString `db:"round_text"`
+	RoundState sql.NullString `db:"round_state"`
+	Persona    string         `db:"persona"`
+	Position   int            `db:"position"`
+	ToolCallID string         `db:"tool_call_id"`
+	ToolName   string         `db:"tool_name"`
+	Arguments  string         `db:"arguments"`
+	Result     string         `db:"result"`
+	Succeeded  bool           `db:"succeeded"`
 }
 
 // roundHooks lets tests inject faults into the store's writes; nil in production.
@@ -162,7 +173,7 @@ type roundHooks struct {
 }
 
 // RecordRound stores one tool-calling round: one tool_uses row per call, paired with its
-// result, re-creating protege's ToolUse.record_round (seed 003) with these guarantees:
+// result, with these guarantees:
 //
 //   - Validated first: a count mismatch between Calls and Results (or another ErrInvalidRound
 //     case) is an error before anything is written.
@@ -267,6 +278,16 @@ func (s *Store) roundRows(r Round) ([]toolUseRow, error) {
 			return nil, where("%v", err)
 		}
 	}
+	if err := checkBytes("text", r.Text, MaxRoundTextBytes); err != nil {
+		return nil, where("%v", err)
+	}
+	state, err := encodeState(r.State)
+	if err != nil {
+		return nil, where("state: %v", err)
+	}
+	if len(state) > MaxRoundStateBytes {
+		return nil, where("state has %d bytes of JSON (at most %d)", len(state), MaxRoundStateBytes)
+	}
 	rows := make([]toolUseRow, len(r.Calls))
 	for i, c := range r.Calls {
 		if err := checkLen("tool call id", c.ID, MaxToolFieldChars); err != nil {
@@ -287,6 +308,10 @@ func (s *Store) roundRows(r Round) ([]toolUseRow, error) {
 			Arguments:  s.payload(c.Name, PayloadArguments, args),
 			Result:     s.payload(c.Name, PayloadResult, r.Results[i].Content),
 			Succeeded:  r.Results[i].Succeeded,
+		}
+		if i == 0 {
+			rows[i].RoundText = sql.NullString{String: r.Text, Valid: true}
+			rows[i].RoundState = sql.NullString{String: state, Valid: true}
 		}
 	}
 	return rows, nil
@@ -318,25 +343,25 @@ func (s *Store) roundInsert(r Round, rows []toolUseRow) (string, []any) {
 	if r.Owner.Type == OwnerRun {
 		owner, thread = "(SELECT id FROM runs WHERE id = ?)", "NULL"
 	}
-	perRow := 12
+	perRow := 14
 	if r.Owner.Type == OwnerRun {
-		perRow = 11
+		perRow = 13
 	}
 	var b strings.Builder
 	b.WriteString(`INSERT INTO tool_uses (owner_type, owner_id, thread_id, persona, run_id, turn_index,
-		position, tool_call_id, tool_name, arguments, result, succeeded) VALUES `)
+		position, tool_call_id, tool_name, arguments, result, succeeded, round_text, round_state) VALUES `)
 	args := make([]any, 0, perRow*len(rows))
 	for i, row := range rows {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(?, " + owner + ", " + thread + ", " + placeholders(9) + ")")
+		b.WriteString("(?, " + owner + ", " + thread + ", " + placeholders(11) + ")")
 		args = append(args, string(r.Owner.Type), r.Owner.ID)
 		if r.Owner.Type == OwnerMessage {
 			args = append(args, r.Owner.ID)
 		}
 		args = append(args, row.Persona, r.RunID, r.TurnIndex, row.Position, row.ToolCallID, row.ToolName,
-			row.Arguments, row.Result, row.Succeeded)
+			row.Arguments, row.Result, row.Succeeded, nullable(row.RoundText), nullable(row.RoundState))
 	}
 	return s.dialect.rebind(b.String()), args
 }
@@ -345,7 +370,7 @@ func (s *Store) roundInsert(r Round, rows []toolUseRow) (string, []any) {
 func (s *Store) storedRound(ctx context.Context, r Round) ([]toolUseRow, error) {
 	var stored []toolUseRow
 	err := s.db.SelectContext(ctx, &stored, s.dialect.rebind(`SELECT persona, position, tool_call_id, tool_name,
-		arguments, result, succeeded FROM tool_uses
+		arguments, result, succeeded, round_text, round_state FROM tool_uses
 		WHERE owner_type = ? AND owner_id = ? AND run_id = ? AND turn_index = ? ORDER BY position`),
 		string(r.Owner.Type), r.Owner.ID, r.RunID, r.TurnIndex)
 	if err != nil {
@@ -372,6 +397,9 @@ func compareRound(r Round, stored, proposed []toolUseRow) *ConflictError {
 			{"arguments", st.Arguments, pr.Arguments},
 			{"result", st.Result, pr.Result},
 			{"succeeded", fmt.Sprint(st.Succeeded), fmt.Sprint(pr.Succeeded)},
+			// A round stored before migration 00005 has NULL text and state: compared as "".
+			{"text", st.RoundText.String, pr.RoundText.String},
+			{"state", st.RoundState.String, pr.RoundState.String},
 		} {
 			if f.a != f.b {
 				c.Field, c.Stored, c.Proposed = f.name, f.a, f.b
@@ -399,4 +427,99 @@ func (s *Store) roundError(ctx context.Context, r Round, err error) error {
 		return fmt.Errorf("%w: %s %d: %w", ErrUnknownOwner, what, r.Owner.ID, err)
 	}
 	return err
+}
+
+// storedState is how a round's provider state item is stored: Data kept as a JSON string of its
+// exact bytes (not re-encoded or compacted), so a resumed run sends back the bytes the provider
+// returned.
+type storedState struct {
+	Provider string `json:"provider"`
+	Data     string `json:"data"`
+}
+
+// encodeState returns the stored JSON text of a round's provider state, "" for none. Each
+// item's Data must be valid JSON (or empty).
+func encodeState(state []runtime.ProviderState) (string, error) {
+	if len(state) == 0 {
+		return "", nil
+	}
+	items := make([]storedState, len(state))
+	for i, st := range state {
+		if len(st.Data) > 0 && !json.Valid(st.Data) {
+			return "", fmt.Errorf("item %d (%s): data is not valid JSON", i, st.Provider)
+		}
+		if !utf8.Valid(st.Data) {
+			return "", fmt.Errorf("item %d (%s): data is not valid UTF-8", i, st.Provider)
+		}
+		items[i] = storedState{Provider: st.Provider, Data: string(st.Data)}
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(items); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// decodeState reads what encodeState wrote.
+func decodeState(text string) ([]runtime.ProviderState, error) {
+	if text == "" {
+		return nil, nil
+	}
+	var items []storedState
+	if err := json.Unmarshal([]byte(text), &items); err != nil {
+		return nil, err
+	}
+	state := make([]runtime.ProviderState, len(items))
+	for i, it := range items {
+		state[i] = runtime.ProviderState{Provider: it.Provider}
+		if it.Data != "" {
+			state[i].Data = json.RawMessage(it.Data)
+		}
+	}
+	return state, nil
+}
+
+// nullable is v's string, or NULL when v is not valid.
+func nullable(v sql.NullString) any {
+	if !v.Valid {
+		return nil
+	}
+	return v.String
+}
+
+// Rounds returns the rounds recorded for owner by the run runID, in turn order, each with its
+// calls (Input is the stored arguments), results, text and state — what a resumed run replays
+// instead of calling the model and the tools again. The payloads are the stored ones: passed
+// through the store's RedactFunc and clipped to StoredPayloadLimit characters, so they equal
+// what the model and the tools exchanged only when neither changed them. One query, served by
+// the rounds' unique key. An unknown owner or run gives no rounds and no error. Errors: the
+// database's (wrapped), or a stored state that is not valid JSON.
+func (s *Store) Rounds(ctx context.Context, owner Owner, runID string) ([]Round, error) {
+	var rows []struct {
+		toolUseRow
+		TurnIndex int `db:"turn_index"`
+	}
+	err := s.db.SelectContext(ctx, &rows, s.dialect.rebind(`SELECT persona, turn_index, position, tool_call_id,
+		tool_name, arguments, result, succeeded, round_text, round_state FROM tool_uses
+		WHERE owner_type = ? AND owner_id = ? AND run_id = ? ORDER BY turn_index, position`),
+		string(owner.Type), owner.ID, runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: read the rounds of %s run %q: %w", owner, runID, err)
+	}
+	var out []Round
+	for _, row := range rows {
+		if row.Position == 0 || len(out) == 0 || out[len(out)-1].TurnIndex != row.TurnIndex {
+			r := Round{Owner: owner, Persona: row.Persona, RunID: runID, TurnIndex: row.TurnIndex, Text: row.RoundText.String}
+			if r.State, err = decodeState(row.RoundState.String); err != nil {
+				return nil, fmt.Errorf("store: read the rounds of %s run %q: turn %d state: %w", owner, runID, row.TurnIndex, err)
+			}
+			out = append(out, r)
+		}
+		r := &out[len(out)-1]
+		r.Calls = append(r.Calls, runtime.ToolCall{ID: row.ToolCallID, Name: row.ToolName, Input: json.RawMessage(row.Arguments)})
+		r.Results = append(r.Results, Result{Content: row.Result, Succeeded: row.Succeeded})
+	}
+	return out, nil
 }

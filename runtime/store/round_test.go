@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,10 +55,11 @@ func TestRecordRoundStoresOneRowPerCallInOrder(t *testing.T) {
 			t.Fatalf("RecordRound = %v, %v; want stored", out, err)
 		}
 		rows := storedRows(t, s, r)
+		none := sql.NullString{String: "", Valid: true}
 		want := []toolUseRow{
-			{"support-agent", 0, "call_0", "tool_0", `{"i":0}`, `{"ok":0}`, true},
-			{"support-agent", 1, "call_1", "tool_1", `{}`, `{"ok":1}`, false},
-			{"support-agent", 2, "call_2", "tool_2", `{"i":2}`, `{"ok":2}`, true},
+			{none, none, "support-agent", 0, "call_0", "tool_0", `{"i":0}`, `{"ok":0}`, true},
+			{sql.NullString{}, sql.NullString{}, "support-agent", 1, "call_1", "tool_1", `{}`, `{"ok":1}`, false},
+			{sql.NullString{}, sql.NullString{}, "support-agent", 2, "call_2", "tool_2", `{"i":2}`, `{"ok":2}`, true},
 		}
 		if fmt.Sprint(rows) != fmt.Sprint(want) {
 			t.Errorf("stored rows\n%v\nwant\n%v", rows, want)
@@ -341,6 +344,111 @@ func TestRecordRoundForScheduledRunHasNoThread(t *testing.T) {
 		}
 		if n := countRows(t, s, "tool_uses", "owner_type = 'run' AND owner_id = ? AND thread_id IS NULL", id); n != 2 {
 			t.Errorf("%d thread-less rows for the run, want 2", n)
+		}
+	})
+}
+
+// A round keeps its assistant message's text and provider state; Rounds reads a run's rounds
+// back in turn order exactly as recorded, for a resumed run to replay.
+func TestRoundsReadBackARunsRoundsWithTextAndState(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		owner := messageSource(t, s, "t")
+		state := []runtime.ProviderState{
+			{Provider: "anthropic", Data: json.RawMessage(`{"type": "thinking", "thinking": "a <b> & c", "signature": "sig=="}`)},
+			{Provider: "anthropic", Data: json.RawMessage(`{"type":"redacted_thinking","data":"` + fourByte + `"}`)},
+		}
+		r0 := testRound(owner, "run-1", 0, 2)
+		r0.Text, r0.State = "Let me look that up. "+fourByte, state
+		r1 := testRound(owner, "run-1", 1, 1)
+		other := testRound(owner, "run-2", 0, 1)
+		for _, r := range []Round{r1, r0, other} { // recorded out of turn order
+			if out, err := s.RecordRound(ctx, r); err != nil || out != Stored {
+				t.Fatalf("RecordRound(turn %d) = %v, %v", r.TurnIndex, out, err)
+			}
+		}
+		got, err := s.Rounds(ctx, owner, "run-1")
+		if err != nil || len(got) != 2 {
+			t.Fatalf("Rounds = %+v, %v; want 2 rounds", got, err)
+		}
+		for i, want := range []Round{r0, r1} {
+			g := got[i]
+			if g.Owner != want.Owner || g.Persona != want.Persona || g.RunID != want.RunID || g.TurnIndex != want.TurnIndex ||
+				g.Text != want.Text || len(g.State) != len(want.State) || fmt.Sprint(g.Results) != fmt.Sprint(want.Results) {
+				t.Errorf("round %d = %+v\nwant %+v", i, g, want)
+			}
+			for j := range want.State {
+				if g.State[j].Provider != want.State[j].Provider || !bytes.Equal(g.State[j].Data, want.State[j].Data) {
+					t.Errorf("round %d state %d = %s %s, want the bytes %s %s", i, j, g.State[j].Provider, g.State[j].Data,
+						want.State[j].Provider, want.State[j].Data)
+				}
+			}
+			for j, c := range want.Calls {
+				if !g.Calls[j].Equal(c) {
+					t.Errorf("round %d call %d = %+v, want %+v", i, j, g.Calls[j], c)
+				}
+			}
+		}
+		if out, err := s.RecordRound(ctx, r0); err != nil || out != AlreadyStored {
+			t.Errorf("identical retry = %v, %v; want already stored", out, err)
+		}
+		changed := r0
+		changed.State = state[:1]
+		var c *ConflictError
+		if _, err := s.RecordRound(ctx, changed); !errors.As(err, &c) || c.Field != "state" || c.Position != 0 {
+			t.Errorf("retry with other state: %v; want a conflict on state at position 0", err)
+		}
+		changed = r0
+		changed.Text = "other"
+		if _, err := s.RecordRound(ctx, changed); !errors.As(err, &c) || c.Field != "text" {
+			t.Errorf("retry with other text: %v; want a conflict on text", err)
+		}
+		if none, err := s.Rounds(ctx, owner, "no-such-run"); err != nil || len(none) != 0 {
+			t.Errorf("Rounds(unknown run) = %+v, %v; want none", none, err)
+		}
+		bad := testRound(owner, "run-3", 0, 1)
+		for name, edit := range map[string]func(*Round){
+			"over-long text":     func(r *Round) { r.Text = strings.Repeat("x", MaxRoundTextBytes+1) },
+			"invalid UTF-8 text": func(r *Round) { r.Text = "\xff" },
+			"state not JSON":     func(r *Round) { r.State = []runtime.ProviderState{{Provider: "p", Data: json.RawMessage(`{`)}} },
+			"over-long state": func(r *Round) {
+				r.State = []runtime.ProviderState{{Provider: "p", Data: json.RawMessage(`"` + strings.Repeat("s", MaxRoundStateBytes) + `"`)}}
+			},
+		} {
+			r := bad
+			edit(&r)
+			if _, err := s.RecordRound(ctx, r); !errors.Is(err, ErrInvalidRound) {
+				t.Errorf("%s: error = %v, want ErrInvalidRound", name, err)
+			}
+		}
+		if n := countRows(t, s, "tool_uses", "run_id = 'run-3'"); n != 0 {
+			t.Errorf("%d rows of refused rounds", n)
+		}
+	})
+}
+
+// The largest round the limits allow — 100 calls whose arguments and results are 16,000
+// four-byte characters, text and state at their limits, all of it needing the most escaping —
+// is one INSERT under MariaDB's default 16 MiB max_allowed_packet, on both dialects.
+func TestLargestAllowedRoundIsStored(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		r := testRound(messageSource(t, s, "t"), "run-1", 0, MaxRoundCalls)
+		big := strings.Repeat("😀", StoredPayloadLimit)
+		for i := range r.Calls {
+			r.Calls[i].Input = json.RawMessage(`"` + big + `"`)
+			r.Results[i].Content = big
+		}
+		r.Text = strings.Repeat("'", MaxRoundTextBytes)
+		// Data of backslashes: each is 2 bytes of JSON string, then 2 again when escaped in SQL.
+		data := `"` + strings.Repeat(`\\`, (MaxRoundStateBytes-40)/4) + `"`
+		r.State = []runtime.ProviderState{{Provider: "p", Data: json.RawMessage(data)}}
+		if out, err := s.RecordRound(context.Background(), r); err != nil || out != Stored {
+			t.Fatalf("RecordRound(the largest round) = %v, %.300v", out, err)
+		}
+		got, err := s.Rounds(context.Background(), r.Owner, r.RunID)
+		if err != nil || len(got) != 1 || got[0].Text != r.Text || string(got[0].State[0].Data) != data ||
+			got[0].Results[99].Content != big {
+			t.Fatalf("the largest round did not read back (%v)", err)
 		}
 	})
 }

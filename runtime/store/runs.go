@@ -76,9 +76,9 @@ type BusyError struct {
 // Error names the running run and its lease.
 func (e *BusyError) Error() string {
 	r := e.Running
-	on := "thread " + quote(r.ThreadID)
+	on := fmt.Sprintf("thread %q", r.ThreadID)
 	if r.Kind == RunScheduled {
-		on = "responsibility " + quote(r.Responsibility)
+		on = fmt.Sprintf("responsibility %q", r.Responsibility)
 	}
 	return fmt.Sprintf("store: persona %q already has run %q running on %s (lease held by %q until %s)",
 		r.Persona, r.Key, on, r.Lease.Holder, r.Lease.Expires.Format(time.RFC3339Nano))
@@ -713,8 +713,6 @@ func clipReason(s string) string { return runtime.Clip(toValidUTF8(s), StoredPay
 
 // dbNow is t as the store stores and reads it back: UTC, truncated to the microsecond.
 func dbNow(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
-
-func quote(s string) string { return fmt.Sprintf("%q", s) }
 
 func nullInt(v int64) any {
 	if v == 0 {

@@ -195,6 +195,9 @@ func TestOneRunningRunPerThreadAndPerResponsibility(t *testing.T) {
 		if !errors.As(err, &busy) || !errors.Is(err, ErrBusy) || busy.Running != first {
 			t.Fatalf("second running reply run on the thread: %v; want a *BusyError carrying %+v", err, first)
 		}
+		if want := fmt.Sprintf(`store: persona "p" already has run %q running on thread "t" (lease held by "w1" until `, first.Key); !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("busy error = %q, want it to start %q", err, want)
+		}
 		if n := countRows(t, s, "runs", ""); n != 1 {
 			t.Errorf("%d runs stored after the busy start, want 1", n)
 		}
@@ -409,4 +412,36 @@ func TestZeroClockIsRefused(t *testing.T) {
 			t.Errorf("%d runs written with a zero clock", n)
 		}
 	}, WithClock(func() time.Time { return time.Time{} }))
+}
+
+// The run writes a runner or scheduler makes on every run cost one round trip each on MySQL:
+// claiming a fire (or starting a reply run), renewing, finishing; reading the trail is one
+// query; a retried start is the INSERT plus one read.
+func TestRunWritesCostOneRoundTrip(t *testing.T) {
+	s, trips := newTripCountingMySQLStore(t)
+	ctx := context.Background()
+	nr := NewRun{Key: "k", Kind: RunScheduled, Persona: "p", Responsibility: "r", FireAt: fireAt, Holder: "w"}
+	skip := NewRun{Key: "k2", Kind: RunScheduled, Persona: "p", Responsibility: "r", FireAt: fireAt.Add(time.Hour),
+		Status: RunSkipped, Reason: "overlap"}
+	cases := []struct {
+		name string
+		run  func() error
+		want int64
+	}{
+		{"claim a fire", func() error { _, _, err := s.StartRun(ctx, nr); return err }, 1},
+		{"record a skipped fire", func() error { _, _, err := s.StartRun(ctx, skip); return err }, 1},
+		{"start again", func() error { _, _, err := s.StartRun(ctx, nr); return err }, 2},
+		{"renew", func() error { _, err := s.RenewLease(ctx, "k", "w", time.Hour); return err }, 1},
+		{"finish", func() error { _, err := s.FinishRun(ctx, "k", "w", Finish{Status: RunSucceeded}); return err }, 1},
+		{"trail", func() error { _, err := s.Runs(ctx, RunQuery{Persona: "p", Responsibility: "r"}); return err }, 1},
+	}
+	for _, c := range cases {
+		trips.Store(0)
+		if err := c.run(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := trips.Load(); got != c.want {
+			t.Errorf("%s: %d round trips, want %d", c.name, got, c.want)
+		}
+	}
 }

@@ -11,7 +11,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
-// Store is the SQL store of threads, messages, responsibility runs and tool uses, on MySQL /
+// Store is the SQL store of threads, messages, runs, tool uses and compactions, on MySQL /
 // MariaDB or SQLite. It is safe for concurrent use; it holds no state besides its connection
 // pool and options.
 type Store struct {
@@ -50,8 +50,10 @@ type RedactFunc func(toolName string, kind PayloadKind, payload string) string
 // (clipped).
 func WithRedact(f RedactFunc) Option { return func(s *Store) { s.redact = f } }
 
-// WithClock sets the clock the store reads for started_at / finished_at of responsibility runs.
-// The default is time.Now. Times are stored in UTC to the microsecond.
+// WithClock sets the clock the store reads for the times it stamps itself: a run's start,
+// finish and lease expiry, a compaction's claim and completion. The default is time.Now. Times
+// are stored in UTC to the microsecond; a clock returning a time outside years 1000 to 9999 (the
+// zero time included) makes those writes fail with ErrInvalid before anything is written.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
 // Open connects to the database dsn names, checks the connection with a ping, and returns the
@@ -74,7 +76,8 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = no
 // no path; a driver parse error (wrapped) for a malformed MySQL DSN, and an error for one that
 // names no database; the url.ParseQuery error (wrapped) for a SQLite DSN with a malformed query;
 // and the ping's error (wrapped, with the password hidden) when the server cannot be
-// reached. Close the Store when done.
+// reached; a ping that SQLite refuses as BUSY (connections racing to switch a new file to WAL)
+// is retried up to 5 times first. Close the Store when done.
 func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	p, err := parseDSN(dsn)
 	if err != nil {
