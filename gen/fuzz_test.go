@@ -146,26 +146,36 @@ func readFuzzCorpus(t *testing.T, target string) map[string][]byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		header, rest, _ := strings.Cut(string(b), "\n")
-		if header != "go test fuzz v1" {
-			t.Fatalf("%s: not a fuzz corpus file", p)
-		}
-		expr, err := parser.ParseExpr(strings.TrimSpace(rest))
-		call, ok := expr.(*ast.CallExpr)
-		if err != nil || !ok || len(call.Args) != 1 {
-			t.Fatalf("%s: want one []byte(...) value", p)
-		}
-		lit, ok := call.Args[0].(*ast.BasicLit)
-		if !ok {
-			t.Fatalf("%s: want a string literal", p)
-		}
-		s, err := strconv.Unquote(lit.Value)
+		data, err := decodeCorpusFile(b)
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		out[filepath.Base(p)] = []byte(s)
+		out[filepath.Base(p)] = data
 	}
 	return out
+}
+
+// decodeCorpusFile returns the one []byte value of a corpus file in the
+// go test fuzz v1 format.
+func decodeCorpusFile(b []byte) ([]byte, error) {
+	header, rest, _ := strings.Cut(string(b), "\n")
+	if header != "go test fuzz v1" {
+		return nil, errors.New("not a fuzz corpus file")
+	}
+	expr, err := parser.ParseExpr(strings.TrimSpace(rest))
+	call, ok := expr.(*ast.CallExpr)
+	if err != nil || !ok || len(call.Args) != 1 {
+		return nil, errors.New("want one []byte(...) value")
+	}
+	lit, ok := call.Args[0].(*ast.BasicLit)
+	if !ok {
+		return nil, errors.New("want a string literal")
+	}
+	s, err := strconv.Unquote(lit.Value)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(s), nil
 }
 
 // TestFuzzCorpusCompiles holds what FuzzGenerate cannot check per input
