@@ -94,6 +94,9 @@ type treeBuilder struct {
 	// quiet holds the use positions of such unrepeated problems, so the
 	// schema's complaint about the null they left is dropped too.
 	quiet map[Pos]bool
+	// open holds the collections being built, so an alias to one of them
+	// (a value that contains itself) is reported as the cycle it is.
+	open map[*yaml.Node]bool
 }
 
 // aliasUse is one alias (*name) and the position of its anchor (&name).
@@ -140,6 +143,8 @@ func (b *treeBuilder) build(n *yaml.Node, depth int) *tnode {
 	case yaml.AliasNode:
 		return b.alias(n, depth)
 	case yaml.MappingNode:
+		b.open[n] = true
+		defer delete(b.open, n)
 		t := &tnode{kind: ValueMap, pos: b.pos(n)}
 		b.collectionTag(n, t.pos, "!!map", "a mapping")
 		seen := make(map[string]Pos)
@@ -159,6 +164,8 @@ func (b *treeBuilder) build(n *yaml.Node, depth int) *tnode {
 		}
 		return t
 	case yaml.SequenceNode:
+		b.open[n] = true
+		defer delete(b.open, n)
 		t := &tnode{kind: ValueList, pos: b.pos(n)}
 		b.collectionTag(n, t.pos, "!!seq", "a list")
 		for _, c := range n.Content {
@@ -177,6 +184,10 @@ func (b *treeBuilder) alias(n *yaml.Node, depth int) *tnode {
 	p := b.pos(n)
 	if n.Alias == nil {
 		b.diags = append(b.diags, Diagnostic{Pos: p, Message: fmt.Sprintf("unknown alias *%s", n.Value)})
+		return &tnode{kind: ValueNull, pos: p}
+	}
+	if b.open[n.Alias] {
+		b.diags = append(b.diags, Diagnostic{Pos: p, Message: fmt.Sprintf("alias *%s refers to a value that contains it (a cycle); a spec value cannot contain itself", n.Value)})
 		return &tnode{kind: ValueNull, pos: p}
 	}
 	if b.inAlias > 8 {
