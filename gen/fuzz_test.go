@@ -3,21 +3,76 @@ package gen
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/personagen/personagen/spec"
 )
 
-// FuzzGenerate holds, for any spec text: loading and generating never
-// panic; a spec that generates yields Go source that parses, the same
-// bytes on a second run, and a header naming its source; a spec that does
-// not generate yields positioned diagnostics in this spec's file. The
-// fixture host is loaded once; seeds are the golden cases' and the
-// examples' specs, so plain `go test` runs them all.
+// fuzzPackages are the host packages the fuzz target loads once: the
+// fixture host with its odd corners (main and internal subpackages), the
+// second module's public and internal packages, and a path that does not
+// exist.
+var fuzzPackages = []string{
+	fixtureHost, fixtureHost + "/cmdtool", fixtureHost + "/internal/secret",
+	"example.com/other/api", "example.com/other/internal/secret", "example.com/fixture/nope",
+}
+
+// fuzzSeeds are specs that reach the generator's odd corners, added to the
+// golden cases' and the examples' specs as seeds.
+var fuzzSeeds = []string{
+	"version: 1\nname: x\ndescription: \"/* */ // \\u2028\"\n",
+	"version: 1\nname: a-b\nmessage_resolvers:\n  - load_text: {text: \"{{ .Inbound.To }}*/\"}\n",
+	"version: 1\nname: nul\ndescription: \"a\\0b\\uFEFFc\\x7f\"\n",
+	"version: 1\nname: alias\nenv: example.com/fixture/host.EnvAlias\nmessage_resolvers:\n  - load_record: {loader: AccountForSender, serialize: {method: LLMText}}\n",
+	"version: 1\nname: generic\nmessage_resolvers:\n  - use: {resolver: example.com/fixture/host.PairOf}\n  - use: {resolver: example.com/fixture/host.IntPair, with: {First: 1, second: -2}}\n",
+	"version: 1\nname: internal\nmessage_resolvers:\n  - load_record: {loader: example.com/other/api.Load, serialize: {method: Line}}\n  - use: {resolver: example.com/other/api.Resolver, with: {config: {Level: 1}}}\n",
+	"version: 1\nname: pointers\nmessage_resolvers:\n  - use: {resolver: example.com/fixture/host.Pointers, with: {any: {a: [1]}, tier: x, wait: 1h, twice: 3, labels: [], tiers: [a]}}\n",
+	"version: 1\nname: tagged\nmessage_resolvers:\n  - use: {resolver: example.com/fixture/host.Tagged, with: {\"-\": x}}\n  - use: {resolver: example.com/fixture/host.Dashed, with: {\"-\": x}}\n",
+	"version: 1\nname: recursive\nmessage_resolvers:\n  - use: {resolver: example.com/fixture/host.Recursive, with: {loop: 1, nest: [[[]]], next: {next: {loop: null}}}}\n",
+	"version: 1\nname: embedded\nenv: example.com/fixture/host.EmbeddingEnv\nmessage_resolvers:\n  - load_record: {loader: BaseNotes}\n  - use: {resolver: example.com/fixture/host.Embedded, with: {MaxItems: 1, Limits: {max_items: 2}}}\n",
+	"version: 1\nname: signatures\nmessage_resolvers:\n  - load_record: {loader: example.com/fixture/host.AliasSliceLoader, serialize: {method: Headline}}\n  - load_record: {loader: example.com/fixture/host.NamedSliceLoader}\n  - load_record: {loader: example.com/fixture/host.Records}\n",
+}
+
+// fuzzHarness is the scratch module, host and options FuzzGenerate and
+// TestFuzzCorpusCompiles share.
+type fuzzHarness struct {
+	mod  string
+	host *Host
+	opts Options
+}
+
+func newFuzzHarness(t testing.TB) *fuzzHarness {
+	t.Helper()
+	mod := scratchModule(t)
+	root := filepath.Join(mod, "root")
+	for _, name := range []string{"prompts/system.md", "prompts/few-shot.chat", "prompts/a.md"} {
+		writeFile(t, filepath.Join(root, name), []byte("user: hello\n"))
+	}
+	host, err := LoadPackages(t.Context(), mod, fuzzPackages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fuzzHarness{mod: mod, host: host, opts: Options{Package: "out", OutDir: filepath.Join(mod, "out"), Root: root, LineBase: mod}}
+}
+
+// FuzzGenerate holds, for any spec text: loading, checking and emitting
+// never panic; a spec that generates yields Go source that parses, the
+// same bytes on a second run, and a header naming its source; a spec that
+// does not generate yields positioned diagnostics inside this spec's file.
+// The fixture host packages are loaded once; seeds are the golden cases'
+// and the examples' specs and fuzzSeeds, so plain `go test` runs them all,
+// and the committed corpus (testdata/fuzz/FuzzGenerate) too, which
+// TestFuzzCorpusCompiles also builds.
 func FuzzGenerate(f *testing.F) {
 	if testing.Short() {
 		f.Skip("loads a scratch module")
@@ -32,35 +87,30 @@ func FuzzGenerate(f *testing.F) {
 			f.Add(data)
 		}
 	}
-	f.Add([]byte("version: 1\nname: x\ndescription: \"/* */ // \\u2028\"\n"))
-	f.Add([]byte("version: 1\nname: a-b\nmessage_resolvers:\n  - load_text: {text: \"{{ .Inbound.To }}*/\"}\n"))
-
-	mod := scratchModule(f)
-	root := filepath.Join(mod, "root")
-	for _, name := range []string{"prompts/system.md", "prompts/few-shot.chat", "prompts/a.md"} {
-		writeFile(f, filepath.Join(root, name), []byte("user: hello\n"))
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
 	}
-	host, err := LoadPackages(f.Context(), mod, []string{fixtureHost, "example.com/fixture/nope"})
-	if err != nil {
-		f.Fatal(err)
-	}
-	name := filepath.Join(mod, "fuzz.persona.yaml")
-	opts := Options{Package: "out", OutDir: filepath.Join(mod, "out"), Root: root, LineBase: mod}
+	h := newFuzzHarness(f)
+	name := filepath.Join(h.mod, "fuzz.persona.yaml")
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, diags := spec.Load(name, data)
 		if len(diags) > 0 {
 			return
 		}
-		files, err := Emit([]*spec.Persona{p}, host, opts)
+		lines := bytes.Count(data, []byte("\n")) + 1
+		files, err := Emit([]*spec.Persona{p}, h.host, h.opts)
 		if err != nil {
 			var ge *Error
 			if !errors.As(err, &ge) || len(ge.Diagnostics) == 0 {
 				t.Fatalf("Emit error is not positioned diagnostics: %v", err)
 			}
 			for _, d := range ge.Diagnostics {
-				if d.Pos.File != name || d.Pos.Line < 1 {
+				if d.Pos.File != name || d.Pos.Line < 1 || d.Pos.Line > lines || d.Pos.Col < 1 {
 					t.Fatalf("diagnostic outside the spec: %s", d)
+				}
+				if strings.Contains(d.Message, ErrFormat.Error()) {
+					t.Fatalf("generator bug: %s", d.Message)
 				}
 			}
 			return
@@ -75,9 +125,102 @@ func FuzzGenerate(f *testing.F) {
 		if !bytes.HasPrefix(src, []byte(Header+"\n"+SourcePrefix+"fuzz.persona.yaml\n")) {
 			t.Fatalf("header missing:\n%s", src)
 		}
-		again, err := Emit([]*spec.Persona{p}, host, opts)
+		again, err := Emit([]*spec.Persona{p}, h.host, h.opts)
 		if err != nil || !bytes.Equal(again[0].Content, src) {
 			t.Fatalf("second run differs (err %v)", err)
 		}
 	})
+}
+
+// readFuzzCorpus returns the []byte values of the committed corpus files
+// of a fuzz target (go test fuzz v1 format), by file name.
+func readFuzzCorpus(t *testing.T, target string) map[string][]byte {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("testdata", "fuzz", target, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string][]byte)
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := decodeCorpusFile(b)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		out[filepath.Base(p)] = data
+	}
+	return out
+}
+
+// decodeCorpusFile returns the one []byte value of a corpus file in the
+// go test fuzz v1 format.
+func decodeCorpusFile(b []byte) ([]byte, error) {
+	header, rest, _ := strings.Cut(string(b), "\n")
+	if header != "go test fuzz v1" {
+		return nil, errors.New("not a fuzz corpus file")
+	}
+	expr, err := parser.ParseExpr(strings.TrimSpace(rest))
+	call, ok := expr.(*ast.CallExpr)
+	if err != nil || !ok || len(call.Args) != 1 {
+		return nil, errors.New("want one []byte(...) value")
+	}
+	lit, ok := call.Args[0].(*ast.BasicLit)
+	if !ok {
+		return nil, errors.New("want a string literal")
+	}
+	s, err := strconv.Unquote(lit.Value)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(s), nil
+}
+
+// TestFuzzCorpusCompiles holds what FuzzGenerate cannot check per input
+// (a build per execution would be too slow): every committed corpus entry
+// of FuzzGenerate that generates compiles. Each entry's persona is renamed
+// (fuzz-0, fuzz-1, …) so that all of them generate into one package, which
+// is built and vetted once.
+func TestFuzzCorpusCompiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a scratch module")
+	}
+	corpus := readFuzzCorpus(t, "FuzzGenerate")
+	if len(corpus) == 0 {
+		t.Fatal("no committed corpus entries in testdata/fuzz/FuzzGenerate")
+	}
+	h := newFuzzHarness(t)
+	entries := slices.Sorted(maps.Keys(corpus))
+	generated := 0
+	for i, entry := range entries {
+		data := corpus[entry]
+		name := filepath.Join(h.mod, "corpus", entry+".persona.yaml")
+		p, diags := spec.Load(name, data)
+		if len(diags) > 0 {
+			continue
+		}
+		p.Name.Value = fmt.Sprintf("fuzz-%d", i)
+		files, err := Emit([]*spec.Persona{p}, h.host, h.opts)
+		var ge *Error
+		switch {
+		case errors.As(err, &ge):
+			continue
+		case err != nil:
+			t.Fatalf("%s: %v", entry, err)
+		}
+		writeFile(t, filepath.Join(h.opts.OutDir, files[0].Name), files[0].Content)
+		generated++
+	}
+	if generated == 0 {
+		t.Fatal("no corpus entry generates")
+	}
+	if out, err := goCmd(t, h.mod, "build", "./out"); err != nil {
+		t.Fatalf("go build of %d generated corpus entries failed:\n%s", generated, firstLines(out, 40))
+	}
+	if out, err := goCmd(t, h.mod, "vet", "./out"); err != nil {
+		t.Fatalf("go vet of %d generated corpus entries failed:\n%s", generated, firstLines(out, 40))
+	}
+	t.Logf("%d of %d corpus entries generate and compile", generated, len(corpus))
 }
