@@ -146,5 +146,9 @@ func historyFilter(p string, q history.Query) (string, []any) {
 		conds = append(conds, p+"seq <= ?")
 		args = append(args, q.UpToSeq)
 	}
+	if q.InboundUpToSeq > 0 {
+		conds = append(conds, "("+p+"direction = 'outbound' OR "+p+"seq <= ?)")
+		args = append(args, q.InboundUpToSeq)
+	}
 	return strings.Join(conds, " AND "), args
 }
