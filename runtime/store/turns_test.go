@@ -100,7 +100,9 @@ func TestTurnsAreRecordedFencedAndReadBackExactly(t *testing.T) {
 }
 
 func TestSettleCallStoresTheResultAsARoundWould(t *testing.T) {
-	redact := func(tool string, kind PayloadKind, p string) string { return strings.ReplaceAll(p, "sk-secret", "[redacted]") }
+	redact := func(tool string, kind PayloadKind, p string) string {
+		return strings.ReplaceAll(p, "sk-secret", "[redacted]")
+	}
 	eachDB(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		run := startScheduled(t, s, "p", "digest")
@@ -135,7 +137,9 @@ func TestStartTurnRefusesBadTurns(t *testing.T) {
 			"bad state":      bad(func(t *Turn) { t.State[0].Data = json.RawMessage("{") }),
 			"negative usage": bad(func(t *Turn) { t.Usage.OutputTokens = -1 }),
 			"long stop":      bad(func(t *Turn) { t.StopReason = strings.Repeat("s", MaxNameChars+1) }),
-			"huge arguments": bad(func(t *Turn) { t.ToolCalls[0].Input = json.RawMessage(`"` + strings.Repeat("a", MaxTurnCallBytes) + `"`) }),
+			"huge arguments": bad(func(t *Turn) {
+				t.ToolCalls[0].Input = json.RawMessage(`"` + strings.Repeat("a", MaxTurnCallBytes) + `"`)
+			}),
 		} {
 			if _, err := s.StartTurn(ctx, "w1", turn); !errors.Is(err, ErrInvalid) {
 				t.Errorf("%s: %v, want ErrInvalid", name, err)
@@ -185,7 +189,9 @@ func TestViewAndCompactionAt(t *testing.T) {
 // summarizerFunc adapts a func to history.Summarizer.
 type summarizerFunc func(context.Context, history.SummaryInput) (string, error)
 
-func (f summarizerFunc) Summarize(ctx context.Context, in history.SummaryInput) (string, error) { return f(ctx, in) }
+func (f summarizerFunc) Summarize(ctx context.Context, in history.SummaryInput) (string, error) {
+	return f(ctx, in)
+}
 
 func TestRunKeepsItsViewAndReplyOfFindsTheReply(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
