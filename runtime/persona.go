@@ -64,6 +64,17 @@ type Persona struct {
 	MessageChain        *Chain
 	ResponsibilityChain *Chain
 	Responsibilities    []Responsibility
+	// Mailbox is the persona's email identity: Address, the address it receives mail at and
+	// sends its replies from (an addr-spec such as "support@acme.example", no display name),
+	// Aliases, other addresses that also reach it, and Name, the display name of its replies'
+	// From ("" for none). runtime/mail routes a message to every persona whose Address or one of
+	// whose Aliases is among the message's recipients (compared case-insensitively). An empty
+	// Address means the persona receives no email.
+	Mailbox struct {
+		Address string
+		Aliases []string
+		Name    string
+	}
 }
 
 // Responsibility returns the persona's responsibility named name, and whether it exists.

@@ -2,7 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
-	"unsafe"
+	"strings"
 
 	"github.com/personagen/personagen/runtime/history"
 )
@@ -35,88 +35,107 @@ const noResultText = "[no result was recorded for this call]"
 // empty; k the use's 0-based index in the round), in the call and its tool message alike, so
 // the output always satisfies Validate. A ReplayResultLimit below NoLimit means 4,000 here.
 //
-// The output depends on msgs alone: no clock, no map order, no state.
+// The output depends on msgs alone: no clock, no map order, no state. It costs a handful of
+// allocations whatever the number of messages: every text it renders (the turns and the
+// clipped results) lies in one string arena, every call input in one byte arena, every call in
+// one slice; unclipped results are the source's own strings.
 func (h *ThreadHistory) AppendReplay(dst []Message, msgs []history.Message) []Message {
 	limit := h.ReplayResultLimit
 	if limit == 0 || limit < NoLimit {
 		limit = defaultReplayResultLimit
 	}
-	var uses []history.ToolUse
+	// First the sizes, and where each result is cut (-1: replayed whole), found once and in
+	// replay order: counting characters is the largest cost of a replay.
+	var scratch []history.ToolUse // a message's uses, sorted, when the source's order is not the replay's
+	var cutsBuf [128]int
+	cuts := cutsBuf[:0]
+	nText, nInput, nCalls, nSpans := 0, 0, 0, 0
 	for i := range msgs {
 		m := &msgs[i]
-		if text, ok := turnText(m); ok {
+		nText += turnTextSize(m)
+		nSpans++
+		if h.SkipToolCalls {
+			continue
+		}
+		for _, u := range replayOrder(m.ToolUses, &scratch) {
+			nCalls++
+			nInput += len(u.Arguments) + len(clippedArgumentsKey) + 8 // room to wrap a payload
+			cut := -1
+			if u.HasResult && limit >= markerLen {
+				if c, ok := clipCut(u.Result, limit-markerLen, limit); ok {
+					cut = c
+					nText += c + len(truncationMarker)
+					nSpans++
+				}
+			}
+			cuts = append(cuts, cut)
+		}
+	}
+
+	// The arenas. Texts are written to text and become substrings of its final contents at
+	// the end (spans say where each lies), so the builder may grow on the way; inputs are full
+	// slice expressions over their own part of inputs, so no append can reach a neighbour.
+	var text strings.Builder
+	text.Grow(nText)
+	inputs := make([]byte, 0, nInput)
+	calls := make([]ToolCall, 0, nCalls)
+	type span struct{ msg, start, end int } // dst[msg].Text is text[start:end]
+	spans := make([]span, 0, nSpans)
+	for i := range msgs {
+		m := &msgs[i]
+		start := text.Len()
+		if writeTurnText(&text, m) {
 			role := RoleUser
 			if m.Direction == history.Outbound {
 				role = RoleAssistant
 			}
-			dst = append(dst, Message{Role: role, Text: text})
+			// Without the last block's line break, which stays in the arena unused.
+			spans = append(spans, span{len(dst), start, text.Len() - 1})
+			dst = append(dst, Message{Role: role})
 		}
 		if h.SkipToolCalls || len(m.ToolUses) == 0 {
 			continue
 		}
-		uses = append(uses[:0], m.ToolUses...)
-		sortToolUses(uses)
+		uses := replayOrder(m.ToolUses, &scratch)
 		for start := 0; start < len(uses); {
 			end := start + 1
 			for end < len(uses) && sameRound(uses[start], uses[end]) {
 				end++
 			}
-			dst = appendRound(dst, uses[start:end], limit)
+			round := uses[start:end]
+			first := len(calls)
+			for _, u := range round {
+				var in json.RawMessage
+				in, inputs = appendReplayInput(inputs, u.Arguments)
+				calls = append(calls, ToolCall{ID: u.ToolCallID, Name: u.ToolName, Input: in})
+			}
+			rc := calls[first:len(calls):len(calls)]
+			uniqueCallIDs(rc)
+			dst = append(dst, Message{Role: RoleAssistant, ToolCalls: rc})
+			for k, u := range round {
+				cut := cuts[0]
+				cuts = cuts[1:]
+				msg := ToolMessage(rc[k].ID, u.Result)
+				switch {
+				case !u.HasResult:
+					msg.Text = noResultText
+				case cut >= 0:
+					s := text.Len()
+					text.WriteString(u.Result[:cut])
+					text.WriteString(truncationMarker)
+					spans = append(spans, span{len(dst), s, text.Len()})
+					msg.Text = ""
+				case limit != NoLimit && limit < markerLen:
+					msg.Text = Clip(u.Result, limit)
+				}
+				dst = append(dst, msg)
+			}
 			start = end
 		}
 	}
-	return dst
-}
-
-// appendRound appends one round: the assistant message with its calls, then a tool message per
-// call.
-func appendRound(dst []Message, round []history.ToolUse, limit int) []Message {
-	calls := make([]ToolCall, len(round))
-	// Where each result is cut (-1: replayed whole), found once: counting characters is the
-	// largest cost of a replay.
-	var cutsBuf [8]int
-	cuts := cutsBuf[:0]
-	n := 0
-	for _, u := range round {
-		n += len(u.Arguments) + len(clippedArgumentsKey) + 8 // room to wrap a payload
-		cut := -1
-		if u.HasResult && limit >= markerLen {
-			if c, ok := clipCut(u.Result, limit-markerLen, limit); ok {
-				cut = c
-				n += c + len(truncationMarker)
-			}
-		}
-		cuts = append(cuts, cut)
-	}
-	// The round's inputs and clipped results share one buffer, each a full slice expression (or
-	// a string) over its own part, so no append can reach a neighbour.
-	arena := make([]byte, 0, n)
-	for i, u := range round {
-		var in json.RawMessage
-		in, arena = appendReplayInput(arena, u.Arguments)
-		calls[i] = ToolCall{ID: u.ToolCallID, Name: u.ToolName, Input: in}
-	}
-	uniqueCallIDs(calls)
-	dst = append(dst, Message{Role: RoleAssistant, ToolCalls: calls})
-	for i, u := range round {
-		text := noResultText
-		switch {
-		case !u.HasResult:
-		case cuts[i] >= 0:
-			start := len(arena)
-			arena = append(arena, u.Result[:cuts[i]]...)
-			arena = append(arena, truncationMarker...)
-			// The bytes are never written again (later appends go past them), so they can be
-			// a string without a copy. A string of its own per round costs 20 of the 121
-			// allocations of a request in bench/assembly; this is the replay's one unsafe use.
-			b := arena[start:]
-			text = unsafe.String(unsafe.SliceData(b), len(b))
-		case limit != NoLimit && limit < markerLen:
-			text = Clip(u.Result, limit)
-		default:
-			text = u.Result
-		}
-		dst = append(dst, ToolMessage(calls[i].ID, text))
+	all := text.String() // the builder's bytes, not a copy
+	for _, s := range spans {
+		dst[s.msg].Text = all[s.start:s.end]
 	}
 	return dst
 }

@@ -49,4 +49,54 @@ func sortToolUses(uses []history.ToolUse) {
 }
 
 // sameRound reports whether two tool uses belong to one round.
+// replayOrder returns uses in replay order (see sortToolUses): uses itself when it already is
+// (the order a SQL source gives), otherwise a sorted copy in *scratch, valid until the next call.
+func replayOrder(uses []history.ToolUse, scratch *[]history.ToolUse) []history.ToolUse {
+	if inReplayOrder(uses) {
+		return uses
+	}
+	*scratch = append((*scratch)[:0], uses...)
+	sortToolUses(*scratch)
+	return *scratch
+}
+
+// inReplayOrder reports, in one pass and without allocating, whether sortToolUses would leave
+// uses as they are: each round contiguous, its uses by Position (then Seq), and each round
+// after the one before it by smallest Seq, then TurnIndex (rounds tying on both stay in the
+// order they come in, as the sort keeps them). It answers false, making the caller sort, for
+// more than eight rounds.
+func inReplayOrder(uses []history.ToolUse) bool {
+	var seen [8]*history.ToolUse // the first use of each round met so far
+	n := 0
+	var prevMin, curMin int64 // the smallest Seq of the previous round and of the current one
+	var prevTurn, curTurn int
+	before := func() bool { return prevMin < curMin || prevMin == curMin && prevTurn <= curTurn }
+	for i := range uses {
+		u := &uses[i]
+		if i > 0 && sameRound(uses[i-1], *u) {
+			if p := &uses[i-1]; u.Position < p.Position || u.Position == p.Position && u.Seq < p.Seq {
+				return false
+			}
+			curMin = min(curMin, u.Seq)
+			continue
+		}
+		if n > 1 && !before() {
+			return false
+		}
+		for _, f := range seen[:n] {
+			if sameRound(*f, *u) {
+				return false // the round was split
+			}
+		}
+		if n == len(seen) {
+			return false
+		}
+		seen[n] = u
+		n++
+		prevMin, prevTurn = curMin, curTurn
+		curMin, curTurn = u.Seq, u.TurnIndex
+	}
+	return n < 2 || before()
+}
+
 func sameRound(a, b history.ToolUse) bool { return a.RunID == b.RunID && a.TurnIndex == b.TurnIndex }

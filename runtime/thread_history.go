@@ -96,7 +96,9 @@ func (h *ThreadHistory) Resolve(ctx context.Context, inv *Invocation, dst []Mess
 	}
 	comp := inv.snap.summarized(h.Source, thread)
 	if comp != nil {
-		q.AfterSeq = comp.BoundarySeq
+		// The omitted note needs the count; without a summary nothing shows it, and counting
+		// would read the thread past the window.
+		q.AfterSeq, q.CountOmitted = comp.BoundarySeq, true
 	}
 	w, err := h.Source.History(ctx, q)
 	if err != nil {

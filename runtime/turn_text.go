@@ -3,6 +3,8 @@ package runtime
 import (
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/personagen/personagen/runtime/history"
 )
@@ -28,17 +30,22 @@ import (
 // when that is blank, HTMLText(HTML); it is omitted when blank. Each attachment adds one
 // attachment note (metadata only), in the message's order.
 func turnText(m *history.Message) (string, bool) {
-	body := strings.TrimSpace(m.Text)
-	if body == "" && m.HTML != "" {
-		body = HTMLText(m.HTML)
-	}
-	if body == "" && len(m.Attachments) == 0 {
+	var b strings.Builder
+	b.Grow(turnTextSize(m))
+	if !writeTurnText(&b, m) {
 		return "", false
 	}
-	from, subject := oneLine(m.From), oneLine(m.Subject)
-	var dateBuf [64]byte
-	date := m.Date.UTC().AppendFormat(dateBuf[:0], dateLayout)
-	n := len("From: \nTo: \nCc: \nDate: \nSubject: \n\n\n") + len(from) + len(subject) + len(date) + len(body)
+	s := b.String()
+	return s[:len(s)-1], true // without the last block's line break
+}
+
+// turnTextSize returns an upper bound of the bytes writeTurnText writes for m when its body is
+// its plain text, and a guess when the body comes from its HTML: a hint to size buffers by.
+func turnTextSize(m *history.Message) int {
+	n := len("From: \nTo: \nCc: \nDate: Mon, 02 Jan 2006 15:04:05 +0000\nSubject: \n\n\n") + len(m.From) + len(m.Subject) + len(m.Text)
+	if len(m.Text) < 64 {
+		n += len(m.HTML)
+	}
 	for _, a := range m.To {
 		n += len(a) + 2
 	}
@@ -48,15 +55,27 @@ func turnText(m *history.Message) (string, bool) {
 	for _, a := range m.Attachments {
 		n += len(a.Filename) + len(a.ContentType) + len(a.ID) + 64
 	}
-	var b strings.Builder
-	b.Grow(n)
-	writeHeader(&b, "From", from)
-	writeListHeader(&b, "To", m.To)
-	writeListHeader(&b, "Cc", m.Cc)
+	return n
+}
+
+// writeTurnText writes turnText's text of m to b followed by a line break, or nothing when m
+// has no content; it reports whether it wrote.
+func writeTurnText(b *strings.Builder, m *history.Message) bool {
+	body := strings.TrimSpace(m.Text)
+	if body == "" && m.HTML != "" {
+		body = HTMLText(m.HTML)
+	}
+	if body == "" && len(m.Attachments) == 0 {
+		return false
+	}
+	var dateBuf [64]byte
+	writeHeader(b, "From", oneLine(m.From))
+	writeListHeader(b, "To", m.To)
+	writeListHeader(b, "Cc", m.Cc)
 	b.WriteString("Date: ")
-	b.Write(date)
+	b.Write(m.Date.UTC().AppendFormat(dateBuf[:0], dateLayout))
 	b.WriteByte('\n')
-	writeHeader(&b, "Subject", subject)
+	writeHeader(b, "Subject", oneLine(m.Subject))
 	if body != "" {
 		b.WriteByte('\n')
 		b.WriteString(body)
@@ -77,8 +96,7 @@ func turnText(m *history.Message) (string, bool) {
 			b.WriteString(")]\n")
 		}
 	}
-	s := b.String()
-	return s[:len(s)-1], true // without the last block's line break
+	return true
 }
 
 // writeHeader writes "Name: value\n", or "Name:\n" for an empty value; value is one line.
@@ -92,13 +110,45 @@ func writeHeader(b *strings.Builder, name, value string) {
 	b.WriteByte('\n')
 }
 
-// writeListHeader writes the header of the values joined with ", ", made one line.
+// writeListHeader writes the header of the values joined with ", ", made one line. Values that
+// are one trimmed line already are written one by one, without joining them first.
 func writeListHeader(b *strings.Builder, name string, values []string) {
-	if len(values) == 1 {
+	switch {
+	case len(values) == 1:
 		writeHeader(b, name, oneLine(values[0]))
-		return
+	case plainList(values):
+		b.WriteString(name)
+		b.WriteString(": ")
+		for i, v := range values {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(v)
+		}
+		b.WriteByte('\n')
+	default:
+		writeHeader(b, name, oneLine(strings.Join(values, ", ")))
 	}
-	writeHeader(b, name, oneLine(strings.Join(values, ", ")))
+}
+
+// plainList reports whether values, joined with ", ", are already one non-empty line without
+// surrounding white space, so that oneLine would leave the joined text as it is.
+func plainList(values []string) bool {
+	if len(values) == 0 || values[len(values)-1] == "" {
+		return false
+	}
+	for _, v := range values {
+		if hasLineBreak(v) {
+			return false
+		}
+	}
+	if first := values[0]; first != "" {
+		if r, _ := utf8.DecodeRuneInString(first); unicode.IsSpace(r) {
+			return false
+		}
+	}
+	r, _ := utf8.DecodeLastRuneInString(values[len(values)-1])
+	return !unicode.IsSpace(r)
 }
 
 var lineBreaks = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ", "\u2028", " ", "\u2029", " ")

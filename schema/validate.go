@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agnivade/levenshtein"
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -138,12 +139,20 @@ func (v *Validator) walk(s map[string]any, inst any, path []string, optional boo
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
+		var known []string // props' keys, sorted once for all unknown keys
 		for _, k := range keys {
 			p := append(slices.Clone(path), k)
 			if ps, ok := props[k].(map[string]any); ok {
 				v.walk(ps, x[k], p, !slices.Contains(required, k), out)
 			} else if closed {
-				*out = append(*out, Violation{Kind: UnknownKey, Path: p, Message: unknownKeyMessage(k, props)})
+				if known == nil {
+					known = make([]string, 0, len(props))
+					for pk := range props {
+						known = append(known, pk)
+					}
+					sort.Strings(known)
+				}
+				*out = append(*out, Violation{Kind: UnknownKey, Path: p, Message: unknownKeyMessage(k, known)})
 			}
 		}
 	case []any:
@@ -160,14 +169,18 @@ func (v *Validator) walk(s map[string]any, inst any, path []string, optional boo
 // unknownKeyMessage names the key and suggests the closest allowed key: by
 // edit distance to the whole key or to one of its underscore-separated
 // words (histroy → thread_history), within half the key's length.
-func unknownKeyMessage(key string, props map[string]any) string {
-	known := make([]string, 0, len(props))
-	for k := range props {
-		known = append(known, k)
-	}
-	sort.Strings(known)
+// known is the sorted list of allowed keys.
+func unknownKeyMessage(key string, known []string) string {
+	n := utf8.RuneCountInString(key)
+	limit := max(2, n/2)
 	best, bestScore := "", 1<<30
 	for _, k := range known {
+		// The distance is at least the difference in length: a key far
+		// longer than every allowed key (a pasted paragraph) is compared
+		// with none of them.
+		if n-len(k) > limit {
+			continue
+		}
 		score := levenshtein.ComputeDistance(key, k)
 		if strings.Contains(k, "_") {
 			for _, w := range strings.Split(k, "_") {
@@ -180,7 +193,6 @@ func unknownKeyMessage(key string, props map[string]any) string {
 			best, bestScore = k, score
 		}
 	}
-	limit := max(2, len([]rune(key))/2)
 	if best != "" && bestScore <= limit {
 		return fmt.Sprintf("unknown key %q; did you mean %q?", key, best)
 	}
@@ -347,10 +359,16 @@ func pointer(path []string) string {
 	var b strings.Builder
 	for _, p := range path {
 		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(p))
+		b.WriteString(pointerEscaper.Replace(p))
 	}
 	return b.String()
 }
+
+// JSON Pointer escaping (RFC 6901); a Replacer is safe for concurrent use.
+var (
+	pointerEscaper   = strings.NewReplacer("~", "~0", "/", "~1")
+	pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
+)
 
 func parsePointer(p string) []string {
 	if p == "" {
@@ -358,7 +376,7 @@ func parsePointer(p string) []string {
 	}
 	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
 	for i, s := range parts {
-		parts[i] = strings.NewReplacer("~1", "/", "~0", "~").Replace(s)
+		parts[i] = pointerUnescaper.Replace(s)
 	}
 	return parts
 }

@@ -5,7 +5,11 @@
 // names, chain order, cross-file name collisions).
 //
 // Data flows one way: YAML → spec (typed, positioned) → schema check → gen.
-// The loader never decodes into structs before validation; it builds the
-// JSON value for the schema from the nodes itself, so unquoted dates stay
-// strings and .nan is rejected instead of becoming NaN.
+// The loader never decodes into structs before validation; it checks the
+// text itself first (UTF-8, characters YAML allows), resolves every scalar
+// by the YAML 1.2 core schema from the node's text, tag and style (not by
+// yaml.v3's YAML 1.1-flavoured rules), and builds the JSON value for the
+// schema from the nodes, so unquoted dates and 1_000 stay strings, 010 and
+// .nan are rejected, and a value reused through an alias is placed at the
+// alias. Its time is linear in the file's size.
 package spec

@@ -3,8 +3,8 @@ package spec
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-
 	"testing"
 	"time"
 )
@@ -49,6 +49,13 @@ func FuzzLoad(f *testing.F) {
 		"version: 1\nname: a\n---\n---\n",
 		"? [a, b]\n: c\n",
 		"version: !!binary aGk=\nname: !!str 1\n",
+		"%YAML 1.2\n---\nversion: 010\nname: ! 12\nmodel: !!map {name: !!str x, max_tokens: !!int 0x10}\n",
+		"\xef\xbb\xbfversion: 1\r\nname: a\rdescription: \"\\ud83d\\ude00 \\x00\"\n",
+		"version: 1\nname: a\nmodel: &m {name: m, bogus: 1}\nx: *m\ny: *nope\n",
+		"version: 1\nname: a\ndescription: caf\xe9\u2028\x07\n",
+		"version: 1\nname: a\nmessage_resolvers: [{load_file: {path: \"../{{ .Persona.Name }}/{{.Inbound.From}}\"}}]\n",
+		"version: 1\nname: a\nresponsibilities: [{name: d, schedule: \" CRON_TZ=X @every 1500ms\", timezone: right/UTC}]\n",
+		"version: 1\nname: a: b\n`x`: @y\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -70,13 +77,28 @@ func FuzzLoad(f *testing.F) {
 		if (p == nil) == (len(diags) == 0) {
 			t.Fatalf("Load returned persona %v with %d diagnostics", p != nil, len(diags))
 		}
+		lines := len(newSource(data).lines)
 		for i, d := range diags {
 			if d.Pos.File != "f.persona.yaml" || d.Pos.Line < 1 || d.Pos.Col < 1 || d.Message == "" {
 				t.Fatalf("diagnostic without position or message: %+v", d)
 			}
+			if d.Pos.Line > lines+1 {
+				t.Fatalf("diagnostic past the end of the file (%d lines): %v", lines, d)
+			}
+			if strings.HasPrefix(d.Message, "YAML parser failed") {
+				t.Fatalf("the parser panicked: %v", d)
+			}
 			if i > 0 && d.Pos.Before(diags[i-1].Pos) {
 				t.Fatalf("diagnostics not sorted: %v before %v", diags[i-1], d)
 			}
+		}
+		// Load is deterministic: the same input gives the same answer.
+		p2, diags2 := Load("f.persona.yaml", data)
+		if (p2 == nil) != (p == nil) || !slices.Equal(diags, diags2) {
+			t.Fatalf("second Load differs: %v vs %v", diags, diags2)
+		}
+		if p != nil && p.Name.Value == "" {
+			t.Fatalf("accepted persona without a name")
 		}
 	})
 }

@@ -52,6 +52,21 @@ var adversarialSpecs = map[string]func(n int) string{
 	"control characters": func(n int) string {
 		return "version: 1\nname: a\ndescription: \"" + strings.Repeat("a\x01", n/2) + "\"\n"
 	},
+	// A syntax error after many lines: both YAML parsers read them all.
+	"syntax error after many lines": func(n int) string {
+		return "version: 1\nname: a\ntools:\n" + strings.Repeat("  - example.com/x.Y\n", (n-100)/21) + "bad: `x`\n"
+	},
+	// Flow nesting just under the bound at which goccy/go-yaml is asked
+	// for a column, repeated, with the error at the end.
+	"syntax error after deep flow nesting": func(n int) string {
+		unit := "a: " + strings.Repeat("[", maxGoccyNesting-1) + strings.Repeat("]", maxGoccyNesting-1) + "\n"
+		var b strings.Builder
+		for i := 0; b.Len()+len(unit) < n-100; i++ {
+			fmt.Fprintf(&b, "k%d", i)
+			b.WriteString(unit[1:])
+		}
+		return b.String() + "bad: `x`\n"
+	},
 	// A syntax error at the end of a long line.
 	"syntax error after a long line": func(n int) string {
 		return "version: 1\nname: a\ndescription: " + strings.Repeat("x", n) + ": b\n"

@@ -66,6 +66,7 @@ func Load(name string, data []byte) (p *Persona, diags []Diagnostic) {
 	tb := &treeBuilder{
 		file: name, src: src, budget: MaxAliasExpansion,
 		aliases: make(map[Pos]aliasUse), built: make(map[*yaml.Node]bool), quiet: make(map[Pos]bool),
+		open: make(map[*yaml.Node]bool),
 	}
 	tree := tb.build(root, 0)
 	diags = append(diags, tb.diags...)
@@ -103,6 +104,9 @@ func Load(name string, data []byte) (p *Persona, diags []Diagnostic) {
 	}
 	diags = append(diags, later...)
 	if len(diags) > 0 {
+		for i := range diags {
+			diags[i].Message = printable(diags[i].Message)
+		}
 		return nil, SortDiagnostics(diags)
 	}
 	return persona, nil
@@ -122,6 +126,19 @@ func emptyDocument(name string, src *source, root *yaml.Node) Diagnostic {
 	return Diagnostic{Pos: Pos{File: name, Line: n.Line, Col: n.Column}, Message: "the document is null; " + want}
 }
 
+// onlyMarkers reports whether src holds nothing but blank lines,
+// comments, directives and document markers (--- and ...): a file yaml.v3
+// may refuse with a parser message although it is simply empty.
+func onlyMarkers(src *source) bool {
+	for _, l := range src.lines {
+		t := strings.TrimSpace(string(l))
+		if t != "" && t != "---" && t != "..." && !strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "%") {
+			return false
+		}
+	}
+	return true
+}
+
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // parseYAML decodes exactly one YAML document into a node tree.
@@ -130,6 +147,9 @@ func parseYAML(name string, src *source, data []byte) (*yaml.Node, []Diagnostic)
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
+			return nil, []Diagnostic{{Pos: Pos{File: name, Line: 1, Col: 1}, Message: "spec is empty; a spec is a mapping with at least version: 1 and name: NAME"}}
+		}
+		if onlyMarkers(src) {
 			return nil, []Diagnostic{{Pos: Pos{File: name, Line: 1, Col: 1}, Message: "spec is empty; a spec is a mapping with at least version: 1 and name: NAME"}}
 		}
 		return nil, []Diagnostic{yamlError(name, src, data, err)}
@@ -184,6 +204,9 @@ func schemaDiagnostic(tree *tnode, vi schema.Violation) Diagnostic {
 		label = pathLabel(vi.Path[:len(vi.Path)-1])
 		k := vi.Path[len(vi.Path)-1]
 		msg = strings.Replace(msg, strconv.Quote(k), quoteOdd(k), 1)
+		if before, after, ok := strings.Cut(k, ":"); ok && key != nil && key.plain && before != "" && after != "" {
+			msg += fmt.Sprintf(" (a colon needs a space after it to end a key: write %s: %s)", before, after)
+		}
 	case schema.WrongType:
 		msg = wrongTypeMessage(n, vi)
 	default:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"golang.org/x/text/unicode/runenames"
 )
@@ -65,3 +66,26 @@ func withOddRunes(msg, s string) string {
 
 // quoteOdd quotes s (strconv.Quote) and names its odd characters after it.
 func quoteOdd(s string) string { return withOddRunes(strconv.Quote(s), s) }
+
+// printable returns s with control characters (C0, DEL, C1) and the line
+// and paragraph separators written as Go escapes (\n, \x1b, \u2028), so a
+// message quoting spec text stays on one line and cannot drive a terminal.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, unprintable) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if !unprintable(r) {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRune(r)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
+}
+
+func unprintable(r rune) bool {
+	return unicode.IsControl(r) || r == 0x2028 || r == 0x2029
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/agnivade/levenshtein"
@@ -66,6 +67,7 @@ func ParseTemplate(src string, pos Pos, cols Columns) (Template, []*TemplateErro
 		p.Col = lastCol
 		return p
 	}
+	unknown := make(map[string]string) // messages of unknown fields met so far
 	lit := strings.Builder{}
 	litStart := 0
 	flush := func() {
@@ -102,7 +104,7 @@ func ParseTemplate(src string, pos Pos, cols Columns) (Template, []*TemplateErro
 		switch {
 		case fieldRef.MatchString(action):
 			path := strings.Split(action[1:], ".")
-			if msg := checkField(path); msg != "" {
+			if msg := checkField(path, unknown); msg != "" {
 				errs = append(errs, &TemplateError{Pos: at(open), Message: msg})
 			} else {
 				flush()
@@ -110,7 +112,7 @@ func ParseTemplate(src string, pos Pos, cols Columns) (Template, []*TemplateErro
 			}
 		default:
 			errs = append(errs, &TemplateError{Pos: at(open), Message: withOddRunes(fmt.Sprintf(
-				"{{%s}} is outside the template subset: only {{ .Field.Chain }} references are allowed (no pipes, functions, actions or trim markers)", inner), "{{"+inner+"}}")})
+				"{{%s}} is outside the template subset: only {{ .Field.Chain }} references are allowed (no pipes, functions, actions or trim markers)", printable(inner)), "{{"+inner+"}}")})
 		}
 		i = next
 	}
@@ -120,19 +122,36 @@ func ParseTemplate(src string, pos Pos, cols Columns) (Template, []*TemplateErro
 
 // LookupTemplateField returns the TemplateFields entry for path.
 func LookupTemplateField(path []string) (TemplateField, bool) {
-	for _, f := range TemplateFields {
-		if strings.Join(f.Path, ".") == strings.Join(path, ".") {
-			return f, true
-		}
+	i, ok := fieldIndex()[strings.Join(path, ".")]
+	if !ok {
+		return TemplateField{}, false
 	}
-	return TemplateField{}, false
+	return TemplateFields[i], true
 }
 
-func checkField(path []string) string {
-	if _, ok := LookupTemplateField(path); ok {
+// fieldIndex maps a field's path joined with dots to its TemplateFields
+// index; built once (TemplateFields is read-only).
+var fieldIndex = sync.OnceValue(func() map[string]int {
+	m := make(map[string]int, len(TemplateFields))
+	for i, f := range TemplateFields {
+		m[strings.Join(f.Path, ".")] = i
+	}
+	return m
+})
+
+// checkField returns why path is not a template field, or "". An unknown
+// field's message suggests the nearest known one (by edit distance), or
+// lists them all; messages are remembered in seen, keyed by the joined
+// path, so a template repeating one unknown field costs one comparison.
+func checkField(path []string, seen map[string]string) string {
+	key := strings.Join(path, ".")
+	if _, ok := fieldIndex()[key]; ok {
 		return ""
 	}
-	name := "." + strings.Join(path, ".")
+	if msg, ok := seen[key]; ok {
+		return msg
+	}
+	name := "." + key
 	best, bestD := "", 1<<30
 	for _, f := range TemplateFields {
 		if len(name) > 64 { // no field is near a name this long; spare the edit distance
@@ -142,12 +161,16 @@ func checkField(path []string) string {
 			best, bestD = f.Name(), d
 		}
 	}
+	var msg string
 	if bestD <= max(2, len(name)/4) {
-		return fmt.Sprintf("unknown template field %s; did you mean %s?", name, best)
+		msg = fmt.Sprintf("unknown template field %s; did you mean %s?", name, best)
+	} else {
+		names := make([]string, len(TemplateFields))
+		for i, f := range TemplateFields {
+			names[i] = f.Name()
+		}
+		msg = fmt.Sprintf("unknown template field %s; known fields: %s", name, strings.Join(names, ", "))
 	}
-	names := make([]string, len(TemplateFields))
-	for i, f := range TemplateFields {
-		names[i] = f.Name()
-	}
-	return fmt.Sprintf("unknown template field %s; known fields: %s", name, strings.Join(names, ", "))
+	seen[key] = msg
+	return msg
 }

@@ -94,6 +94,9 @@ type treeBuilder struct {
 	// quiet holds the use positions of such unrepeated problems, so the
 	// schema's complaint about the null they left is dropped too.
 	quiet map[Pos]bool
+	// open holds the collections being built, so an alias to one of them
+	// (a value that contains itself) is reported as the cycle it is.
+	open map[*yaml.Node]bool
 }
 
 // aliasUse is one alias (*name) and the position of its anchor (&name).
@@ -140,6 +143,8 @@ func (b *treeBuilder) build(n *yaml.Node, depth int) *tnode {
 	case yaml.AliasNode:
 		return b.alias(n, depth)
 	case yaml.MappingNode:
+		b.open[n] = true
+		defer delete(b.open, n)
 		t := &tnode{kind: ValueMap, pos: b.pos(n)}
 		b.collectionTag(n, t.pos, "!!map", "a mapping")
 		seen := make(map[string]Pos)
@@ -159,6 +164,8 @@ func (b *treeBuilder) build(n *yaml.Node, depth int) *tnode {
 		}
 		return t
 	case yaml.SequenceNode:
+		b.open[n] = true
+		defer delete(b.open, n)
 		t := &tnode{kind: ValueList, pos: b.pos(n)}
 		b.collectionTag(n, t.pos, "!!seq", "a list")
 		for _, c := range n.Content {
@@ -177,6 +184,10 @@ func (b *treeBuilder) alias(n *yaml.Node, depth int) *tnode {
 	p := b.pos(n)
 	if n.Alias == nil {
 		b.diags = append(b.diags, Diagnostic{Pos: p, Message: fmt.Sprintf("unknown alias *%s", n.Value)})
+		return &tnode{kind: ValueNull, pos: p}
+	}
+	if b.open[n.Alias] {
+		b.diags = append(b.diags, Diagnostic{Pos: p, Message: fmt.Sprintf("alias *%s refers to a value that contains it (a cycle); a spec value cannot contain itself", n.Value)})
 		return &tnode{kind: ValueNull, pos: p}
 	}
 	if b.inAlias > 8 {
@@ -352,10 +363,16 @@ func (b *treeBuilder) scalar(n *yaml.Node) *tnode {
 		if err != nil || math.IsInf(f, 0) {
 			return bad("number %s is out of range (64-bit floating point)", n.Value)
 		}
+		if f == 0 && strings.ContainsAny(mantissa(n.Value), "123456789") {
+			return bad("number %s is too small for 64-bit floating point: it would be read as 0; write 0 if that is meant", n.Value)
+		}
 		t.kind, t.f = ValueFloat, f
 		// Keep the literal when JSON can spell it (exact, and what the user
-		// wrote); YAML-only spellings (1., +1, .5, 01.5) are reformatted.
-		if !jsonNumber.MatchString(n.Value) {
+		// wrote) and it is short: big.Rat, which the schema check compares
+		// numbers with, costs time with the exponent. YAML-only spellings
+		// (1., +1, .5, 01.5), long literals and zeros (0e-99999999) are
+		// reformatted.
+		if !jsonNumber.MatchString(n.Value) || len(n.Value) > maxFloatLiteral || f == 0 {
 			t.str = strconv.FormatFloat(f, 'g', -1, 64)
 		}
 	case "!!map", "!!seq":
@@ -364,6 +381,19 @@ func (b *treeBuilder) scalar(n *yaml.Node) *tnode {
 		return bad("YAML tag %s is not supported (%s)", tag, supportedTags)
 	}
 	return t
+}
+
+// maxFloatLiteral is the longest float literal kept as written. A float64
+// holds 17 significant digits and exponents up to ±324, so nothing longer
+// can be more exact than its shortest formatting.
+const maxFloatLiteral = 32
+
+// mantissa returns a number literal without its exponent.
+func mantissa(s string) string {
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // parseCoreInt parses a core-schema integer (coreInt matched) into an

@@ -56,11 +56,15 @@ type Query struct {
 	Limit int
 	// ToolUses asks for each message's recorded tool uses.
 	ToolUses bool
+	// CountOmitted asks for Window.Omitted. Without it a Source may leave Omitted 0: counting
+	// what lies before a window reads the thread past the window, so a reader asks only when it
+	// shows the count (the thread_history resolver does after a compaction's summary).
+	CountOmitted bool
 }
 
 // Check reports whether q is well formed: a ThreadID is set, AfterSeq, UpToSeq and
-// InboundUpToSeq are not negative, and Limit is at least NoLimit. It returns nil or an error wrapping
-// [ErrInvalidQuery] that names the field.
+// InboundUpToSeq are not negative, and Limit is at least NoLimit. It returns nil or an error
+// wrapping [ErrInvalidQuery] that names the field.
 func (q Query) Check() error {
 	switch {
 	case q.ThreadID == "":
@@ -92,9 +96,10 @@ func (q Query) MaxMessages() (int, bool) {
 }
 
 // Window is the answer to a [Query]: Messages, the selected messages that fit the limit,
-// oldest first by Seq; and Omitted, how many selected messages (after AfterSeq, up to
-// UpToSeq and InboundUpToSeq, without the excluded one) lie before the window because of the limit (0 when every
-// selected message fits).
+// oldest first by Seq; and Omitted, when the Query set CountOmitted, how many selected messages
+// (after AfterSeq, up to UpToSeq and InboundUpToSeq, without the excluded one) lie before the
+// window because of the limit (0 when every selected message fits, and may be 0 without
+// CountOmitted).
 type Window struct {
 	Messages []Message
 	Omitted  int

@@ -208,6 +208,7 @@ func inboundUpToSeqLetsLaterRepliesThrough(f *fixture) {
 	f.expect(history.Query{ExcludeMessageID: f.id("q2"), UpToSeq: s("r1"), InboundUpToSeq: s("q2")}, 0, "q1", "r1")
 	f.expect(history.Query{InboundUpToSeq: s("q1")}, 0, "q1", "r1", "r2")
 	f.expect(history.Query{UpToSeq: s("r1"), InboundUpToSeq: s("q2"), Limit: 2}, 1, "q2", "r1")
+	f.expect(history.Query{ExcludeMessageID: f.id("q2"), UpToSeq: s("r1"), InboundUpToSeq: s("q2"), Limit: 1}, 1, "r1")
 	f.expect(history.Query{AfterSeq: s("q1"), InboundUpToSeq: s("q2"), ToolUses: true}, 0, "q2", "r1", "r2")
 }
 

@@ -18,7 +18,8 @@
 //     three hours fast does not put a reply before the question it answers), and ties cannot
 //     exist;
 //   - windows: Limit (0 = history.DefaultLimit, history.NoLimit = all), ExcludeMessageID,
-//     AfterSeq, UpToSeq and the Omitted count, alone and combined, and threads never mixed;
+//     AfterSeq, UpToSeq and the Omitted count (exact with CountOmitted, exact or 0 without),
+//     alone and combined, and threads never mixed;
 //   - tool uses: only when the Query asks, attached to their message, their Seqs increasing in
 //     recording order (their order in the Window is free: the replay orders them);
 //   - compactions: none, the latest of several, and windows after and up to a boundary;

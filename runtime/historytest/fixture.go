@@ -131,21 +131,31 @@ func (f *fixture) read(q history.Query) *history.Window {
 }
 
 // expect checks that the Window for q holds exactly the messages shorts, in this order, with
-// omitted messages before them.
+// omitted messages before them. It reads q twice: with CountOmitted set, where Omitted must be
+// omitted, and without, where the source may also leave it 0 (counting costs it a read past
+// the window); the messages must be the same both times. It returns the counted Window.
 func (f *fixture) expect(q history.Query, omitted int, shorts ...string) *history.Window {
 	f.t.Helper()
-	w := f.read(q)
-	var got, want []string
-	for _, m := range w.Messages {
-		got = append(got, m.MessageID)
-	}
+	var want []string
 	for _, s := range shorts {
 		want = append(want, f.id(s))
 	}
-	if !slices.Equal(got, want) || w.Omitted != omitted {
-		f.t.Errorf("History(%s):\n got  %s, Omitted %d\n want %s, Omitted %d", describe(q), f.short(got), w.Omitted, f.short(want), omitted)
+	var counted *history.Window
+	for _, count := range []bool{true, false} {
+		q.CountOmitted = count
+		w := f.read(q)
+		var got []string
+		for _, m := range w.Messages {
+			got = append(got, m.MessageID)
+		}
+		if !slices.Equal(got, want) || (w.Omitted != omitted && (count || w.Omitted != 0)) {
+			f.t.Errorf("History(%s):\n got  %s, Omitted %d\n want %s, Omitted %d", describe(q), f.short(got), w.Omitted, f.short(want), omitted)
+		}
+		if count {
+			counted = w
+		}
 	}
-	return w
+	return counted
 }
 
 // short strips the rule's prefix from message ids, for readable reports.
@@ -187,6 +197,9 @@ func describe(q history.Query) string {
 	}
 	if q.ToolUses {
 		parts = append(parts, "ToolUses")
+	}
+	if q.CountOmitted {
+		parts = append(parts, "CountOmitted")
 	}
 	return strings.Join(parts, ", ")
 }

@@ -193,3 +193,28 @@ func (d Dialect) nullTime(t time.Time) any {
 	}
 	return d.timeArg(t)
 }
+
+// indexed returns table (with its alias, if any: "messages m") as a FROM clause item that
+// reads it through index: "messages m FORCE INDEX (index)" on MySQL, "messages m INDEXED BY
+// index" on SQLite. The history queries name their index so that their plans do not depend on
+// statistics: both planners otherwise misjudge a store's skewed threads (one thread of 100,000
+// messages among thousands of ten), SQLite with or without ANALYZE, MariaDB by preferring
+// ref access on thread_id to the range on (thread_id, seq). A missing index then fails the
+// statement (MySQL error 1176; SQLite at prepare, also when the index cannot serve the query)
+// instead of falling back to a scan; TestHistoryQueryPlans pins the resulting plans.
+func (d Dialect) indexed(table, index string) string {
+	if d == DialectSQLite {
+		return table + " INDEXED BY " + index
+	}
+	return table + " FORCE INDEX (" + index + ")"
+}
+
+// joinInOrder returns the join operator that keeps the written join order, the left table
+// being the outer loop: STRAIGHT_JOIN on MySQL, CROSS JOIN on SQLite (whose planner never
+// reorders the tables of a CROSS JOIN). Both take an ON clause.
+func (d Dialect) joinInOrder() string {
+	if d == DialectSQLite {
+		return "CROSS JOIN"
+	}
+	return "STRAIGHT_JOIN"
+}

@@ -13,13 +13,6 @@ import (
 // The Store is the SQL history.Source.
 var _ history.Source = (*Store)(nil)
 
-// historyRow is a messages row as History reads it, with the number of rows the query selected
-// before its LIMIT (a window function, so the count costs no extra round trip).
-type historyRow struct {
-	messageRow
-	Total int64 `db:"total"`
-}
-
 // historyToolUseRow is a tool_uses row as History reads it.
 type historyToolUseRow struct {
 	Seq        int64  `db:"seq"`
@@ -34,33 +27,45 @@ type historyToolUseRow struct {
 	Succeeded  bool   `db:"succeeded"`
 }
 
+// maxListedSeqs is the largest window whose attachments and tool uses are read by naming its
+// seqs (an IN list, one index lookup per seq); a larger one (a compaction's read of a whole
+// stretch) selects them by the window's seq range within the thread instead. Either way the
+// rows read are the window's own; the list keeps well below both databases' limits on
+// placeholders per statement.
+const maxListedSeqs = 500
+
 // History implements [history.Source]: the window of q.ThreadID's messages that q selects, in
 // the order the store received them (by seq, the insertion key; sent_at, which the sender sets,
 // plays no part), at most q.Limit of them (0 = history.DefaultLimit, history.NoLimit = all),
 // each with its attachments' metadata in their stored order and, when q.ToolUses is set, the
 // tool uses recorded for it (owner_type 'message'), in no particular order (the replay orders
-// them by seq). Omitted counts the selected messages left before the window by the limit.
+// them by seq). When q.CountOmitted is set, Omitted counts the selected messages left before
+// the window by the limit; otherwise it is 0.
 //
-// It runs at most three queries whatever the thread's length: the window with the selection's
-// count (a window function), the window's attachments, and the window's tool uses; the last two
-// are skipped when the window is empty (the third also without q.ToolUses). The second and third
-// select the window by its first message's seq; a message appended while History runs is not
-// mixed in. An unknown thread gives an empty Window. Errors: a query that fails
-// [history.Query.Check] (wrapping history.ErrInvalidQuery), the database's, wrapped with the
-// thread id, or a stored address list that is not a JSON array of strings.
+// Its cost follows the window, not the thread or the database: at most four queries, each
+// reading only the window's rows through an index (the plans are pinned by
+// TestHistoryQueryPlans on both databases):
+//
+//  1. the window: the thread's most recent selected messages, read backwards along the index
+//     (thread_id, seq) and stopped after the limit;
+//  2. with q.CountOmitted and a full window only, the omitted count: index entries of
+//     (thread_id, seq) between q.AfterSeq and the window, counted without reading a row;
+//  3. the window's attachments, and 4. with q.ToolUses, its tool uses: looked up by the
+//     window's seqs (up to maxListedSeqs of them, one index probe each), or, for a larger
+//     window, by the window's seq range within the thread.
+//
+// Queries 3 and 4 are skipped for an empty window. They name the window's own seqs (or its
+// first and last), so a message appended while History runs is not mixed in. An unknown thread
+// gives an empty Window. Errors: a query that fails [history.Query.Check] (wrapping
+// history.ErrInvalidQuery), the database's, wrapped with the thread id, or a stored address
+// list that is not a JSON array of strings.
 func (s *Store) History(ctx context.Context, q history.Query) (*history.Window, error) {
 	if err := q.Check(); err != nil {
 		return nil, fmt.Errorf("store: history: %w", err)
 	}
-	d := s.dialect
-	where, args := historyFilter("", q)
-	query := `SELECT ` + messageColumns + `, COUNT(*) OVER () AS total FROM messages WHERE ` + where + ` ORDER BY seq DESC`
-	if n, bounded := q.MaxMessages(); bounded {
-		query += " LIMIT ?"
-		args = append(args, n)
-	}
-	var rows []historyRow
-	if err := s.db.SelectContext(ctx, &rows, d.rebind(query), args...); err != nil {
+	query, args := windowQuery(s.dialect, q)
+	var rows []messageRow
+	if err := s.db.SelectContext(ctx, &rows, s.dialect.rebind(query), args...); err != nil {
 		return nil, fmt.Errorf("store: history of thread %q: %w", q.ThreadID, err)
 	}
 	w := &history.Window{}
@@ -68,9 +73,9 @@ func (s *Store) History(ctx context.Context, q history.Query) (*history.Window, 
 		return w, nil
 	}
 	slices.Reverse(rows)
-	w.Omitted = int(rows[0].Total) - len(rows)
 	w.Messages = make([]history.Message, len(rows))
 	index := make(map[int64]int, len(rows))
+	seqs := make([]int64, len(rows))
 	for i, r := range rows {
 		m, err := r.stored(q.ThreadID)
 		if err != nil {
@@ -78,20 +83,22 @@ func (s *Store) History(ctx context.Context, q history.Query) (*history.Window, 
 		}
 		w.Messages[i] = m
 		index[r.Seq] = i
+		seqs[i] = r.Seq
 	}
 
-	// The window is every selected message from its first one on, in seq order.
-	where, args = historyFilter("m.", q)
-	where += " AND m.seq >= ?"
-	args = append(args, rows[0].Seq)
+	if n, bounded := q.MaxMessages(); q.CountOmitted && bounded && len(rows) == n {
+		query, args := omittedQuery(s.dialect, q, seqs[0])
+		if err := s.db.GetContext(ctx, &w.Omitted, s.dialect.rebind(query), args...); err != nil {
+			return nil, fmt.Errorf("store: history omitted count of thread %q: %w", q.ThreadID, err)
+		}
+	}
 
 	var atts []attachmentRow
-	if err := s.db.SelectContext(ctx, &atts, d.rebind(`SELECT a.message_seq, a.position, a.attachment_id, a.filename,
-		a.content_type, a.size_bytes FROM attachments a JOIN messages m ON m.seq = a.message_seq
-		WHERE `+where), args...); err != nil {
+	query, args = attachmentsQuery(s.dialect, q.ThreadID, seqs)
+	if err := s.db.SelectContext(ctx, &atts, s.dialect.rebind(query), args...); err != nil {
 		return nil, fmt.Errorf("store: history attachments of thread %q: %w", q.ThreadID, err)
 	}
-	// Sorting in Go rather than in SQL spares the server a temporary table.
+	// Sorting in Go rather than in SQL spares the server a sort.
 	slices.SortFunc(atts, func(a, b attachmentRow) int {
 		if c := cmp.Compare(a.MessageSeq, b.MessageSeq); c != 0 {
 			return c
@@ -110,11 +117,8 @@ func (s *Store) History(ctx context.Context, q history.Query) (*history.Window, 
 	}
 
 	var uses []historyToolUseRow
-	if err := s.db.SelectContext(ctx, &uses, d.rebind(`SELECT t.seq, t.owner_id, t.run_id, t.turn_index,
-		t.position, t.tool_call_id, t.tool_name, t.arguments, t.result, t.succeeded
-		FROM tool_uses t JOIN messages m ON m.seq = t.owner_id
-		WHERE t.owner_type = 'message' AND t.thread_id = ? AND `+where),
-		append([]any{q.ThreadID}, args...)...); err != nil {
+	query, args = toolUsesQuery(s.dialect, q.ThreadID, seqs)
+	if err := s.db.SelectContext(ctx, &uses, s.dialect.rebind(query), args...); err != nil {
 		return nil, fmt.Errorf("store: history tool uses of thread %q: %w", q.ThreadID, err)
 	}
 	for _, u := range uses {
@@ -129,25 +133,101 @@ func (s *Store) History(ctx context.Context, q history.Query) (*history.Window, 
 	return w, nil
 }
 
-// historyFilter returns the WHERE condition on messages (columns prefixed by p) that q selects,
-// before its limit, and its arguments.
-func historyFilter(p string, q history.Query) (string, []any) {
-	conds := []string{p + "thread_id = ?"}
+// The indexes the history queries read through (see Dialect.indexed).
+const (
+	indexThreadWindow   = "messages_thread_window"       // messages (thread_id, seq, message_id)
+	indexAttachmentsMsg = "attachments_message_position" // attachments (message_seq, position)
+	indexUsesOwner      = "tool_uses_round_position"     // tool_uses (owner_type, owner_id, run_id, …)
+	indexUsesThread     = "tool_uses_thread_owner"       // tool_uses (thread_id, owner_id, seq)
+)
+
+// windowQuery returns the query of q's window, newest first: the selected messages of the
+// thread read backwards along (thread_id, seq, message_id) and stopped after q's limit, so it
+// reads the window's rows and no others (the excluded message is skipped in the index).
+func windowQuery(d Dialect, q history.Query) (string, []any) {
+	where, args := historyFilter(q)
+	query := `SELECT ` + messageColumns + ` FROM ` + d.indexed("messages", indexThreadWindow) + ` WHERE ` + where + ` ORDER BY seq DESC`
+	if n, bounded := q.MaxMessages(); bounded {
+		query += " LIMIT ?"
+		args = append(args, n)
+	}
+	return query, args
+}
+
+// omittedQuery returns the query that counts the selected messages of q older than the
+// window's first message, first: the entries of (thread_id, seq, message_id) between
+// q.AfterSeq and first, less the excluded message's, counted in the index without reading a
+// row (with q.InboundUpToSeq, less the later inbound messages, which reads the rows).
+func omittedQuery(d Dialect, q history.Query, first int64) (string, []any) {
+	query := `SELECT COUNT(*) FROM ` + d.indexed("messages", indexThreadWindow) + ` WHERE thread_id = ? AND seq > ? AND seq < ?`
+	args := []any{q.ThreadID, q.AfterSeq, first}
+	if q.ExcludeMessageID != "" {
+		query += ` AND message_id <> ?`
+		args = append(args, q.ExcludeMessageID)
+	}
+	if q.InboundUpToSeq > 0 { // this one condition reads the rows: direction is not in the index
+		query += ` AND (direction = 'outbound' OR seq <= ?)`
+		args = append(args, q.InboundUpToSeq)
+	}
+	return query, args
+}
+
+// attachmentsQuery returns the query of the attachments of the window whose message seqs are
+// seqs (ascending), in no particular order: one probe of (message_seq, position) per seq, or
+// for a window of more than maxListedSeqs messages the thread's messages in the window's seq
+// range, read along (thread_id, seq), each joined to its attachments.
+func attachmentsQuery(d Dialect, thread string, seqs []int64) (string, []any) {
+	const cols = `a.message_seq, a.position, a.attachment_id, a.filename, a.content_type, a.size_bytes`
+	if len(seqs) <= maxListedSeqs {
+		return `SELECT ` + cols + ` FROM ` + d.indexed("attachments a", indexAttachmentsMsg) +
+			` WHERE a.message_seq IN (` + placeholders(len(seqs)) + `)`, seqArgs(seqs)
+	}
+	return `SELECT ` + cols + ` FROM ` + d.indexed("messages m", indexThreadWindow) + ` ` + d.joinInOrder() + ` ` +
+		d.indexed("attachments a", indexAttachmentsMsg) + ` ON a.message_seq = m.seq
+		WHERE m.thread_id = ? AND m.seq >= ? AND m.seq <= ?`, []any{thread, seqs[0], seqs[len(seqs)-1]}
+}
+
+// toolUsesQuery returns the query of the tool uses recorded for the window's messages, whose
+// seqs are seqs (ascending), in no particular order: one probe of the owner index per seq, or
+// for a window of more than maxListedSeqs messages the thread's tool uses in the window's seq
+// range, read along (thread_id, owner_id).
+func toolUsesQuery(d Dialect, thread string, seqs []int64) (string, []any) {
+	const cols = `seq, owner_id, run_id, turn_index, position, tool_call_id, tool_name, arguments, result, succeeded`
+	if len(seqs) <= maxListedSeqs {
+		return `SELECT ` + cols + ` FROM ` + d.indexed("tool_uses", indexUsesOwner) + ` WHERE owner_type = 'message'
+		AND owner_id IN (` + placeholders(len(seqs)) + `)`, seqArgs(seqs)
+	}
+	return `SELECT ` + cols + ` FROM ` + d.indexed("tool_uses", indexUsesThread) + ` WHERE thread_id = ?
+		AND owner_type = 'message' AND owner_id >= ? AND owner_id <= ?`, []any{thread, seqs[0], seqs[len(seqs)-1]}
+}
+
+func seqArgs(seqs []int64) []any {
+	args := make([]any, len(seqs))
+	for i, s := range seqs {
+		args[i] = s
+	}
+	return args
+}
+
+// historyFilter returns the WHERE condition on messages that q selects, before its limit, and
+// its arguments.
+func historyFilter(q history.Query) (string, []any) {
+	conds := []string{"thread_id = ?"}
 	args := []any{q.ThreadID}
 	if q.ExcludeMessageID != "" {
-		conds = append(conds, p+"message_id <> ?")
+		conds = append(conds, "message_id <> ?")
 		args = append(args, q.ExcludeMessageID)
 	}
 	if q.AfterSeq > 0 {
-		conds = append(conds, p+"seq > ?")
+		conds = append(conds, "seq > ?")
 		args = append(args, q.AfterSeq)
 	}
 	if q.UpToSeq > 0 {
-		conds = append(conds, p+"seq <= ?")
+		conds = append(conds, "seq <= ?")
 		args = append(args, q.UpToSeq)
 	}
 	if q.InboundUpToSeq > 0 {
-		conds = append(conds, "("+p+"direction = 'outbound' OR "+p+"seq <= ?)")
+		conds = append(conds, "(direction = 'outbound' OR seq <= ?)")
 		args = append(args, q.InboundUpToSeq)
 	}
 	return strings.Join(conds, " AND "), args

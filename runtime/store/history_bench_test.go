@@ -99,10 +99,10 @@ func BenchmarkReplay(b *testing.B) {
 			cs, queries := countingStore(b, s, dsn)
 			ctx := context.Background()
 			baseline := func(b *testing.B) {
-				var msgs []historyRow
+				var msgs []messageRow
 				if err := cs.DB().SelectContext(ctx, &msgs, cs.dialect.rebind(`SELECT seq, message_id, direction, sender,
-					recipients, cc, subject, sent_at, text_body, html_body, 0 AS total FROM messages WHERE thread_id = ?
-					ORDER BY sent_at, seq`), benchThread); err != nil {
+					recipients, cc, subject, sent_at, text_body, html_body FROM messages WHERE thread_id = ?
+					ORDER BY seq`), benchThread); err != nil {
 					b.Fatal(err)
 				}
 				var atts []attachmentRow

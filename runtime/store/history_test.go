@@ -178,6 +178,14 @@ func (c dsnConnector) Driver() driver.Driver                        { return c.d
 // tripConnector); History runs no transaction, so each is one query.
 func countingStore(t testing.TB, s *Store, dsn string) (*Store, *atomic.Int64) {
 	t.Helper()
+	cs, n, _ := loggingStore(t, dsn)
+	return cs, n
+}
+
+// loggingStore opens a Store on dsn's database whose round trips are counted and whose queries
+// are recorded.
+func loggingStore(t testing.TB, dsn string) (*Store, *atomic.Int64, *queryLog) {
+	t.Helper()
 	p, err := parseDSN(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -190,14 +198,14 @@ func countingStore(t testing.TB, s *Store, dsn string) (*Store, *atomic.Int64) {
 	} else {
 		conn = dsnConnector{dsn: p.sqlite, d: &sqlite.Driver{}}
 	}
-	n := new(atomic.Int64)
-	db := sqlx.NewDb(sql.OpenDB(tripConnector{Connector: conn, trips: n}), p.dialect.driverName())
-	cs, err := OpenDB(db)
+	n, log := new(atomic.Int64), &queryLog{}
+	db := sqlx.NewDb(sql.OpenDB(tripConnector{Connector: conn, trips: n, log: log}), p.dialect.driverName())
+	cs, err := OpenDB(db, WithOptimizeInterval(0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs, n
+	return cs, n, log
 }
 
 // eachDBWithDSN is eachDB that also hands f the store's DSN.

@@ -67,9 +67,10 @@ type Appended struct {
 }
 
 // AppendMessage stores m at the end of its thread, creating the thread when it is new, in one
-// transaction with its attachments' metadata (BEGIN, thread, message, attachments, COMMIT), and
-// returns the message's seq: the monotonic insertion key, which orders Thread and History (Date,
-// which the sender sets, is only shown, never used to order).
+// transaction with its attachments' metadata and, for an outbound reply (a run key), its outbox
+// entry (BEGIN, thread, message, attachments, outbox, COMMIT), and returns the message's seq: the
+// monotonic insertion key, which orders Thread and History (Date, which the sender sets, is only
+// shown, never used to order).
 //
 // It is idempotent by (m.Mailbox, m.MessageID): when a message with that id is stored in the
 // mailbox (in any thread), it writes nothing and returns the stored seq with AlreadyStored,
@@ -82,36 +83,64 @@ type Appended struct {
 // ErrConflict (wrapped) when m.RunKey already has another reply; ctx's error; the database's
 // (wrapped). Lock races are retried up to 5 times.
 func (s *Store) AppendMessage(ctx context.Context, m Message) (Appended, error) {
+	return s.appendMessage(ctx, m, false, false)
+}
+
+// appendMessage is AppendMessage with two shortcuts for a caller that has just looked the
+// mailbox up (AppendMail). threadStored says another message of m.ThreadID is stored, so the
+// thread's row exists and is not written again (a thread deleted in between makes the message
+// insert fail on its foreign key, and the caller's retry, finding nothing, writes the row).
+// rowAtATime lets a message without attachments or run key be written as single statements
+// that commit on their own — the thread's row when it is new, then the message row, atomic by
+// itself — instead of a transaction; an interruption between them, or a duplicate the lookup
+// missed, leaves at most an empty thread row, which nothing reads as a message.
+func (s *Store) appendMessage(ctx context.Context, m Message, threadStored, rowAtATime bool) (Appended, error) {
 	if err := m.validate(); err != nil {
 		return Appended{}, err
 	}
+	d := s.dialect
 	to, cc, replyTo, refs := encodeList(m.To), encodeList(m.Cc), encodeList(m.ReplyTo), encodeList(m.References)
 	problems := encodeList(m.Problems)
 	fail := func(err error) (Appended, error) {
 		return Appended{}, fmt.Errorf("store: append message %q to thread %q: %w", m.MessageID, m.ThreadID, err)
 	}
+	insertThread := d.insertIgnoringConflict("threads", []string{"id"}, []string{"id"})
+	insertMessage := d.rebind(`INSERT INTO messages (thread_id, mailbox, message_id, in_reply_to,
+		refs, direction, sender, recipients, cc, reply_to, subject, sent_at, text_body, html_body, run_key,
+		not_to_answer, problems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	args := []any{m.ThreadID, m.Mailbox, m.MessageID, m.InReplyTo, refs, string(m.Direction), m.From, to, cc, replyTo,
+		m.Subject, d.timeArg(m.Date), m.Text, m.HTML, nullString(m.RunKey), m.NotToAnswer, problems}
+	single := rowAtATime && len(m.Attachments) == 0 && m.RunKey == ""
 	// A duplicate whose stored copy vanished before we read it (a concurrent DeleteThread) sends
 	// us round again; twice is enough for any real interleaving.
 	for range 2 {
 		var seq int64
-		err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-			d := s.dialect
-			if _, err := tx.ExecContext(ctx, d.insertIgnoringConflict("threads", []string{"id"}, []string{"id"}), m.ThreadID); err != nil {
-				return err
-			}
-			res, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO messages (thread_id, mailbox, message_id, in_reply_to,
-				refs, direction, sender, recipients, cc, reply_to, subject, sent_at, text_body, html_body, run_key,
-				not_to_answer, problems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-				m.ThreadID, m.Mailbox, m.MessageID, m.InReplyTo, refs, string(m.Direction), m.From, to, cc, replyTo,
-				m.Subject, d.timeArg(m.Date), m.Text, m.HTML, nullString(m.RunKey), m.NotToAnswer, problems)
-			if err != nil {
-				return err
-			}
-			if seq, err = res.LastInsertId(); err != nil {
-				return err
-			}
-			return insertAttachments(ctx, tx, d, seq, m.Attachments)
-		})
+		var err error
+		if single {
+			seq, err = s.appendRow(ctx, m.ThreadID, threadStored, insertThread, insertMessage, args)
+		} else {
+			err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+				if !threadStored {
+					if _, err := tx.ExecContext(ctx, insertThread, m.ThreadID); err != nil {
+						return err
+					}
+				}
+				res, err := tx.ExecContext(ctx, insertMessage, args...)
+				if err != nil {
+					return err
+				}
+				if seq, err = res.LastInsertId(); err != nil {
+					return err
+				}
+				if m.RunKey != "" && m.Direction == history.Outbound {
+					// A reply enters the outbox with it (see UnsentReplies).
+					if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO mail_outbox (message_seq, mailbox) VALUES (?, ?)`), seq, m.Mailbox); err != nil {
+						return err
+					}
+				}
+				return insertAttachments(ctx, tx, d, seq, m.Attachments)
+			})
+		}
 		if err == nil {
 			return Appended{Seq: seq, ThreadID: m.ThreadID, Outcome: Stored}, nil
 		}
@@ -125,6 +154,7 @@ func (s *Store) AppendMessage(ctx context.Context, m Message) (Appended, error) 
 					return fail(fmt.Errorf("%w: run %q already has the reply %q", ErrConflict, m.RunKey, reply.MessageID))
 				}
 			}
+			threadStored = false
 			continue
 		}
 		if err != nil {
@@ -135,17 +165,19 @@ func (s *Store) AppendMessage(ctx context.Context, m Message) (Appended, error) 
 	return fail(errors.New("the message id was stored and removed while appending"))
 }
 
-// AppendMail appends an email to mailbox with its not-to-answer reason and parse problems:
-// AppendMessage with those fields set, in the shape runtime/mail's Ingest asks of its store
-// (mail.Store), so a *Store serves it directly. It returns the message's seq and thread — the
-// stored copy's when the id was already stored in the mailbox (duplicate true, nothing
-// written). Errors are AppendMessage's.
-func (s *Store) AppendMail(ctx context.Context, m history.Message, mailbox, notToAnswer string, problems []string) (seq int64, threadID string, duplicate bool, err error) {
-	a, err := s.AppendMessage(ctx, Message{Message: m, Mailbox: mailbox, NotToAnswer: notToAnswer, Problems: problems})
-	if err != nil {
-		return 0, "", false, err
+// appendRow writes a message that is one row: the thread's row when it may be new, then the
+// message row, each statement committing on its own.
+func (s *Store) appendRow(ctx context.Context, threadID string, threadStored bool, insertThread, insertMessage string, args []any) (int64, error) {
+	if !threadStored {
+		if _, err := s.exec(ctx, insertThread, threadID); err != nil {
+			return 0, err
+		}
 	}
-	return a.Seq, a.ThreadID, a.Outcome == AlreadyStored, nil
+	res, err := s.exec(ctx, insertMessage, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 // insertAttachments writes the attachments' metadata of message seq in one INSERT.
@@ -547,6 +579,7 @@ func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 			"DELETE FROM attachments WHERE message_seq IN (SELECT seq FROM messages WHERE thread_id = ?)",
 			"DELETE FROM compactions WHERE thread_id = ?",
 			"DELETE FROM runs WHERE thread_id = ?",
+			"DELETE FROM mail_outbox WHERE message_seq IN (SELECT seq FROM messages WHERE thread_id = ?)",
 			"DELETE FROM messages WHERE thread_id = ?",
 			"DELETE FROM threads WHERE id = ?",
 		} {

@@ -53,7 +53,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 // goose_db_version), the lock's when another migrator holds it for more than 60 seconds, and a
 // failed migration's; with the last, the names applied before the failure are
 // returned too (they stay applied, and MySQL cannot roll back DDL, so a failed file must be
-// fixed and re-run).
+// fixed and re-run). When it applied any migration to a SQLite database it then refreshes the
+// planner's statistics as Store.Optimize does (an error doing so is returned with every name
+// applied).
 func Migrate(ctx context.Context, db *sql.DB, d Dialect) ([]string, error) {
 	fsys, err := MigrationsFS(d)
 	if err != nil {
@@ -79,6 +81,11 @@ func Migrate(ctx context.Context, db *sql.DB, d Dialect) ([]string, error) {
 	}
 	if err != nil {
 		return applied, fmt.Errorf("store: migrate %s: %w", d, err)
+	}
+	if len(applied) > 0 {
+		if err := optimize(ctx, db, d); err != nil {
+			return applied, err
+		}
 	}
 	return applied, nil
 }

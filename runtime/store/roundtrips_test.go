@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"sync"
 	"sync/atomic"
 )
 
@@ -14,6 +15,37 @@ import (
 type tripConnector struct {
 	driver.Connector
 	trips *atomic.Int64
+	log   *queryLog // when set, records every query run (not statements)
+}
+
+// queryLog records the text and arguments of the queries a tripConnector's connections run.
+type queryLog struct {
+	mu      sync.Mutex
+	queries []loggedQuery
+}
+
+type loggedQuery struct {
+	query string
+	args  []any
+}
+
+func (l *queryLog) add(query string, args []driver.NamedValue) {
+	vals := make([]any, len(args))
+	for i, a := range args {
+		vals[i] = a.Value
+	}
+	l.mu.Lock()
+	l.queries = append(l.queries, loggedQuery{query, vals})
+	l.mu.Unlock()
+}
+
+// take returns the queries recorded since the last take.
+func (l *queryLog) take() []loggedQuery {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	q := l.queries
+	l.queries = nil
+	return q
 }
 
 func (c tripConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -21,12 +53,13 @@ func (c tripConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tripConn{Conn: conn, trips: c.trips}, nil
+	return &tripConn{Conn: conn, trips: c.trips, log: c.log}, nil
 }
 
 type tripConn struct {
 	driver.Conn
 	trips *atomic.Int64
+	log   *queryLog
 }
 
 func (c *tripConn) count(err error) error {
@@ -58,6 +91,9 @@ func (c *tripConn) ExecContext(ctx context.Context, query string, args []driver.
 }
 
 func (c *tripConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if c.log != nil {
+		c.log.add(query, args)
+	}
 	r, err := c.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
 	return r, c.count(err)
 }

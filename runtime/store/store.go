@@ -20,6 +20,11 @@ type Store struct {
 	redact  RedactFunc
 	now     func() time.Time
 
+	// optimizeEvery is the interval of the background Optimize on SQLite (0: none);
+	// optimizer runs it.
+	optimizeEvery time.Duration
+	optimizer     *optimizer
+
 	// hooks lets tests inject faults into RecordRound; nil in production.
 	hooks *roundHooks
 }
@@ -132,10 +137,11 @@ func OpenDB(db *sqlx.DB, opts ...Option) (*Store, error) {
 }
 
 func newStore(db *sqlx.DB, d Dialect, opts []Option) *Store {
-	s := &Store{db: db, dialect: d, now: time.Now}
+	s := &Store{db: db, dialect: d, now: time.Now, optimizeEvery: DefaultOptimizeInterval}
 	for _, o := range opts {
 		o(s)
 	}
+	s.startOptimizer()
 	return s
 }
 
@@ -146,5 +152,9 @@ func (s *Store) DB() *sqlx.DB { return s.db }
 // Dialect returns the database the store talks to.
 func (s *Store) Dialect() Dialect { return s.dialect }
 
-// Close closes the connection pool.
-func (s *Store) Close() error { return s.db.Close() }
+// Close stops the background Optimize (waiting for a run in progress) and closes the
+// connection pool.
+func (s *Store) Close() error {
+	s.stopOptimizer()
+	return s.db.Close()
+}

@@ -38,6 +38,7 @@ func main() {
 		}
 	}
 	printTable(os.Stdout, set)
+	printGrowth(os.Stdout, set)
 }
 
 // results holds every value read, by benchmark name (GOMAXPROCS suffix removed) and unit.

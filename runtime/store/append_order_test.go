@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+)
+
+// Appends to one thread become visible in seq order: a reader that sees a message of the thread
+// sees every earlier one. AppendMessage takes the thread row's write lock first (the upsert of
+// the thread) and holds it to its commit, so seqs, which the database hands out at the insert,
+// are committed in the order they were handed out. Without that, a run answering message n
+// could miss an earlier message still committing, and its retry would replay differently.
+// Four writers append to one thread (and one to another, so the thread's seqs have gaps) while
+// a reader keeps reading the thread's seqs; every read must be a prefix of the final list.
+func TestAppendsToOneThreadBecomeVisibleInSeqOrder(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		const writers, per = 4, 40
+		var wg sync.WaitGroup
+		errs := make(chan error, writers+1)
+		for w := range writers + 1 {
+			thread := "t"
+			if w == writers {
+				thread = "other"
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range per {
+					if _, err := s.AppendMessage(ctx, msg(thread, fmt.Sprintf("%s-%d-%d", thread, w, i), h0)); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		writing := make(chan struct{})
+		done := make(chan struct{})
+		var reads [][]int64
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-writing:
+					return
+				default:
+				}
+				var seqs []int64
+				if err := s.DB().SelectContext(ctx, &seqs, s.dialect.rebind(`SELECT seq FROM messages WHERE thread_id = ? ORDER BY seq`), "t"); err != nil {
+					errs <- err
+					return
+				}
+				reads = append(reads, seqs)
+			}
+		}()
+		wg.Wait()
+		close(writing)
+		<-done
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		var final []int64
+		if err := s.DB().SelectContext(ctx, &final, s.dialect.rebind(`SELECT seq FROM messages WHERE thread_id = ? ORDER BY seq`), "t"); err != nil {
+			t.Fatal(err)
+		}
+		if len(final) != writers*per {
+			t.Fatalf("thread holds %d messages, want %d", len(final), writers*per)
+		}
+		gaps := 0
+		for _, r := range reads {
+			if !slices.Equal(r, final[:min(len(r), len(final))]) {
+				gaps++
+			}
+		}
+		if gaps > 0 {
+			t.Errorf("%d of %d reads saw a later message of the thread without an earlier one", gaps, len(reads))
+		}
+		t.Logf("%d reads", len(reads))
+	})
+}

@@ -1,0 +1,333 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/personagen/personagen/runtime/history"
+)
+
+// planStep is one table access of a query plan, as both databases' EXPLAIN output is reduced to
+// for the plan tests: the table (or alias), the index used ("" for none), whether the access
+// reads the index alone, and on MariaDB (ANALYZE executes the query) the rows it really read.
+type planStep struct {
+	Table     string
+	Index     string
+	Access    string // SQLite: SEARCH / SCAN; MariaDB: access_type (ref, range, eq_ref, ALL, …)
+	IndexOnly bool
+	Rows      float64 // rows read (MariaDB r_rows × r_loops); -1 when unknown
+	Detail    string  // the database's own words, for failure messages
+}
+
+// queryPlan is a query's plan: its table accesses and whether it sorts or uses a temporary
+// table.
+type queryPlan struct {
+	Steps     []planStep
+	Sorts     bool // SQLite "USE TEMP B-TREE FOR ORDER BY"; MariaDB filesort
+	Temporary bool
+	Raw       string
+}
+
+// explain returns the plan of query on s's database: SQLite's EXPLAIN QUERY PLAN, MariaDB's
+// ANALYZE FORMAT=JSON (which runs the query and reports the rows each access read).
+func explain(tb testing.TB, s *Store, query string, args ...any) queryPlan {
+	tb.Helper()
+	ctx := context.Background()
+	if s.dialect == DialectSQLite {
+		rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
+		if err != nil {
+			tb.Fatalf("EXPLAIN QUERY PLAN %s: %v", query, err)
+		}
+		defer rows.Close()
+		var p queryPlan
+		var raw []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				tb.Fatal(err)
+			}
+			raw = append(raw, detail)
+			p.Steps = append(p.Steps, sqliteStep(detail)...)
+			if strings.Contains(detail, "TEMP B-TREE") {
+				p.Sorts = true
+			}
+		}
+		if err := rows.Err(); err != nil {
+			tb.Fatal(err)
+		}
+		p.Raw = strings.Join(raw, "\n")
+		return p
+	}
+	var out string
+	if err := s.db.GetContext(ctx, &out, "ANALYZE FORMAT=JSON "+query, args...); err != nil {
+		tb.Fatalf("ANALYZE FORMAT=JSON %s: %v", query, err)
+	}
+	var doc any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		tb.Fatalf("ANALYZE output: %v\n%s", err, out)
+	}
+	p := queryPlan{Raw: out}
+	mariaSteps(doc, &p)
+	return p
+}
+
+// sqliteStep parses one EXPLAIN QUERY PLAN line ("SEARCH m USING INDEX x (thread_id=?)",
+// "SCAN t", "SEARCH a USING COVERING INDEX x (…)", "SEARCH t USING INTEGER PRIMARY KEY (…)").
+func sqliteStep(detail string) []planStep {
+	f := strings.Fields(detail)
+	if len(f) < 2 || (f[0] != "SEARCH" && f[0] != "SCAN") || f[1] == "CONSTANT" {
+		return nil
+	}
+	st := planStep{Access: f[0], Table: f[1], Rows: -1, Detail: detail}
+	if i := strings.Index(detail, "USING "); i >= 0 {
+		rest := strings.Fields(detail[i+len("USING "):])
+		switch {
+		case len(rest) >= 3 && rest[0] == "COVERING" && rest[1] == "INDEX":
+			st.Index, st.IndexOnly = rest[2], true
+		case len(rest) >= 2 && rest[0] == "INDEX":
+			st.Index = rest[1]
+		case len(rest) >= 3 && rest[0] == "INTEGER" && rest[1] == "PRIMARY":
+			st.Index = "PRIMARY"
+		}
+	}
+	return []planStep{st}
+}
+
+// mariaSteps collects every table access of a MariaDB ANALYZE FORMAT=JSON document.
+func mariaSteps(v any, p *queryPlan) {
+	switch v := v.(type) {
+	case map[string]any:
+		if name, ok := v["table_name"].(string); ok {
+			st := planStep{Table: name, Rows: -1, Detail: fmt.Sprint(v["access_type"], " ", v["key"])}
+			st.Access, _ = v["access_type"].(string)
+			st.Index, _ = v["key"].(string)
+			st.IndexOnly, _ = v["using_index"].(bool)
+			if r, ok := v["r_rows"].(float64); ok {
+				loops, _ := v["r_loops"].(float64)
+				st.Rows = r * max(loops, 1)
+			}
+			p.Steps = append(p.Steps, st)
+		}
+		for k, c := range v {
+			switch k {
+			case "filesort", "read_sorted_file":
+				p.Sorts = true
+			case "temporary_table":
+				p.Temporary = true
+			}
+			mariaSteps(c, p)
+		}
+	case []any:
+		for _, c := range v {
+			mariaSteps(c, p)
+		}
+	}
+}
+
+// planExpect says, per table a history query reads (by name or alias), which indexes may serve
+// it and the SQLite index constraint the access must use (a prefix of the index's columns).
+var planExpect = map[string]struct {
+	indexes []string
+	uses    []string // SQLite: one of these must appear in the access's detail
+}{
+	"messages":    {[]string{indexThreadWindow}, []string{"thread_id=?"}},
+	"m":           {[]string{indexThreadWindow}, []string{"thread_id=?"}},
+	"attachments": {[]string{indexAttachmentsMsg}, []string{"message_seq=?"}},
+	"a":           {[]string{indexAttachmentsMsg}, []string{"message_seq=?"}},
+	"tool_uses":   {[]string{indexUsesOwner, indexUsesThread}, []string{"owner_type=? AND owner_id=?", "thread_id=?"}},
+	"compactions": {[]string{"compactions_thread_status", "compactions_thread_boundary"}, []string{"thread_id=?"}},
+}
+
+// checkPlan fails t unless p reads every table through one of its expected indexes, sorts
+// nothing, and (MariaDB, which reports the rows each access read) reads at most budget[table]
+// rows of each table.
+func checkPlan(t *testing.T, label, query string, p queryPlan, budget map[string]float64) {
+	t.Helper()
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Errorf("%s: "+format+"\nquery: %s\nplan:\n%s", append([]any{label}, append(args, query, p.Raw)...)...)
+	}
+	if len(p.Steps) == 0 {
+		fail("no table access found in the plan")
+	}
+	if p.Sorts || p.Temporary {
+		fail("plan sorts or builds a temporary table")
+	}
+	count := strings.HasPrefix(strings.TrimSpace(query), "SELECT COUNT(*)")
+	for _, st := range p.Steps {
+		want, ok := planExpect[st.Table]
+		if !ok {
+			fail("unexpected table %s", st.Table)
+			continue
+		}
+		if !slices.Contains(want.indexes, st.Index) {
+			fail("%s read through %q (%s), want one of %v", st.Table, st.Index, st.Detail, want.indexes)
+		}
+		if st.Access == "SCAN" || st.Access == "ALL" || st.Access == "index" {
+			fail("%s is scanned (%s)", st.Table, st.Detail)
+		}
+		if count && !st.IndexOnly {
+			fail("the count reads %s rows, not the index alone (%s)", st.Table, st.Detail)
+		}
+		if st.Rows < 0 { // SQLite: the constraint on the index must be the thread or the keys
+			if !slices.ContainsFunc(want.uses, func(u string) bool { return strings.Contains(st.Detail, u) }) {
+				fail("%s access %q uses none of %v", st.Table, st.Detail, want.uses)
+			}
+			continue
+		}
+		if b := budget[tableOf(st.Table)]; st.Rows > b {
+			fail("%s: read %.0f rows, want at most %.0f", st.Table, st.Rows, b)
+		}
+	}
+}
+
+func tableOf(alias string) string {
+	switch alias {
+	case "m":
+		return "messages"
+	case "a":
+		return "attachments"
+	}
+	return alias
+}
+
+// TestHistoryQueryPlans pins the plans replay relies on, on a database of a few thousand rows
+// whose threads are as skewed as a mailbox's (one of 3,000 messages, one of 100 spread thinly
+// across the others, 300 of 10), before and after the planner has statistics: every query
+// History and LatestCompaction run reads each table through the index it names, sorts nothing,
+// and on MariaDB (ANALYZE FORMAT=JSON runs the query and counts) reads no more rows than the
+// window holds — not the thread's, not the database's. It fails when a plan stops using its
+// index, and when a query shape change lets a plan read past the window.
+func TestHistoryQueryPlans(t *testing.T) {
+	eachDBWithDSN(t, func(t *testing.T, s *Store, dsn string) {
+		long := scaleThread{id: "long", n: 3000, keep: 76}
+		sparse := scaleThread{id: "sparse", n: 100, keep: 76}
+		threads := []scaleThread{long, sparse}
+		for i := range 300 {
+			threads = append(threads, scaleThread{id: "other-" + itoa(i), n: 10})
+		}
+		seeded := seedScale(t, s, threads)
+		ls, _, log := loggingStore(t, dsn)
+		ctx := context.Background()
+		for _, stats := range []string{"no statistics", "statistics"} {
+			if stats == "statistics" {
+				analyze(t, s)
+			}
+			for _, th := range []scaleThread{long, sparse} {
+				b := seeded[th.id].boundary
+				seqs := seeded[th.id].seqs
+				// The queries of a reply to the thread's newest message: the window of what the
+				// store received before it.
+				upTo := seqs[len(seqs)-1] - 1
+				for _, c := range []struct {
+					name string
+					q    history.Query
+				}{
+					{"window", history.Query{ThreadID: th.id, ExcludeMessageID: th.lastID(), UpToSeq: upTo, ToolUses: true}},
+					{"window after compaction", history.Query{ThreadID: th.id, ExcludeMessageID: th.lastID(), UpToSeq: upTo,
+						ToolUses: true, AfterSeq: b, CountOmitted: true}},
+					{"compaction read", history.Query{ThreadID: th.id, UpToSeq: b, Limit: history.NoLimit, ToolUses: true}},
+				} {
+					label := fmt.Sprintf("%s, %s thread, %s", stats, th.id, c.name)
+					log.take()
+					w, err := ls.History(ctx, c.q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					budget := map[string]float64{"messages": float64(max(len(w.Messages), w.Omitted) + 2)}
+					for _, m := range w.Messages {
+						budget["attachments"] += float64(len(m.Attachments))
+						budget["tool_uses"] += float64(len(m.ToolUses))
+					}
+					budget["attachments"]++
+					budget["tool_uses"]++
+					queries := log.take()
+					want := 3
+					if c.q.CountOmitted {
+						want = 4
+						if w.Omitted != th.keep-1-history.DefaultLimit {
+							t.Errorf("%s: Omitted %d, want %d", label, w.Omitted, th.keep-1-history.DefaultLimit)
+						}
+					}
+					if len(queries) != want {
+						t.Errorf("%s: %d queries, want %d", label, len(queries), want)
+					}
+					for _, lq := range queries {
+						checkPlan(t, label, lq.query, explain(t, s, lq.query, lq.args...), budget)
+					}
+				}
+				log.take()
+				if _, err := ls.LatestCompaction(ctx, th.id); err != nil {
+					t.Fatal(err)
+				}
+				for _, lq := range log.take() {
+					checkPlan(t, stats+", latest compaction of "+th.id, lq.query, explain(t, s, lq.query, lq.args...),
+						map[string]float64{"compactions": 1})
+				}
+			}
+		}
+	})
+}
+
+// analyze gives the planner statistics of the whole database: ANALYZE on SQLite (what
+// Optimize runs, without its analysis limit), ANALYZE TABLE of the history tables on MariaDB.
+func analyze(t *testing.T, s *Store) {
+	t.Helper()
+	ctx := context.Background()
+	stmts := []string{"ANALYZE"}
+	if s.dialect == DialectMySQL {
+		stmts = []string{"ANALYZE TABLE messages, attachments, tool_uses, compactions"}
+	}
+	for _, q := range stmts {
+		rows, err := s.db.QueryContext(ctx, q) // ANALYZE TABLE answers with a result set
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		rows.Close()
+	}
+}
+
+// Omitted is counted only when asked for, and then exactly: the selected messages before the
+// window, without the excluded one wherever it lies.
+func TestHistoryCountsOmittedOnlyWhenAsked(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		seedThread(t, s, "t", 120)
+		seedThread(t, s, "u", 30) // another thread, interleaved after t, never counted
+		ctx := context.Background()
+		seqs := threadSeqs(t, s, "t")
+		id := func(i int) string { return "t-" + itoa(i) }
+		for _, c := range []struct {
+			q    history.Query
+			want int
+		}{
+			{history.Query{Limit: 50, CountOmitted: true}, 70},
+			{history.Query{Limit: 50}, 0},
+			{history.Query{Limit: 50, AfterSeq: seqs[9], CountOmitted: true}, 60},
+			{history.Query{Limit: 50, AfterSeq: seqs[9], ExcludeMessageID: id(30), CountOmitted: true}, 59},  // before the window
+			{history.Query{Limit: 50, AfterSeq: seqs[9], ExcludeMessageID: id(5), CountOmitted: true}, 60},   // before AfterSeq
+			{history.Query{Limit: 50, AfterSeq: seqs[9], ExcludeMessageID: id(119), CountOmitted: true}, 59}, // the newest: the window moves back
+			{history.Query{Limit: 50, AfterSeq: seqs[9], ExcludeMessageID: "u-3", CountOmitted: true}, 60},   // of another thread
+			{history.Query{Limit: 50, AfterSeq: seqs[9], UpToSeq: seqs[99], CountOmitted: true}, 40},
+			{history.Query{Limit: 200, CountOmitted: true}, 0},
+		} {
+			c.q.ThreadID = "t"
+			w, err := s.History(ctx, c.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Omitted != c.want {
+				t.Errorf("%+v: Omitted %d, want %d", c.q, w.Omitted, c.want)
+			}
+			for _, m := range w.Messages {
+				if m.MessageID == c.q.ExcludeMessageID {
+					t.Errorf("%+v: window holds the excluded message", c.q)
+				}
+			}
+		}
+	})
+}
