@@ -17,7 +17,7 @@
 //
 // # Identity, serialisation and the run's view
 //
-// A run is keyed by ReplyKey (persona, mailbox, message id) or FireKey (persona,
+// A run is keyed by ReplyKey (persona, mailbox, message id) or schedule.RunKey (persona,
 // responsibility, fire instant) unless the host gives a key, and lives in the store's runs
 // table under a lease the runner renews. One run runs at a time per persona and thread: Reply
 // for another message of a thread whose run is in progress returns a *store.BusyError, and the
@@ -40,6 +40,9 @@
 // is not run again, and the model reads a result saying its outcome is unknown. Writes of a
 // worker whose lease was taken over are refused, so it can start no tool after losing the run.
 // A run whose reply is stored returns it without calling the model.
+//
+// A Runner is a schedule.Runner (RunFire): a scheduler claims each fire and hands it to the
+// runner, which works on it under the scheduler's lease.
 //
 // # Usage, compaction, tracing
 //

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/agent"
+	"github.com/personagen/personagen/runtime/schedule"
 	"github.com/personagen/personagen/runtime/store"
 )
 
@@ -26,7 +28,7 @@ func TestFireRunsAScheduledRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		key := agent.FireKey("support", "digest", fireAt)
+		key := schedule.RunKey("support", "digest", fireAt)
 		if res.Run.Key != key || key != "fire:support/digest@2026-03-06T07:00:00Z" || res.Run.Kind != store.RunScheduled ||
 			res.Run.Status != store.RunSucceeded || !strings.HasPrefix(res.Text, "Dear Ada, I read: ") {
 			t.Fatalf("fire = %+v, text %.40q", res.Run, res.Text)
@@ -56,7 +58,7 @@ func TestFireOfAClaimedRun(t *testing.T) {
 		st := d.open(t)
 		box := newToolbox()
 		p := persona(st, box.tools())
-		key := agent.FireKey("support", "digest", fireAt)
+		key := schedule.RunKey("support", "digest", fireAt)
 		claimed, _, err := st.StartRun(ctx, store.NewRun{Key: key, Kind: store.RunScheduled, Persona: "support",
 			Responsibility: "digest", FireAt: fireAt, Holder: "scheduler-a", LeaseFor: time.Minute})
 		if err != nil {
@@ -96,6 +98,45 @@ func TestFireOfAClaimedRun(t *testing.T) {
 			if n := box.ran("act", callID(k, "act")); n != 1 {
 				t.Errorf("act of turn %d ran %d times", k, n)
 			}
+		}
+	})
+}
+
+// fixedClock is a schedule.Clock standing still.
+type fixedClock struct{ now time.Time }
+
+func (c fixedClock) Now() time.Time                         { return c.now }
+func (c fixedClock) After(d time.Duration) <-chan time.Time { return make(chan time.Time) }
+
+// The scheduler claims a due fire and hands it to the runner (a schedule.Runner), which runs it
+// under the scheduler's lease; the scheduler records the outcome with the run's usage.
+func TestSchedulerRunsFiresThroughTheRunner(t *testing.T) {
+	eachDB(t, func(t *testing.T, d *db) {
+		ctx := context.Background()
+		st := d.open(t)
+		box := newToolbox()
+		p := persona(st, box.tools())
+		now := time.Date(2026, 3, 6, 8, 0, 30, 0, time.UTC)
+		d.clock.Advance(now.Sub(d.clock.Now()))
+		s, err := schedule.New(st, []*runtime.Persona{p}, runner(st, &model{}, "ignored"),
+			schedule.WithClock(fixedClock{now}), schedule.WithHolder("scheduler-1"), schedule.WithLogger(quiet))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		trail, err := st.Runs(ctx, store.RunQuery{Persona: "support", Responsibility: "digest"})
+		if err != nil || len(trail) != 1 {
+			t.Fatalf("trail = %+v, %v", trail, err)
+		}
+		run := trail[0]
+		if run.Status != store.RunSucceeded || run.Key != schedule.RunKey("support", "digest", now.Truncate(time.Hour)) ||
+			run.Usage.InputTokens != 4600 || run.StopReason != "end_turn" || run.Lease.Holder != "scheduler-1" {
+			t.Errorf("run = %+v", run)
+		}
+		if turns, err := st.Turns(ctx, run.ID); err != nil || len(turns) != 4 || !strings.HasPrefix(turns[3].Text, "Dear Ada") {
+			t.Errorf("the fire's output is its last model call: %d turns, %v", len(turns), err)
 		}
 	})
 }

@@ -539,8 +539,12 @@ func (a *attempt) result() *Result {
 	if a.answer != nil {
 		msgs = append(msgs, *a.answer)
 	}
+	finish := a.finish
+	if finish.Status == "" { // the attempt stopped before the run finished
+		finish = store.Finish{StopReason: string(a.stopReason()), Usage: a.usage()}
+	}
 	return &Result{Run: a.run, Text: a.text, Reply: a.reply, Messages: msgs, Turns: a.turns, Usage: a.usage(),
-		StopReason: a.stopReason(), Replayed: a.replayed, InDoubt: a.inDoubt, Finish: a.finish}
+		StopReason: a.stopReason(), Replayed: a.replayed, InDoubt: a.inDoubt, Finish: finish}
 }
 
 // keepLease renews the lease of a run this attempt started or took over, every third of the

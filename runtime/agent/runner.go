@@ -15,6 +15,7 @@ import (
 
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/history"
+	"github.com/personagen/personagen/runtime/schedule"
 	"github.com/personagen/personagen/runtime/store"
 )
 
@@ -116,7 +117,8 @@ type Fire struct {
 	Responsibility string
 	// At is the fire's scheduled instant.
 	At time.Time
-	// Key is the run's key; "" = FireKey(Persona.Name, Responsibility, At).
+	// Key is the run's key; "" = schedule.RunKey(Persona.Name, Responsibility, At), the key a
+	// scheduler claims the fire with.
 	Key string
 	// Run, when set, is a run the caller started (claimed) and finishes itself, such as a
 	// scheduler's claim of a fire: the runner works on it under Run.Lease.Holder, resuming what
@@ -284,7 +286,7 @@ func (r *Runner) Reply(ctx context.Context, in Inbound) (*Result, error) {
 // reply run, with the rounds owned by the run (store.OwnerRun). The final answer is Result.Text
 // (kept with the run's last recorded model call; there is no thread to append it to).
 //
-// Without f.Run the runner starts the run under FireKey (or f.Key), renews its lease and finishes
+// Without f.Run the runner starts the run under schedule.RunKey (or f.Key), renews its lease and finishes
 // it, as Reply does. With f.Run — a run a scheduler claimed — it only does the work, under the
 // claim's lease holder, and returns in Result.Finish what the caller records with
 // store.FinishRun; the error, when there is one, is the run's failure. Errors as for Reply.
@@ -311,7 +313,7 @@ func (r *Runner) Fire(ctx context.Context, f Fire) (*Result, error) {
 	case f.At.IsZero():
 		return nil, fmt.Errorf("%w: fire: no fire instant", ErrInvalidJob)
 	case key == "":
-		key = FireKey(f.Persona.Name, resp.Name, f.At)
+		key = schedule.RunKey(f.Persona.Name, resp.Name, f.At)
 	}
 	a := r.newAttempt(f.Persona, key, f.CorrelationID, f.Config)
 	a.responsibility = &resp
@@ -319,3 +321,18 @@ func (r *Runner) Fire(ctx context.Context, f Fire) (*Result, error) {
 	a.claimed = f.Run
 	return a.runFire(ctx)
 }
+
+// RunFire carries out a fire a schedule.Scheduler claimed, making a Runner the scheduler's
+// schedule.Runner: Fire with f.Run, under the scheduler's lease, which the scheduler renews and
+// finishes with the store.Finish returned here (the run's usage and stop reason, also with an
+// error).
+func (r *Runner) RunFire(ctx context.Context, f schedule.Fire) (store.Finish, error) {
+	run := f.Run
+	res, err := r.Fire(ctx, Fire{Persona: f.Persona, Responsibility: f.Responsibility.Name, At: f.At, Run: &run})
+	if res == nil {
+		return store.Finish{}, err
+	}
+	return res.Finish, err
+}
+
+var _ schedule.Runner = (*Runner)(nil)
