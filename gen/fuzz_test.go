@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"maps"
 	"os"
 	"path/filepath"
@@ -94,110 +95,196 @@ func FuzzGenerate(f *testing.F) {
 	name := filepath.Join(h.mod, "fuzz.persona.yaml")
 
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, diags := spec.Load(name, data)
-		if len(diags) > 0 {
-			return
-		}
-		lines := bytes.Count(data, []byte("\n")) + 1
-		files, err := Emit([]*spec.Persona{p}, h.host, h.opts)
-		if err != nil {
-			var ge *Error
-			if !errors.As(err, &ge) || len(ge.Diagnostics) == 0 {
-				t.Fatalf("Emit error is not positioned diagnostics: %v", err)
-			}
-			for _, d := range ge.Diagnostics {
-				if d.Pos.File != name || d.Pos.Line < 1 || d.Pos.Line > lines || d.Pos.Col < 1 {
-					t.Fatalf("diagnostic outside the spec: %s", d)
-				}
-				if strings.Contains(d.Message, ErrFormat.Error()) {
-					t.Fatalf("generator bug: %s", d.Message)
-				}
-			}
-			return
-		}
-		if len(files) != 1 {
-			t.Fatalf("%d files for one spec", len(files))
-		}
-		src := files[0].Content
-		if _, err := parser.ParseFile(token.NewFileSet(), files[0].Name, src, parser.ParseComments); err != nil {
-			t.Fatalf("generated code does not parse: %v\n%s", err, src)
-		}
-		if !bytes.HasPrefix(src, []byte(Header+"\n"+SourcePrefix+"fuzz.persona.yaml\n")) {
-			t.Fatalf("header missing:\n%s", src)
-		}
-		again, err := Emit([]*spec.Persona{p}, h.host, h.opts)
-		if err != nil || !bytes.Equal(again[0].Content, src) {
-			t.Fatalf("second run differs (err %v)", err)
-		}
+		h.check(t, name, data)
 	})
 }
 
-// readFuzzCorpus returns the []byte values of the committed corpus files
-// of a fuzz target (go test fuzz v1 format), by file name.
-func readFuzzCorpus(t *testing.T, target string) map[string][]byte {
+// check loads data as the spec file name and generates it against the
+// harness's host: no panic; output that parses, carries the header and is
+// the same on a second run; or positioned diagnostics inside the spec.
+func (h *fuzzHarness) check(t *testing.T, name string, data []byte) {
+	p, diags := spec.Load(name, data)
+	if len(diags) > 0 {
+		return
+	}
+	lines := bytes.Count(data, []byte("\n")) + 1
+	files, err := Emit([]*spec.Persona{p}, h.host, h.opts)
+	if err != nil {
+		var ge *Error
+		if !errors.As(err, &ge) || len(ge.Diagnostics) == 0 {
+			t.Fatalf("Emit error is not positioned diagnostics: %v", err)
+		}
+		for _, d := range ge.Diagnostics {
+			if d.Pos.File != name || d.Pos.Line < 1 || d.Pos.Line > lines || d.Pos.Col < 1 {
+				t.Fatalf("diagnostic outside the spec: %s", d)
+			}
+			if strings.Contains(d.Message, ErrFormat.Error()) {
+				t.Fatalf("generator bug: %s", d.Message)
+			}
+		}
+		return
+	}
+	if len(files) != 1 {
+		t.Fatalf("%d files for one spec", len(files))
+	}
+	src := files[0].Content
+	if _, err := parser.ParseFile(token.NewFileSet(), files[0].Name, src, parser.ParseComments); err != nil {
+		t.Fatalf("generated code does not parse: %v\n%s", err, src)
+	}
+	if !bytes.HasPrefix(src, []byte(Header+"\n"+SourcePrefix+sourceLine(displayPath(h.opts.LineBase, name))+"\n")) {
+		t.Fatalf("header missing:\n%s", src)
+	}
+	again, err := Emit([]*spec.Persona{p}, h.host, h.opts)
+	if err != nil || !bytes.Equal(again[0].Content, src) {
+		t.Fatalf("second run differs (err %v)", err)
+	}
+}
+
+// withResolvers are the use resolvers FuzzWith fills: struct fields of
+// every kind the checker types, aliases, instantiated generics, embedded
+// and tagged fields, self-referential types, another module's types.
+var withResolvers = []string{
+	fixtureHost + ".CustomerContext", fixtureHost + ".Pointers", fixtureHost + ".Recursive",
+	fixtureHost + ".Embedded", fixtureHost + ".Tagged", fixtureHost + ".Dashed",
+	fixtureHost + ".IntPair", fixtureHost + ".ContextAlias", "example.com/other/api.Resolver",
+}
+
+// withSpec is the spec FuzzWith generates: one use entry of the which-th
+// resolver of withResolvers, its with mapping written as with.
+func withSpec(which uint8, with string) []byte {
+	return []byte(fmt.Sprintf("version: 1\nname: with\nmessage_resolvers:\n  - use:\n      resolver: %s\n      with: %s\n", withResolvers[int(which)%len(withResolvers)], with))
+}
+
+// FuzzWith is FuzzGenerate aimed at `with` values: the fuzzed text is the
+// with mapping of a use entry, so most inputs reach the typed-value
+// checker (with.go) instead of failing in the YAML or the schema. It holds
+// what FuzzGenerate holds; TestFuzzCorpusCompiles builds its committed
+// corpus too.
+func FuzzWith(f *testing.F) {
+	if testing.Short() {
+		f.Skip("loads a scratch module")
+	}
+	for i, w := range []string{
+		"{tier: gold, limits: {max_items: 2, window: 90s, Labels: [a]}, backup: {max_items: 1}, extra: {a: b}, max_age: 3, meta: {x: [1, 2.5, null]}, steps: [{}]}",
+		"{any: {a: [1, x]}, tier: t, wait: 1h, twice: 2, labels: [a], tiers: [a, b]}",
+		"{loop: null, nest: [[], [[]]], next: {next: {name: x}}}",
+		"{Limits: {max_items: 1}, MaxItems: 2, Quota: 3, name: n}",
+		"{\"-\": x, Secret: s, visible: v}",
+		"{\"-\": x}",
+		"{First: 1, second: -2}",
+		"{tier: gold, priority: 300, weight: 1e39}",
+		"{name: x, config: {Level: 1}, levels: []}",
+	} {
+		f.Add(uint8(i), w)
+	}
+	h := newFuzzHarness(f)
+	name := filepath.Join(h.mod, "with.persona.yaml")
+	f.Fuzz(func(t *testing.T, which uint8, with string) {
+		h.check(t, name, withSpec(which, with))
+	})
+}
+
+// readFuzzCorpus returns the values of the committed corpus files of a
+// fuzz target, by file name.
+func readFuzzCorpus(t *testing.T, target string) map[string][]any {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join("testdata", "fuzz", target, "*"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make(map[string][]byte)
+	out := make(map[string][]any)
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		data, err := decodeCorpusFile(b)
+		vals, err := decodeCorpusFile(b)
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		out[filepath.Base(p)] = data
+		out[filepath.Base(p)] = vals
 	}
 	return out
 }
 
-// decodeCorpusFile returns the one []byte value of a corpus file in the
-// go test fuzz v1 format.
-func decodeCorpusFile(b []byte) ([]byte, error) {
+// decodeCorpusFile returns the values of a corpus file in the go test
+// fuzz v1 format: []byte(…), string(…) and uint8(…) lines.
+func decodeCorpusFile(b []byte) ([]any, error) {
 	header, rest, _ := strings.Cut(string(b), "\n")
 	if header != "go test fuzz v1" {
 		return nil, errors.New("not a fuzz corpus file")
 	}
-	expr, err := parser.ParseExpr(strings.TrimSpace(rest))
-	call, ok := expr.(*ast.CallExpr)
-	if err != nil || !ok || len(call.Args) != 1 {
-		return nil, errors.New("want one []byte(...) value")
+	var vals []any
+	for _, line := range strings.Split(strings.TrimSpace(rest), "\n") {
+		expr, err := parser.ParseExpr(line)
+		if err != nil {
+			return nil, err
+		}
+		call, ok := expr.(*ast.CallExpr)
+		if !ok || len(call.Args) != 1 {
+			return nil, fmt.Errorf("%q is not a T(value) line", line)
+		}
+		lit, ok := call.Args[0].(*ast.BasicLit)
+		if !ok {
+			return nil, fmt.Errorf("%q holds no literal", line)
+		}
+		switch fun := types.ExprString(call.Fun); fun {
+		case "[]byte", "string":
+			s, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				return nil, err
+			}
+			if fun == "string" {
+				vals = append(vals, s)
+			} else {
+				vals = append(vals, []byte(s))
+			}
+		case "uint8", "byte":
+			n, err := strconv.ParseUint(lit.Value, 0, 8)
+			if err != nil {
+				return nil, err
+			}
+			vals = append(vals, uint8(n))
+		default:
+			return nil, fmt.Errorf("%q: type %s is not read here", line, fun)
+		}
 	}
-	lit, ok := call.Args[0].(*ast.BasicLit)
-	if !ok {
-		return nil, errors.New("want a string literal")
-	}
-	s, err := strconv.Unquote(lit.Value)
-	if err != nil {
-		return nil, err
-	}
-	return []byte(s), nil
+	return vals, nil
 }
 
-// TestFuzzCorpusCompiles holds what FuzzGenerate cannot check per input
-// (a build per execution would be too slow): every committed corpus entry
-// of FuzzGenerate that generates compiles. Each entry's persona is renamed
-// (fuzz-0, fuzz-1, …) so that all of them generate into one package, which
-// is built and vetted once.
+// TestFuzzCorpusCompiles holds what the fuzz targets cannot check per
+// input (a build per execution would be too slow): every committed corpus
+// entry of FuzzGenerate and FuzzWith that generates compiles. Each entry's
+// persona is renamed (fuzz-0, fuzz-1, …) so that all of them generate into
+// one package, which is built and vetted once.
 func TestFuzzCorpusCompiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a scratch module")
 	}
-	corpus := readFuzzCorpus(t, "FuzzGenerate")
-	if len(corpus) == 0 {
-		t.Fatal("no committed corpus entries in testdata/fuzz/FuzzGenerate")
+	specs := make(map[string][]byte)
+	for entry, vals := range readFuzzCorpus(t, "FuzzGenerate") {
+		if data, ok := vals[0].([]byte); ok && len(vals) == 1 {
+			specs["FuzzGenerate-"+entry] = data
+		}
+	}
+	for entry, vals := range readFuzzCorpus(t, "FuzzWith") {
+		if len(vals) != 2 {
+			continue
+		}
+		which, ok1 := vals[0].(uint8)
+		with, ok2 := vals[1].(string)
+		if ok1 && ok2 {
+			specs["FuzzWith-"+entry] = withSpec(which, with)
+		}
+	}
+	if len(specs) == 0 {
+		t.Fatal("no committed corpus entries in testdata/fuzz")
 	}
 	h := newFuzzHarness(t)
-	entries := slices.Sorted(maps.Keys(corpus))
 	generated := 0
-	for i, entry := range entries {
-		data := corpus[entry]
+	for i, entry := range slices.Sorted(maps.Keys(specs)) {
 		name := filepath.Join(h.mod, "corpus", entry+".persona.yaml")
-		p, diags := spec.Load(name, data)
+		p, diags := spec.Load(name, specs[entry])
 		if len(diags) > 0 {
 			continue
 		}
@@ -222,5 +309,5 @@ func TestFuzzCorpusCompiles(t *testing.T) {
 	if out, err := goCmd(t, h.mod, "vet", "./out"); err != nil {
 		t.Fatalf("go vet of %d generated corpus entries failed:\n%s", generated, firstLines(out, 40))
 	}
-	t.Logf("%d of %d corpus entries generate and compile", generated, len(corpus))
+	t.Logf("%d of %d corpus entries generate and compile", generated, len(specs))
 }
