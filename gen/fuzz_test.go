@@ -240,9 +240,16 @@ func decodeCorpusFile(b []byte) ([]any, error) {
 				vals = append(vals, []byte(s))
 			}
 		case "uint8", "byte":
+			// The fuzzing engine writes a byte as a number or as a
+			// character literal (byte('\x11')).
 			n, err := strconv.ParseUint(lit.Value, 0, 8)
-			if err != nil {
-				return nil, err
+			if lit.Kind == token.CHAR {
+				var r rune
+				r, _, _, err = strconv.UnquoteChar(lit.Value[1:len(lit.Value)-1], '\'')
+				n = uint64(r)
+			}
+			if err != nil || n > 255 {
+				return nil, fmt.Errorf("%q: not a byte", line)
 			}
 			vals = append(vals, uint8(n))
 		default:
