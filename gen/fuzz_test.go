@@ -150,37 +150,107 @@ var withResolvers = []string{
 }
 
 // withSpec is the spec FuzzWith generates: one use entry of the which-th
-// resolver of withResolvers, its with mapping written as with.
-func withSpec(which uint8, with string) []byte {
-	return []byte(fmt.Sprintf("version: 1\nname: with\nmessage_resolvers:\n  - use:\n      resolver: %s\n      with: %s\n", withResolvers[int(which)%len(withResolvers)], with))
+// resolver of withResolvers, its with mapping written by withYAML from
+// program.
+func withSpec(which uint8, program []byte) []byte {
+	return []byte(fmt.Sprintf("version: 1\nname: with\nmessage_resolvers:\n  - use:\n      resolver: %s\n      with: %s\n", withResolvers[int(which)%len(withResolvers)], withYAML(program)))
 }
 
-// FuzzWith is FuzzGenerate aimed at `with` values: the fuzzed text is the
-// with mapping of a use entry, so most inputs reach the typed-value
-// checker (with.go) instead of failing in the YAML or the schema. It holds
-// what FuzzGenerate holds; TestFuzzCorpusCompiles builds its committed
-// corpus too.
+// withKeys are the keys withYAML writes: the fixture resolvers' field
+// names and tag names, and a few that name nothing.
+var withKeys = []string{
+	"tier", "Tier", "greeting", "priority", "weight", "verbose", "tags", "limits", "backup", "extra",
+	"max_age", "meta", "steps", "max_items", "window", "Labels", "any", "wait", "twice", "labels",
+	"tiers", "loop", "nest", "next", "name", "Limits", "MaxItems", "Quota", "limitsBase", "-",
+	"Secret", "Hidden", "visible", "First", "second", "config", "levels", "Level", "Text", "secret", "x",
+}
+
+// withStrings are the string scalars withYAML writes: durations, numbers
+// as text, text that matters to Go source and comments.
+var withStrings = []string{"gold", "", "90s", "-5m", "1h30m", "250ms", "1e3", "x */ y", "\x00\ufeff", "line\nbreak", "`", "\\", "null", "true"}
+
+// withYAML writes a flow mapping from program, read as a sequence of
+// choices (each byte picks what comes next), so every input is valid
+// YAML and the fuzzing engine explores the checker, not the YAML parser.
+// Strings go through encoding/json, whose output is valid YAML.
+func withYAML(program []byte) string {
+	c := &choices{b: program}
+	return c.mapping(0)
+}
+
+// choices reads a fuzz input one decision at a time; it reads zeros once
+// the input is used up.
+type choices struct {
+	b []byte
+	i int
+}
+
+func (c *choices) next() int {
+	if c.i >= len(c.b) {
+		return 0
+	}
+	c.i++
+	return int(c.b[c.i-1])
+}
+
+func (c *choices) mapping(depth int) string {
+	n := c.next() % 5
+	var parts []string
+	for range n {
+		parts = append(parts, q(withKeys[c.next()%len(withKeys)])+": "+c.value(depth+1))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func (c *choices) value(depth int) string {
+	op := c.next() % 10
+	if depth > 6 && (op == 5 || op == 6) {
+		op = 0
+	}
+	switch op {
+	case 0:
+		return "null"
+	case 1:
+		return strconv.FormatBool(c.next()%2 == 0)
+	case 2:
+		return strconv.Itoa(int(int8(c.next())) * (1 + c.next()))
+	case 3:
+		return strconv.FormatFloat(float64(int8(c.next()))/float64(1+c.next()), 'g', -1, 64)
+	case 4, 8:
+		return q(withStrings[c.next()%len(withStrings)])
+	case 5:
+		n := c.next() % 4
+		var items []string
+		for range n {
+			items = append(items, c.value(depth+1))
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	case 6:
+		return c.mapping(depth)
+	case 7:
+		return strconv.Itoa(c.next()) + []string{"s", "m", "h", "ms", "us", "ns"}[c.next()%6]
+	}
+	return []string{"9223372036854775807", "-9223372036854775808", "1e39", "256", "-129", "65536", "4294967296"}[c.next()%7]
+}
+
+// FuzzWith is FuzzGenerate aimed at `with` values: the fuzzed bytes are a
+// program that withYAML turns into the with mapping of a use entry of one
+// of withResolvers, so every input is a valid spec whose values exercise
+// the typed-value checker (with.go) and the emitter. It holds what
+// FuzzGenerate holds; TestFuzzCorpusCompiles builds its committed corpus
+// too.
 func FuzzWith(f *testing.F) {
 	if testing.Short() {
 		f.Skip("loads a scratch module")
 	}
-	for i, w := range []string{
-		"{tier: gold, limits: {max_items: 2, window: 90s, Labels: [a]}, backup: {max_items: 1}, extra: {a: b}, max_age: 3, meta: {x: [1, 2.5, null]}, steps: [{}]}",
-		"{any: {a: [1, x]}, tier: t, wait: 1h, twice: 2, labels: [a], tiers: [a, b]}",
-		"{loop: null, nest: [[], [[]]], next: {next: {name: x}}}",
-		"{Limits: {max_items: 1}, MaxItems: 2, Quota: 3, name: n}",
-		"{\"-\": x, Secret: s, visible: v}",
-		"{\"-\": x}",
-		"{First: 1, second: -2}",
-		"{tier: gold, priority: 300, weight: 1e39}",
-		"{name: x, config: {Level: 1}, levels: []}",
-	} {
-		f.Add(uint8(i), w)
+	for i := range withResolvers {
+		f.Add(uint8(i), []byte{4, 0, 4, 1, 2, 5, 3, 6, 2, 13, 4, 4})
+		f.Add(uint8(i), []byte{3, 7, 5, 2, 4, 2, 20, 6, 2, 5, 4, 2, 2, 1, 1})
 	}
 	h := newFuzzHarness(f)
 	name := filepath.Join(h.mod, "with.persona.yaml")
-	f.Fuzz(func(t *testing.T, which uint8, with string) {
-		h.check(t, name, withSpec(which, with))
+	f.Fuzz(func(t *testing.T, which uint8, program []byte) {
+		h.check(t, name, withSpec(which, program))
 	})
 }
 
@@ -279,9 +349,9 @@ func TestFuzzCorpusCompiles(t *testing.T) {
 			continue
 		}
 		which, ok1 := vals[0].(uint8)
-		with, ok2 := vals[1].(string)
+		program, ok2 := vals[1].([]byte)
 		if ok1 && ok2 {
-			specs["FuzzWith-"+entry] = withSpec(which, with)
+			specs["FuzzWith-"+entry] = withSpec(which, program)
 		}
 	}
 	if len(specs) == 0 {
