@@ -144,6 +144,7 @@ func (c *checker) file() *filePlan {
 		}
 	}
 	fp.responsibilities = p.Responsibilities
+	fp.mailbox = p.Mailbox
 	fp.messageChain = c.chain(p.MessageResolvers, "Message")
 	fp.responsibility = c.chain(p.ResponsibilityResolvers, "Responsibility")
 	return fp

@@ -204,6 +204,20 @@ func (e *emitter) constructor(f *jen.File) {
 		))
 	}
 	body = append(body, jen.Id("p").Op(":=").Op("&").Add(rt("Persona")).Add(e.personaFields()))
+	if m := fp.mailbox; m != nil && m.Address.Value != "" {
+		box := jen.Id("p").Dot("Mailbox")
+		body = append(body, box.Clone().Dot("Address").Op("=").Lit(m.Address.Value))
+		if len(m.Aliases) > 0 {
+			var aliases []jen.Code
+			for _, a := range m.Aliases {
+				aliases = append(aliases, jen.Lit(a.Value))
+			}
+			body = append(body, box.Clone().Dot("Aliases").Op("=").Index().String().Values(aliases...))
+		}
+		if m.Name.Value != "" {
+			body = append(body, box.Clone().Dot("Name").Op("=").Lit(m.Name.Value))
+		}
+	}
 	if len(fp.messageChain) > 0 {
 		body = append(body, jen.Id("p").Dot("MessageChain").Op("=").Add(e.chain(fp.messageChain)))
 	}

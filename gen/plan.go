@@ -51,6 +51,7 @@ type filePlan struct {
 	model            *spec.Model
 	tools            []qualPlan
 	responsibilities []spec.Responsibility
+	mailbox          *spec.Mailbox
 	messageChain     []stepPlan
 	responsibility   []stepPlan
 	usesHistory      bool

@@ -33,11 +33,12 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 			MaxTokens: 4096,
 		},
 		Tools: []runtime.Tool{
-			/*line examples/support-agent.persona.yaml:17:4*/ host. /*line examples/support-agent.persona.yaml:17:4*/ LookupOrder, /*line generated/support_agent.go:36:165*/
-			/*line examples/support-agent.persona.yaml:18:4*/ host. /*line examples/support-agent.persona.yaml:18:4*/ SearchHelpCenter, /*line generated/support_agent.go:37:170*/
-			/*line examples/support-agent.persona.yaml:19:4*/ host. /*line examples/support-agent.persona.yaml:19:4*/ EscalateTicket, /*line generated/support_agent.go:38:168*/
+			/*line examples/support-agent.persona.yaml:19:4*/ host. /*line examples/support-agent.persona.yaml:19:4*/ SearchHelpCenter, /*line generated/support_agent.go:36:170*/
 		},
 	}
+	p.Mailbox.Address = "support@acme.example"
+	p.Mailbox.Aliases = []string{"help@acme.example"}
+	p.Mailbox.Name = "Acme Support"
 	p.MessageChain = runtime.NewChain(
 		runtime.Step{
 			Kind:     "load_file",
@@ -57,9 +58,9 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/support-agent.persona.yaml:24:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/support-agent.persona.yaml:25:13*/, env. /*line examples/support-agent.persona.yaml:25:14*/ AccountForSender /*line generated/support_agent.go:60:222*/ /*line examples/support-agent.persona.yaml:26:25*/, func(r /*line examples/support-agent.persona.yaml:26:26*/ host. /*line examples/support-agent.persona.yaml:26:26*/ Account) (string, error) {
-				return /*line examples/support-agent.persona.yaml:26:26*/ r. /*line examples/support-agent.persona.yaml:26:26*/ LLMText() /*line generated/support_agent.go:61:169*/, nil
-			} /*line generated/support_agent.go:62:47*/),
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/support-agent.persona.yaml:25:13*/, env. /*line examples/support-agent.persona.yaml:25:14*/ AccountForSender /*line generated/support_agent.go:61:222*/ /*line examples/support-agent.persona.yaml:26:25*/, func(r /*line examples/support-agent.persona.yaml:26:26*/ host. /*line examples/support-agent.persona.yaml:26:26*/ Account) (string, error) {
+				return /*line examples/support-agent.persona.yaml:26:26*/ r. /*line examples/support-agent.persona.yaml:26:26*/ LLMText() /*line generated/support_agent.go:62:169*/, nil
+			} /*line generated/support_agent.go:63:47*/),
 		},
 		runtime.Step{
 			Kind:     "thread_summary",
@@ -75,23 +76,23 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 			Kind: "use",
 			Pos:  "examples/support-agent.persona.yaml:29:5",
 			Resolver: /*line examples/support-agent.persona.yaml:30:16*/ &host. /*line examples/support-agent.persona.yaml:30:16*/ SupportPolicy{
-				/*line examples/support-agent.persona.yaml:32:8*/ FirstResponse:/*line examples/support-agent.persona.yaml:32:24*/ 4 * time.Hour, /*line generated/support_agent.go:78:177*/
-				/*line examples/support-agent.persona.yaml:33:8*/ EscalateAfter:/*line examples/support-agent.persona.yaml:33:24*/ 24 * time.Hour, /*line generated/support_agent.go:79:178*/
+				/*line examples/support-agent.persona.yaml:32:8*/ FirstResponse:/*line examples/support-agent.persona.yaml:32:24*/ 4 * time.Hour, /*line generated/support_agent.go:79:177*/
+				/*line examples/support-agent.persona.yaml:33:8*/ EscalateAfter:/*line examples/support-agent.persona.yaml:33:24*/ 24 * time.Hour, /*line generated/support_agent.go:80:178*/
 				/*line examples/support-agent.persona.yaml:34:8*/ Languages: /*line examples/support-agent.persona.yaml:34:19*/ []string{
-					/*line examples/support-agent.persona.yaml:34:20*/ "en", /*line generated/support_agent.go:81:105*/
-					/*line examples/support-agent.persona.yaml:34:24*/ "de", /*line generated/support_agent.go:82:105*/
-					/*line examples/support-agent.persona.yaml:34:28*/ "fr", /*line generated/support_agent.go:83:105*/
-				}, /*line generated/support_agent.go:84:49*/
+					/*line examples/support-agent.persona.yaml:34:20*/ "en", /*line generated/support_agent.go:82:105*/
+					/*line examples/support-agent.persona.yaml:34:24*/ "de", /*line generated/support_agent.go:83:105*/
+					/*line examples/support-agent.persona.yaml:34:28*/ "fr", /*line generated/support_agent.go:84:105*/
+				}, /*line generated/support_agent.go:85:49*/
 				/*line examples/support-agent.persona.yaml:35:8*/ Tiers: /*line examples/support-agent.persona.yaml:36:10*/ map[string] /*line examples/support-agent.persona.yaml:36:10*/ host. /*line examples/support-agent.persona.yaml:36:10*/ TierPolicy{
 					/*line examples/support-agent.persona.yaml:36:10*/ "business": /*line examples/support-agent.persona.yaml:36:20*/ host. /*line examples/support-agent.persona.yaml:36:20*/ TierPolicy{
-						/*line examples/support-agent.persona.yaml:36:21*/ RefundLimitEUR:/*line examples/support-agent.persona.yaml:36:39*/ 500, /*line generated/support_agent.go:87:171*/
-						/*line examples/support-agent.persona.yaml:36:44*/ PhoneSupport:/*line examples/support-agent.persona.yaml:36:59*/ true, /*line generated/support_agent.go:88:170*/
-					}, /*line generated/support_agent.go:89:50*/
+						/*line examples/support-agent.persona.yaml:36:21*/ RefundLimitEUR:/*line examples/support-agent.persona.yaml:36:39*/ 500, /*line generated/support_agent.go:88:171*/
+						/*line examples/support-agent.persona.yaml:36:44*/ PhoneSupport:/*line examples/support-agent.persona.yaml:36:59*/ true, /*line generated/support_agent.go:89:170*/
+					}, /*line generated/support_agent.go:90:50*/
 					/*line examples/support-agent.persona.yaml:37:10*/ "team": /*line examples/support-agent.persona.yaml:37:16*/ host. /*line examples/support-agent.persona.yaml:37:16*/ TierPolicy{
-						/*line examples/support-agent.persona.yaml:37:17*/ RefundLimitEUR: /*line examples/support-agent.persona.yaml:37:35*/ 100, /*line generated/support_agent.go:91:172*/
-					}, /*line generated/support_agent.go:92:50*/
-				}, /*line generated/support_agent.go:93:49*/
-			}, /*line generated/support_agent.go:94:48*/
+						/*line examples/support-agent.persona.yaml:37:17*/ RefundLimitEUR: /*line examples/support-agent.persona.yaml:37:35*/ 100, /*line generated/support_agent.go:92:172*/
+					}, /*line generated/support_agent.go:93:50*/
+				}, /*line generated/support_agent.go:94:49*/
+			}, /*line generated/support_agent.go:95:48*/
 		},
 		runtime.Step{
 			Kind:     "load_text",

@@ -1,18 +1,36 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/personagen/personagen/runtime/history"
 )
 
-// Tool is a tool the model may call: its Name (snake_case by convention, unique within a
-// persona), a Description the model reads, and InputSchema, the JSON Schema of its input object
-// as raw JSON bytes. A spec names tools as package-level values implementing Tool.
+// Tool is a tool the model may call: what the model reads about it and how it runs.
+//
+// Name is the tool's name (snake_case by convention, unique within a persona), Description what
+// the model reads about it, and InputSchema the JSON Schema of its input object as raw JSON
+// bytes. Idempotent reports whether running the tool twice for one call does no harm (a lookup,
+// a search): a runner that resumes a run after a crash runs an idempotent call again when its
+// outcome was not recorded, but never runs a call of a tool that is not idempotent twice — that
+// call is then reported to the model as having an unknown outcome.
+//
+// Call runs the tool for one call of a run: inv is the run's read-only Invocation and input
+// the call's arguments, a JSON object. It returns the result the model reads — text, or a value
+// encoded as JSON — or an error, which the model reads as a failed result (the error's text).
+// Call must honour ctx; it may be called concurrently for the calls of one round. A panic in
+// Call is recovered by the runner and becomes a failed result as well.
+//
+// Package runtime/tool builds a Tool from a Go function with a typed input struct (arguments
+// validated against the schema, then decoded strictly); a spec names a tool as a package-level
+// value implementing Tool.
 type Tool interface {
 	Name() string
 	Description() string
 	InputSchema() json.RawMessage
+	Idempotent() bool
+	Call(ctx context.Context, inv *Invocation, input json.RawMessage) (string, error)
 }
 
 // ModelSettings holds the model settings a persona passes through to the Request: the model
@@ -46,6 +64,17 @@ type Persona struct {
 	MessageChain        *Chain
 	ResponsibilityChain *Chain
 	Responsibilities    []Responsibility
+	// Mailbox is the persona's email identity: Address, the address it receives mail at and
+	// sends its replies from (an addr-spec such as "support@acme.example", no display name),
+	// Aliases, other addresses that also reach it, and Name, the display name of its replies'
+	// From ("" for none). runtime/mail routes a message to every persona whose Address or one of
+	// whose Aliases is among the message's recipients (compared case-insensitively). An empty
+	// Address means the persona receives no email.
+	Mailbox struct {
+		Address string
+		Aliases []string
+		Name    string
+	}
 }
 
 // Responsibility returns the persona's responsibility named name, and whether it exists.

@@ -17,6 +17,10 @@ type fakeTool struct{ name string }
 func (t fakeTool) Name() string                 { return t.name }
 func (t fakeTool) Description() string          { return "Fetches " + t.name }
 func (t fakeTool) InputSchema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (t fakeTool) Idempotent() bool             { return true }
+func (t fakeTool) Call(ctx context.Context, inv *Invocation, input json.RawMessage) (string, error) {
+	return t.name, nil
+}
 
 func testPersona() *Persona {
 	temp := 0.2

@@ -116,6 +116,9 @@ func (b *personaBuilder) persona(t *tnode) *Persona {
 		seen[r.Name.Value] = r.Name.Pos
 		p.Responsibilities = append(p.Responsibilities, r)
 	}
+	if n := t.get("mailbox"); n != nil && n.kind == ValueMap {
+		p.Mailbox = b.mailbox(n)
+	}
 	return p
 }
 

@@ -3,10 +3,8 @@ package spec
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -33,6 +31,12 @@ func TestScalarsFollowTheYAML12CoreSchema(t *testing.T) {
 		{".5", ValueFloat, "0.5", false},
 		{"-1e3", ValueFloat, "-1e3", false},
 		{"01.5", ValueFloat, "1.5", false},
+		{"0e-99999999", ValueFloat, "0", false},
+		{"-0.0", ValueFloat, "-0", false},
+		{"1.00000000000000000000000000000000000001", ValueFloat, "1", false},
+		{"4.9e-324", ValueFloat, "4.9e-324", false},
+		{"1e-1000100", 0, "number 1e-1000100 is too small for 64-bit floating point", true},
+		{"2.4e-324", 0, "is too small for 64-bit floating point", true},
 		{"true", ValueBool, "true", false},
 		{"TRUE", ValueBool, "TRUE", false},
 		{"False", ValueBool, "False", false},
@@ -279,35 +283,6 @@ func TestGoFileNameCollisionsAreReported(t *testing.T) {
 	diags := CheckCollisions([]*Persona{a, b})
 	if len(diags) != 2 || !strings.Contains(diags[0].Message, "bot_test_persona.go") || diags[0].Pos.File == diags[1].Pos.File {
 		t.Errorf("collisions = %v", diags)
-	}
-}
-
-// TestWalkRefusesANamedPipeWithoutBlocking pins that a FIFO named like a
-// spec inside a walked directory is a diagnostic and never opened for a
-// blocking read (the walk would hang forever waiting for a writer).
-func TestWalkRefusesANamedPipeWithoutBlocking(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("no named pipes in the file system")
-	}
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "pipe.persona.yaml")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("pipe.persona.yaml", filepath.Join(dir, "link.persona.yaml")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "ok.persona.yaml"), []byte("version: 1\nname: ok\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ps, diags := LoadPaths([]string{dir})
-	if len(ps) != 1 || len(diags) != 1 || diags[0].Pos.File != filepath.Join(dir, "link.persona.yaml") ||
-		!strings.Contains(diags[0].Message, "a named pipe, not a regular file") {
-		t.Errorf("LoadPaths = %d personas, %v; want ok and one named-pipe diagnostic, at the link (the first name of the one file)", len(ps), diags)
-	}
-	// The race the walk cannot see: a pipe swapped in after the walk.
-	if _, err := readSpec(fifo, true); err == nil || !strings.Contains(err.Error(), "named pipe") {
-		t.Errorf("readSpec(fifo, regularOnly) = %v", err)
 	}
 }
 

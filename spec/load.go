@@ -204,6 +204,9 @@ func schemaDiagnostic(tree *tnode, vi schema.Violation) Diagnostic {
 		label = pathLabel(vi.Path[:len(vi.Path)-1])
 		k := vi.Path[len(vi.Path)-1]
 		msg = strings.Replace(msg, strconv.Quote(k), quoteOdd(k), 1)
+		if before, after, ok := strings.Cut(k, ":"); ok && key != nil && key.plain && before != "" && after != "" {
+			msg += fmt.Sprintf(" (a colon needs a space after it to end a key: write %s: %s)", before, after)
+		}
 	case schema.WrongType:
 		msg = wrongTypeMessage(n, vi)
 	default:

@@ -147,13 +147,19 @@ func escapeFor(r rune) string {
 // yamlDirectives handles %YAML directives before the first document: a
 // spec is read as YAML 1.2, so "%YAML 1.2" is accepted (and blanked into a
 // comment, as yaml.v3 only parses 1.1 documents) and any other version is
-// an error at the directive. It returns the data to parse.
+// an error at the directive, as are a second %YAML directive and a
+// directive not followed by a document start (---), which YAML requires
+// (blanking would hide both from yaml.v3). It returns the data to parse.
 func yamlDirectives(name string, data []byte) ([]byte, []Diagnostic) {
 	off := 0
 	if bytes.HasPrefix(data, utf8BOM) {
 		off = len(utf8BOM)
 	}
+	at := func(line int, format string, args ...any) []Diagnostic {
+		return []Diagnostic{{Pos: Pos{File: name, Line: line, Col: 1}, Message: fmt.Sprintf(format, args...)}}
+	}
 	var out []byte
+	yamlLine := 0 // the line of the %YAML directive, once seen
 	for n := 1; off < len(data); n++ {
 		end := bytes.IndexByte(data[off:], '\n')
 		if end < 0 {
@@ -167,9 +173,12 @@ func yamlDirectives(name string, data []byte) ([]byte, []Diagnostic) {
 			f := strings.Fields(strings.SplitN(line, "#", 2)[0])
 			if len(f) != 2 || f[0] != "%YAML" || f[1] != "1.2" {
 				version := strings.TrimSpace(strings.TrimPrefix(line, "%YAML"))
-				return nil, []Diagnostic{{Pos: Pos{File: name, Line: n, Col: 1}, Message: fmt.Sprintf(
-					"%%YAML %s: a spec is read as YAML 1.2 (core schema: yes and no are strings, 010 is not octal); remove the directive, or write %%YAML 1.2", version)}}
+				return nil, at(n, "%%YAML %s: a spec is read as YAML 1.2 (core schema: yes and no are strings, 010 is not octal); remove the directive, or write %%YAML 1.2", version)
 			}
+			if yamlLine > 0 {
+				return nil, at(n, "a second %%YAML directive (the first is on line %d); remove one", yamlLine)
+			}
+			yamlLine = n
 			if out == nil {
 				out = bytes.Clone(data)
 			}
@@ -177,6 +186,9 @@ func yamlDirectives(name string, data []byte) ([]byte, []Diagnostic) {
 		case strings.HasPrefix(line, "%"):
 			// %TAG and reserved directives: yaml.v3 handles or refuses them.
 		default:
+			if yamlLine > 0 && !strings.HasPrefix(line, "---") {
+				return nil, at(n, "the %%YAML directive on line %d must be followed by a document start: write --- before this line", yamlLine)
+			}
 			if out == nil {
 				return data, nil
 			}

@@ -363,10 +363,16 @@ func (b *treeBuilder) scalar(n *yaml.Node) *tnode {
 		if err != nil || math.IsInf(f, 0) {
 			return bad("number %s is out of range (64-bit floating point)", n.Value)
 		}
+		if f == 0 && strings.ContainsAny(mantissa(n.Value), "123456789") {
+			return bad("number %s is too small for 64-bit floating point: it would be read as 0; write 0 if that is meant", n.Value)
+		}
 		t.kind, t.f = ValueFloat, f
 		// Keep the literal when JSON can spell it (exact, and what the user
-		// wrote); YAML-only spellings (1., +1, .5, 01.5) are reformatted.
-		if !jsonNumber.MatchString(n.Value) {
+		// wrote) and it is short: big.Rat, which the schema check compares
+		// numbers with, costs time with the exponent. YAML-only spellings
+		// (1., +1, .5, 01.5), long literals and zeros (0e-99999999) are
+		// reformatted.
+		if !jsonNumber.MatchString(n.Value) || len(n.Value) > maxFloatLiteral || f == 0 {
 			t.str = strconv.FormatFloat(f, 'g', -1, 64)
 		}
 	case "!!map", "!!seq":
@@ -375,6 +381,19 @@ func (b *treeBuilder) scalar(n *yaml.Node) *tnode {
 		return bad("YAML tag %s is not supported (%s)", tag, supportedTags)
 	}
 	return t
+}
+
+// maxFloatLiteral is the longest float literal kept as written. A float64
+// holds 17 significant digits and exponents up to ±324, so nothing longer
+// can be more exact than its shortest formatting.
+const maxFloatLiteral = 32
+
+// mantissa returns a number literal without its exponent.
+func mantissa(s string) string {
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // parseCoreInt parses a core-schema integer (coreInt matched) into an

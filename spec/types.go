@@ -111,6 +111,8 @@ type Persona struct {
 	ResponsibilityResolvers []Resolver
 	// Responsibilities are the scheduled jobs, in spec order, names unique.
 	Responsibilities []Responsibility
+	// Mailbox is the persona's email identity; nil when the spec has no mailbox key.
+	Mailbox *Mailbox
 }
 
 // GoName returns the persona's exported Go identifier (GoName(p.Name.Value)).

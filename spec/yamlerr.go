@@ -58,8 +58,16 @@ func yamlError(name string, src *source, data []byte, err error) Diagnostic {
 	switch msg {
 	case "found character that cannot start any token":
 		col = badTokenStart(src.line(line))
+	case "found a tab character that violates indentation":
+		// yaml.v3 reports the line of the scalar the tab interrupts.
+		for l := line; l <= len(src.lines) && l < line+100; l++ {
+			if c := indentTab(src.line(l)); c > 0 {
+				line, col = l, c
+				break
+			}
+		}
 	case "found invalid Unicode character escape code":
-		if l, c, hint := surrogateEscape(src, line); hint != "" {
+		if l, c, hint := badUnicodeEscape(src, line); hint != "" {
 			line, col = l, c
 			msg += "; " + hint
 		}
@@ -71,10 +79,43 @@ func yamlError(name string, src *source, data []byte, err error) Diagnostic {
 			col = valueIndicator(src.line(line), col)
 		}
 	}
-	if l := src.line(line); len(l) > 0 && l[0] == '\t' {
+	if indentTab(src.line(line)) > 0 {
 		msg += "; YAML indents with spaces, not tabs"
 	}
+	if k, v, ok := gluedKey(src.line(line)); ok && msg == "could not find expected ':'" {
+		msg += fmt.Sprintf("; a colon needs a space after it to end a key: write %s: %s", k, v)
+	}
 	return Diagnostic{Pos: Pos{File: name, Line: line, Col: max(col, 1)}, Message: "invalid YAML: " + msg}
+}
+
+// indentTab returns the column of the first tab in line's indentation
+// (the spaces and tabs before its first other character), or 0.
+func indentTab(line []rune) int {
+	for i, r := range line {
+		switch r {
+		case '\t':
+			return i + 1
+		case ' ':
+		default:
+			return 0
+		}
+	}
+	return 0
+}
+
+// gluedKey reports whether line, after its indentation and any "- ", is a
+// plain "key:value" with no space after the colon, which YAML reads as one
+// string; it returns the key and the value.
+func gluedKey(line []rune) (string, string, bool) {
+	t := strings.TrimLeft(string(line), " ")
+	for strings.HasPrefix(t, "- ") {
+		t = strings.TrimLeft(t[2:], " ")
+	}
+	k, v, ok := strings.Cut(t, ":")
+	if !ok || k == "" || v == "" || v[0] == ' ' || v[0] == '\t' || strings.ContainsAny(k, " \t\"'{}[],#&*!|>%@`") {
+		return "", "", false
+	}
+	return k, v, true
 }
 
 // badTokenStart returns the column of the first character on line that
@@ -134,13 +175,13 @@ func valueIndicator(line []rune, col int) int {
 
 var unicodeEscape = regexp.MustCompile(`\\(?:u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})`)
 
-// surrogateEscape finds the first \u or \U escape on line or the lines
+// badUnicodeEscape finds the first \u or \U escape on line or the lines
 // after it (a quoted string may span lines; yaml.v3 reports the line where
 // it starts) that is not a character: a UTF-16 surrogate (\ud83d, half of
 // a pair JSON would use) or a code point above U+10FFFF, and says what to
 // write instead. YAML has no surrogate pairs: a character above U+FFFF is
 // written \UXXXXXXXX.
-func surrogateEscape(src *source, line int) (int, int, string) {
+func badUnicodeEscape(src *source, line int) (int, int, string) {
 	for l := line; l <= len(src.lines) && l < line+100; l++ {
 		text := string(src.line(l))
 		for _, loc := range unicodeEscape.FindAllStringIndex(text, -1) {

@@ -26,8 +26,8 @@ description: Agent number %d.
 env: github.com/personagen/personagen/examples/host.Env
 model: {name: claude-sonnet-4-5, max_tokens: %d, temperature: 0.2}
 tools:
-  - github.com/personagen/personagen/examples/host.LookupOrder
   - github.com/personagen/personagen/examples/host.SearchHelpCenter
+  - github.com/personagen/personagen/examples/host.WebFetch
 message_resolvers:
   - load_file: {path: "personas/{{ .Persona.Name }}/PERSONA.md"}
   - load_text: {text: "You are {{ .Persona.Name }}; this is about {{ .Inbound.Subject }} from {{ .Inbound.From }}."}

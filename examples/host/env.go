@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/personagen/personagen/runtime"
@@ -12,10 +13,16 @@ import (
 
 // Env is the host dependency the example specs name with `env:`; the
 // generated constructors take a *Env, and bare loader names in the specs
-// are its methods. Accounts is keyed by lower-case email address.
+// are its methods. Accounts is keyed by lower-case email address, Orders by
+// upper-case order or invoice number. An Env is safe for concurrent use by
+// the tools of a run once built; it must not be copied.
 type Env struct {
 	Accounts map[string]Account
 	Topics   []Topic
+	Orders   map[string]Order
+
+	mu      sync.Mutex
+	tickets []Ticket // opened by EscalateTicket
 }
 
 // Account is a customer account of Acme Tracker, the record the

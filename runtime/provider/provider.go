@@ -1,12 +1,3 @@
-// Package provider names the model APIs personagen has adapters for and holds the one table of
-// which model settings each accepts, shared by `personagen validate` (a spec whose model names
-// a provider) and by the adapters, which check a persona's settings before their first call
-// with the same messages.
-//
-// The adapters live below it: runtime/provider/anthropic (the Anthropic Messages API through
-// anthropic-sdk-go), runtime/provider/openai (the OpenAI Chat Completions and Responses APIs
-// through openai-go) and runtime/provider/scripted (a deterministic model for tests and
-// examples). Each is a runtime.Model.
 package provider
 
 import (
@@ -30,6 +21,9 @@ const (
 
 // MaxChatStopSequences is the most stop sequences the Chat Completions API takes.
 const MaxChatStopSequences = 4
+
+// MinResponsesMaxTokens is the smallest max_output_tokens the Responses API takes.
+const MinResponsesMaxTokens = 16
 
 // SettingError says that a provider cannot take one model setting. Setting is the setting's
 // key under a spec's model mapping ("temperature", "top_p", "stop", "extra.max_tokens") and
@@ -100,7 +94,7 @@ func noSampling(name string) string {
 //   - openai (Chat Completions): max_tokens is sent as max_completion_tokens (not the
 //     deprecated max_tokens); at most MaxChatStopSequences stop sequences.
 //   - openai-responses: stop is refused (the Responses API has no stop sequences); max_tokens
-//     is sent as max_output_tokens.
+//     is sent as max_output_tokens and must be at least MinResponsesMaxTokens.
 //   - every provider: an extra key may not name a field the adapter fills itself (model,
 //     messages or input, tools, the token limit, the sampling settings, stop sequences, and for
 //     the Responses API include) nor one the provider refuses; extra keys are otherwise sent as
@@ -131,6 +125,10 @@ func CheckSettings(provider string, s runtime.ModelSettings) error {
 				MaxChatStopSequences, len(s.Stop), len(s.Stop)-MaxChatStopSequences))
 		}
 	case OpenAIResponses:
+		if s.MaxTokens > 0 && s.MaxTokens < MinResponsesMaxTokens {
+			refuse("max_tokens", fmt.Sprintf("the Responses API takes max_output_tokens of at least %d, this is %d; raise it",
+				MinResponsesMaxTokens, s.MaxTokens))
+		}
 		if len(s.Stop) > 0 {
 			refuse("stop", "the Responses API has no stop sequences; remove model.stop, or use provider openai (Chat Completions)")
 		}

@@ -28,9 +28,13 @@ func TestCheckSettings(t *testing.T) {
 		{"chat refuses a fifth stop sequence", OpenAI, runtime.ModelSettings{Stop: []string{"a", "b", "c", "d", "e"}}, []string{
 			"provider openai does not accept model.stop: the Chat Completions API takes at most 4 stop sequences, this has 5; remove 1",
 		}},
-		{"responses takes sampling", OpenAIResponses, runtime.ModelSettings{Temperature: f(1), TopP: f(1), MaxTokens: 5}, nil},
+		{"responses takes sampling", OpenAIResponses, runtime.ModelSettings{Temperature: f(1), TopP: f(1), MaxTokens: 500}, nil},
 		{"responses refuses stop", OpenAIResponses, all, []string{
 			"provider openai-responses does not accept model.stop: the Responses API has no stop sequences; remove model.stop, or use provider openai (Chat Completions)",
+		}},
+		{"responses takes max_tokens from 16", OpenAIResponses, runtime.ModelSettings{MaxTokens: 16}, nil},
+		{"responses refuses max_tokens below 16", OpenAIResponses, runtime.ModelSettings{MaxTokens: 15}, []string{
+			"provider openai-responses does not accept model.max_tokens: the Responses API takes max_output_tokens of at least 16, this is 15; raise it",
 		}},
 		{"extra passes other keys", Anthropic, runtime.ModelSettings{Extra: map[string]any{"thinking": map[string]any{"type": "enabled"}, "metadata": 1}}, nil},
 		{"extra may not set managed fields, sorted", Anthropic, runtime.ModelSettings{Extra: map[string]any{"top_k": 5, "max_tokens": 9, "thinking": 1}}, []string{

@@ -14,4 +14,26 @@
 // once at the end of the gap, a time they repeat in a fall-back overlap fires once at its first
 // occurrence. robfig/cron's Schedule.Next, run in the zone, instead skips the first and fires
 // the second twice. See Cron for the exact rule.
+//
+// # Scheduler
+//
+// A Scheduler fires the enabled responsibilities of a set of personas over a store shared by any
+// number of replicas. Each pass (Tick, or the loop of Start) claims the latest due fire of every
+// responsibility with one INSERT into the store's runs table, keyed by the fire (RunKey: persona,
+// responsibility, instant in UTC); only the replica whose INSERT creates the run hands it to its
+// Runner, and records the outcome. Around that claim, the runs table carries the rest:
+//
+//   - overlap: one run of a responsibility at a time; a fire due while it runs is recorded
+//     skipped (ReasonOverlap);
+//   - leases: a claimed run's lease is renewed while the Runner works; a replica that dies stops
+//     renewing, and once the lease expired another replica takes the run over (Fire.Run.Attempt
+//     above 1) or records it abandoned (ReasonLeaseExpired);
+//   - missed fires: after downtime the latest missed fire runs when it is inside the catch-up
+//     window, and the fires before it are recorded skipped (ReasonMissed);
+//   - stopping: Stop waits for the runs in progress, and at its deadline records those still
+//     going abandoned (ReasonStopped), so a clean stop leaves no run recorded running.
+//
+// The status trail of a responsibility is its rows in the runs table (store.Runs with Kind
+// store.RunScheduled). Data flows one way: the scheduler decides when and where a fire runs; the
+// Runner (the runner package, or a host's own) decides what a run does.
 package schedule

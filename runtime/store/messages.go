@@ -67,9 +67,10 @@ type Appended struct {
 }
 
 // AppendMessage stores m at the end of its thread, creating the thread when it is new, in one
-// transaction with its attachments' metadata (BEGIN, thread, message, attachments, COMMIT), and
-// returns the message's seq: the monotonic insertion key, which orders Thread and History (Date,
-// which the sender sets, is only shown, never used to order).
+// transaction with its attachments' metadata and, for an outbound reply (a run key), its outbox
+// entry (BEGIN, thread, message, attachments, outbox, COMMIT), and returns the message's seq: the
+// monotonic insertion key, which orders Thread and History (Date, which the sender sets, is only
+// shown, never used to order).
 //
 // It is idempotent by (m.Mailbox, m.MessageID): when a message with that id is stored in the
 // mailbox (in any thread), it writes nothing and returns the stored seq with AlreadyStored,
@@ -82,36 +83,67 @@ type Appended struct {
 // ErrConflict (wrapped) when m.RunKey already has another reply; ctx's error; the database's
 // (wrapped). Lock races are retried up to 5 times.
 func (s *Store) AppendMessage(ctx context.Context, m Message) (Appended, error) {
+	return s.appendMessage(ctx, m, false, false)
+}
+
+// appendMessage is AppendMessage with two shortcuts for a caller that has just looked the
+// mailbox up (AppendMail). rowAtATime lets a message without attachments or run key be written
+// as single statements that commit on their own (see appendRow) — the thread's row when it is
+// new, then the message row, atomic by itself and taking the thread row's lock — instead of a
+// transaction; an interruption between them, or a duplicate the lookup missed, leaves at most
+// an empty thread row, which nothing reads as a message. threadStored says another message of
+// m.ThreadID is stored, so such a single-statement write does not write the thread's row first
+// (a thread deleted in between is noticed, and its row written). A transaction always starts
+// with the thread's upsert, which is its lock.
+func (s *Store) appendMessage(ctx context.Context, m Message, threadStored, rowAtATime bool) (Appended, error) {
 	if err := m.validate(); err != nil {
 		return Appended{}, err
 	}
+	d := s.dialect
 	to, cc, replyTo, refs := encodeList(m.To), encodeList(m.Cc), encodeList(m.ReplyTo), encodeList(m.References)
 	problems := encodeList(m.Problems)
 	fail := func(err error) (Appended, error) {
 		return Appended{}, fmt.Errorf("store: append message %q to thread %q: %w", m.MessageID, m.ThreadID, err)
 	}
+	insertThread := d.insertIgnoringConflict("threads", []string{"id"}, []string{"id"})
+	insertMessage := d.rebind(`INSERT INTO messages (thread_id, mailbox, message_id, in_reply_to,
+		refs, direction, sender, recipients, cc, reply_to, subject, sent_at, text_body, html_body, run_key,
+		not_to_answer, problems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	args := []any{m.ThreadID, m.Mailbox, m.MessageID, m.InReplyTo, refs, string(m.Direction), m.From, to, cc, replyTo,
+		m.Subject, d.timeArg(m.Date), m.Text, m.HTML, nullString(m.RunKey), m.NotToAnswer, problems}
+	single := rowAtATime && len(m.Attachments) == 0 && m.RunKey == ""
 	// A duplicate whose stored copy vanished before we read it (a concurrent DeleteThread) sends
 	// us round again; twice is enough for any real interleaving.
 	for range 2 {
 		var seq int64
-		err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-			d := s.dialect
-			if _, err := tx.ExecContext(ctx, d.insertIgnoringConflict("threads", []string{"id"}, []string{"id"}), m.ThreadID); err != nil {
-				return err
-			}
-			res, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO messages (thread_id, mailbox, message_id, in_reply_to,
-				refs, direction, sender, recipients, cc, reply_to, subject, sent_at, text_body, html_body, run_key,
-				not_to_answer, problems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-				m.ThreadID, m.Mailbox, m.MessageID, m.InReplyTo, refs, string(m.Direction), m.From, to, cc, replyTo,
-				m.Subject, d.timeArg(m.Date), m.Text, m.HTML, nullString(m.RunKey), m.NotToAnswer, problems)
-			if err != nil {
-				return err
-			}
-			if seq, err = res.LastInsertId(); err != nil {
-				return err
-			}
-			return insertAttachments(ctx, tx, d, seq, m.Attachments)
-		})
+		var err error
+		if single {
+			seq, err = s.appendRow(ctx, m.ThreadID, threadStored, insertThread, args)
+		} else {
+			err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+				// First, even for a thread known to be stored: the upsert takes the thread row's
+				// write lock, held to the commit, so the thread's seqs commit in the order they
+				// are handed out (see the package doc, Concurrency). Do not skip it or move it
+				// after the message's insert.
+				if _, err := tx.ExecContext(ctx, insertThread, m.ThreadID); err != nil {
+					return err
+				}
+				res, err := tx.ExecContext(ctx, insertMessage, args...)
+				if err != nil {
+					return err
+				}
+				if seq, err = res.LastInsertId(); err != nil {
+					return err
+				}
+				if m.RunKey != "" && m.Direction == history.Outbound {
+					// A reply enters the outbox with it (see UnsentReplies).
+					if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO mail_outbox (message_seq, mailbox) VALUES (?, ?)`), seq, m.Mailbox); err != nil {
+						return err
+					}
+				}
+				return insertAttachments(ctx, tx, d, seq, m.Attachments)
+			})
+		}
 		if err == nil {
 			return Appended{Seq: seq, ThreadID: m.ThreadID, Outcome: Stored}, nil
 		}
@@ -125,6 +157,7 @@ func (s *Store) AppendMessage(ctx context.Context, m Message) (Appended, error) 
 					return fail(fmt.Errorf("%w: run %q already has the reply %q", ErrConflict, m.RunKey, reply.MessageID))
 				}
 			}
+			threadStored = false
 			continue
 		}
 		if err != nil {
@@ -135,17 +168,37 @@ func (s *Store) AppendMessage(ctx context.Context, m Message) (Appended, error) 
 	return fail(errors.New("the message id was stored and removed while appending"))
 }
 
-// AppendMail appends an email to mailbox with its not-to-answer reason and parse problems:
-// AppendMessage with those fields set, in the shape runtime/mail's Ingest asks of its store
-// (mail.Store), so a *Store serves it directly. It returns the message's seq and thread — the
-// stored copy's when the id was already stored in the mailbox (duplicate true, nothing
-// written). Errors are AppendMessage's.
-func (s *Store) AppendMail(ctx context.Context, m history.Message, mailbox, notToAnswer string, problems []string) (seq int64, threadID string, duplicate bool, err error) {
-	a, err := s.AppendMessage(ctx, Message{Message: m, Mailbox: mailbox, NotToAnswer: notToAnswer, Problems: problems})
-	if err != nil {
-		return 0, "", false, err
+// appendRow writes a message without attachments or run key as single statements: the thread's
+// row when it is new, then the message row in one INSERT … SELECT that write-locks the thread's
+// row first (FOR UPDATE; SQLite's single writer needs no clause), so that, as in AppendMessage's
+// transaction, the seq is handed out under the thread's lock and the thread's seqs commit in the
+// order they were handed out. Inserting the message from the thread's row also finds a thread
+// deleted since the caller's lookup: no row is inserted, and the thread's row is written and the
+// insert repeated.
+func (s *Store) appendRow(ctx context.Context, threadID string, threadStored bool, insertThread string, args []any) (int64, error) {
+	d := s.dialect
+	insertMessage := d.rebind(`INSERT INTO messages (thread_id, mailbox, message_id, in_reply_to, refs, direction,
+		sender, recipients, cc, reply_to, subject, sent_at, text_body, html_body, run_key, not_to_answer, problems)
+		SELECT ` + placeholders(len(args)) + ` FROM threads WHERE id = ?` + d.forUpdate())
+	args = append(args[:len(args):len(args)], threadID)
+	for range 2 {
+		if !threadStored {
+			if _, err := s.exec(ctx, insertThread, threadID); err != nil {
+				return 0, err
+			}
+		}
+		res, err := s.exec(ctx, insertMessage, args...)
+		if err != nil {
+			return 0, err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return 0, err
+		} else if n == 1 {
+			return res.LastInsertId()
+		}
+		threadStored = false // the thread's row went away since the lookup
 	}
-	return a.Seq, a.ThreadID, a.Outcome == AlreadyStored, nil
+	return 0, fmt.Errorf("the thread %q was deleted while appending", threadID)
 }
 
 // insertAttachments writes the attachments' metadata of message seq in one INSERT.
@@ -547,6 +600,7 @@ func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 			"DELETE FROM attachments WHERE message_seq IN (SELECT seq FROM messages WHERE thread_id = ?)",
 			"DELETE FROM compactions WHERE thread_id = ?",
 			"DELETE FROM runs WHERE thread_id = ?",
+			"DELETE FROM mail_outbox WHERE message_seq IN (SELECT seq FROM messages WHERE thread_id = ?)",
 			"DELETE FROM messages WHERE thread_id = ?",
 			"DELETE FROM threads WHERE id = ?",
 		} {

@@ -532,12 +532,12 @@ func TestAppendMailReportsTheStoredThreadOfADuplicate(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		m := msg("p/t1", "<m@x>", baseTime).Message
-		seq, thread, dup, err := s.AppendMail(ctx, m, "p@acme.test", "auto-submitted: auto-replied", []string{"cc: bad address"})
+		seq, thread, dup, err := s.AppendMail(ctx, m, "p@acme.test", "auto-submitted: auto-replied", []string{"cc: bad address"}, false)
 		if err != nil || thread != "p/t1" || dup {
 			t.Fatalf("AppendMail = %d, %q, %t, %v", seq, thread, dup, err)
 		}
 		m.ThreadID = "p/t2" // threaded elsewhere the second time
-		seq2, thread2, dup, err := s.AppendMail(ctx, m, "p@acme.test", "auto-submitted: auto-replied", []string{"cc: bad address"})
+		seq2, thread2, dup, err := s.AppendMail(ctx, m, "p@acme.test", "auto-submitted: auto-replied", []string{"cc: bad address"}, false)
 		if err != nil || seq2 != seq || thread2 != "p/t1" || !dup {
 			t.Errorf("second AppendMail = %d, %q, %t, %v; want %d in p/t1, duplicate", seq2, thread2, dup, err, seq)
 		}

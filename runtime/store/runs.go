@@ -331,6 +331,15 @@ func (s *Store) StartRun(ctx context.Context, r NewRun) (Run, Outcome, error) {
 			if err != nil {
 				return fail(err)
 			}
+			if found && stored.Key == r.Key {
+				// Stored under this very key between the INSERT and the read by key: the INSERT
+				// collided on another index first (it met the responsibility's running run while
+				// a concurrent caller recorded this fire skipped).
+				if err := sameRun(run, stored); err != nil {
+					return fail(err)
+				}
+				return stored, AlreadyStored, nil
+			}
 			if found {
 				return fail(fmt.Errorf("%w: the fire %s of %s/%s already has run %q", ErrConflict,
 					run.FireAt.Format(time.RFC3339Nano), r.Persona, r.Responsibility, stored.Key))

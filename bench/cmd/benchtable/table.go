@@ -23,6 +23,7 @@ type row struct {
 const (
 	asmOurs          = "Assembly/personagen"
 	asmBaseline      = "Assembly/baseline"
+	asmRatio         = "Assembly/ratio"
 	asmLangChain     = "Assembly/langchaingo"
 	asmEino          = "Assembly/eino"
 	replayMySQL      = "Replay/mysql/replay"
@@ -36,9 +37,22 @@ const (
 	appendManyMySQL  = "AppendMessage/mysql/distinct_threads"
 	appendOneSQLite  = "AppendMessage/sqlite/one_thread"
 	appendManySQLite = "AppendMessage/sqlite/distinct_threads"
+	convAssembly     = "Conversion/assembly"
+	convAnth         = "Conversion/anthropic"
+	convChat         = "Conversion/openai_chat"
+	convResp         = "Conversion/openai_responses"
+	sendAnth         = "Send/personagen_anthropic"
+	sendAnthLC       = "Send/langchaingo_anthropic"
+	sendChat         = "Send/personagen_openai_chat"
+	sendChatLC       = "Send/langchaingo_openai"
+	claimOne         = "Claim/mysql/insert/1_schedulers"
+	claimOurs        = "Claim/mysql/insert/%d_schedulers"
+	claimLock        = "Claim/mysql/lock_then_insert/%d_schedulers"
 	genEmit          = "Generation/emit"
 	genLoad          = "Generation/load_host"
 	genBuild         = "Generation/go_build"
+	parseOurs        = "Parse/personagen"
+	parseEnmime      = "Parse/enmime"
 )
 
 // rows returns the table's rows. The assembly target applies to the fastest peer (the lower
@@ -51,7 +65,16 @@ func rows(s *results) []row {
 		}
 	}
 	out := []row{{label: "request assembly vs the hand-written baseline", ours: asmOurs, peer: asmBaseline,
-		maxTime: 1.25, target: "≤1.25× the baseline's time", extra: cpuRatio(asmOurs, asmBaseline)}}
+		maxTime: 1.25, target: "≤1.25× the baseline's time", extra: func(s *results) (string, bool) {
+			note, _ := cpuRatio(asmOurs, asmBaseline)(s)
+			if r, ok := s.median(asmRatio, "personagen/baseline"); ok {
+				if note != "" {
+					note += "; "
+				}
+				note += fmt.Sprintf("interleaved: %.2f×", r)
+			}
+			return note, true
+		}}}
 	for _, peer := range []string{asmLangChain, asmEino} {
 		r := row{label: "request assembly vs " + strings.TrimPrefix(peer, "Assembly/"), ours: asmOurs, peer: peer,
 			target: "(slower peer: informational)", extra: cpuRatio(asmOurs, peer)}
@@ -97,6 +120,16 @@ func rows(s *results) []row {
 			peer: appendManyMySQL, target: "(informational: the per-thread limit)", extra: appendRates(appendOneMySQL, appendManyMySQL)},
 		row{label: "AppendMessage, 8 writers, SQLite: one thread vs distinct threads", ours: appendOneSQLite,
 			peer: appendManySQLite, target: "(informational: one writer per database)", extra: appendRates(appendOneSQLite, appendManySQLite)},
+		row{label: "convert the 173-message request to Anthropic SDK params vs assembling it", ours: convAnth, peer: convAssembly,
+			maxTime: 0.25, target: "conversion ≤ 1/4 of assembly", extra: cpuRatio(convAnth, convAssembly)},
+		row{label: "convert to Chat Completions SDK params vs assembling", ours: convChat, peer: convAssembly,
+			maxTime: 0.25, target: "conversion ≤ 1/4 of assembly", extra: cpuRatio(convChat, convAssembly)},
+		row{label: "convert to Responses SDK params vs assembling", ours: convResp, peer: convAssembly,
+			maxTime: 0.25, target: "conversion ≤ 1/4 of assembly", extra: cpuRatio(convResp, convAssembly)},
+		row{label: "one Anthropic call (convert, encode, client) vs langchaingo llms/anthropic", ours: sendAnth, peer: sendAnthLC, extra: cpuRatio(sendAnth, sendAnthLC),
+			target: "(informational: langchaingo sends one call per parallel round and splits its results, which the API refuses)"},
+		row{label: "one Chat Completions call vs langchaingo llms/openai", ours: sendChat, peer: sendChatLC, extra: cpuRatio(sendChat, sendChatLC),
+			target: "(informational)"},
 		row{label: "generate 1,000 specs (packages loaded) vs go build of the output", ours: genEmit, peer: genBuild,
 			maxTime: 1, noAllocs: true, target: "under go build (design: well under)", extra: func(s *results) (string, bool) {
 				load, ok := s.median(genLoad, "ns/op")
@@ -107,7 +140,35 @@ func rows(s *results) []row {
 				build, _ := s.median(genBuild, "ns/op")
 				return fmt.Sprintf("package loading %s; with it %.2f× go build", dur(load), (emit+load)/build), true
 			}},
+		row{label: "parse a 20 KB multipart message with an attachment vs enmime's ReadEnvelope", ours: parseOurs, peer: parseEnmime,
+			maxTime: 1.2, target: "≤1.2× enmime's time", extra: func(s *results) (string, bool) {
+				ours, ok := s.median(parseOurs, "msgs/s")
+				if !ok {
+					return "msgs/s not reported", false
+				}
+				peer, _ := s.median(parseEnmime, "msgs/s")
+				return fmt.Sprintf("%s msgs/s (enmime %s)", num(ours), num(peer)), true
+			}},
 	)
+	for _, n := range []int{4, 16} {
+		ours, peer := fmt.Sprintf(claimOurs, n), fmt.Sprintf(claimLock, n)
+		out = append(out, row{label: fmt.Sprintf("claim a fire, %d schedulers contending, MariaDB, vs lock-then-insert", n),
+			ours: ours, peer: peer, maxTime: 1, target: "1 round trip per claim, not slower than the lock", extra: func(s *results) (string, bool) {
+				trips, ok := s.median(claimOne, "roundtrips/claim")
+				if !ok {
+					return "roundtrips/claim not reported", false
+				}
+				lock, _ := s.median(fmt.Sprintf(claimLock, 1), "roundtrips/claim")
+				note := fmt.Sprintf("%s round trip per claim (lock-then-insert %s)", num(trips), num(lock))
+				if ns, ok := s.median(ours, "ns/op"); ok && ns > 0 {
+					note += fmt.Sprintf("; %.0f claims/s", 1e9/ns)
+				}
+				if f, ok := s.median(ours, "roundtrips/fire"); ok {
+					note += fmt.Sprintf(", %s round trips per fire over all %d", num(f), n)
+				}
+				return note, trips == 1
+			}})
+	}
 	return out
 }
 

@@ -8,7 +8,9 @@
 //   - the support agent's reply to the newest inbound message, and
 //   - the research assistant's scheduled daily-digest run,
 //
-// printing each in the transcript format (or as JSON with -json). No
+// printing each in the transcript format (or as JSON with -json). It then
+// runs the daily digest through the scheduler (runtime/schedule: one Tick
+// with a fixed clock just after the fire) and prints its status trail. No
 // model is called: the requests are what a model would receive.
 //
 //	go generate ./... && go run ./examples/cmd/demo
@@ -21,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -30,6 +33,7 @@ import (
 	"github.com/personagen/personagen/generated"
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/history"
+	"github.com/personagen/personagen/runtime/schedule"
 	"github.com/personagen/personagen/runtime/store"
 	"github.com/personagen/personagen/runtime/transcript"
 )
@@ -52,7 +56,9 @@ func run(ctx context.Context, dsn string, asJSON bool, w io.Writer) error {
 	if dsn == "" {
 		dsn = ":memory:"
 	}
-	st, err := store.Open(ctx, dsn)
+	// The store keeps the scheduler's fixed clock, so the status trail it prints is the same on
+	// every run.
+	st, err := store.Open(ctx, dsn, store.WithClock(digestClock.Now))
 	if err != nil {
 		return err
 	}
@@ -87,6 +93,7 @@ func run(ctx context.Context, dsn string, asJSON bool, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	support.Tools = append(support.Tools, env.SupportTools()...)
 	reply, err := runtime.BuildRequest(ctx, &runtime.Invocation{Persona: support, CorrelationID: "demo-reply", Inbound: newest})
 	if err != nil {
 		return fmt.Errorf("support-agent reply: %w", err)
@@ -105,15 +112,84 @@ func run(ctx context.Context, dsn string, asJSON bool, w io.Writer) error {
 		return fmt.Errorf("research-assistant daily-digest: %w", err)
 	}
 
+	var digestCron *schedule.Cron
+	trail, err := scheduleDigest(ctx, st, research)
+	if err == nil {
+		digestCron, err = schedule.Parse(digest.Schedule, digest.Timezone)
+	}
+	if err != nil {
+		return fmt.Errorf("research-assistant daily-digest through the scheduler: %w", err)
+	}
+
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]*runtime.Request{"reply": reply, "daily_digest": scheduled})
+		return enc.Encode(map[string]any{"reply": reply, "daily_digest": scheduled, "daily_digest_trail": trailJSON(trail)})
 	}
 	printRequest(w, fmt.Sprintf("support-agent: reply to %s (%s store)", newest.MessageID, st.Dialect()), reply)
 	fmt.Fprintln(w)
 	printRequest(w, "research-assistant: scheduled run of daily-digest ("+digest.Schedule+", "+digest.Timezone+")", scheduled)
+	fmt.Fprintln(w)
+	printTrail(w, trail, digestCron.Location())
 	return nil
+}
+
+// digestClock is the scheduler's clock in the demo: 30 seconds after the daily digest's fire
+// on 7 March 2025 (08:00 in Berlin). Its timers are real, as the lease renewals need them.
+var digestClock = fixedClock{time.Date(2025, 3, 7, 7, 0, 30, 0, time.UTC)}
+
+type fixedClock struct{ t time.Time }
+
+func (c fixedClock) Now() time.Time                         { return c.t }
+func (c fixedClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// scheduleDigest runs one scheduler Tick for the research assistant at digestClock and returns
+// the daily digest's status trail. The runner builds the scheduled run's request, as a runner
+// does before it calls the model; no model is called. On a reused database the fire is
+// already settled, so the Tick claims nothing and the trail is the same.
+func scheduleDigest(ctx context.Context, st *store.Store, research *runtime.Persona) ([]store.Run, error) {
+	runner := schedule.RunnerFunc(func(ctx context.Context, f schedule.Fire) (store.Finish, error) {
+		// A runner sends this request to the model and runs the tools it calls.
+		if _, err := runtime.BuildRequest(ctx, &runtime.Invocation{Persona: f.Persona, CorrelationID: f.Run.Key, Responsibility: &f.Responsibility}); err != nil {
+			return store.Finish{}, err
+		}
+		return store.Finish{}, nil
+	})
+	s, err := schedule.New(st, []*runtime.Persona{research}, runner,
+		schedule.WithClock(digestClock), schedule.WithHolder("demo"), schedule.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Tick(ctx); err != nil {
+		return nil, err
+	}
+	return st.Runs(ctx, store.RunQuery{Persona: research.Name, Kind: store.RunScheduled, Responsibility: "daily-digest"})
+}
+
+// printTrail prints a status trail, one fire a line: scheduled instant (in the schedule's zone
+// loc and in UTC), outcome, reason, actual start and finish, holder and attempt.
+func printTrail(w io.Writer, trail []store.Run, loc *time.Location) {
+	fmt.Fprintf(w, "# research-assistant: daily-digest through the scheduler, one Tick at %s\n", digestClock.t.Format(time.RFC3339))
+	for _, r := range trail {
+		fmt.Fprintf(w, "fire %s (%s)  %s", r.FireAt.In(loc).Format("2006-01-02 15:04 MST"), r.FireAt.Format(time.RFC3339), r.Status)
+		if r.Reason != "" {
+			fmt.Fprintf(w, " (%s)", r.Reason)
+		}
+		fmt.Fprintf(w, "  started %s  finished %s  holder %s  attempt %d\n",
+			r.StartedAt.Format(time.RFC3339), r.FinishedAt.Format(time.RFC3339), r.Lease.Holder, r.Attempt)
+	}
+}
+
+// trailJSON is the status trail as the -json output shows it.
+func trailJSON(trail []store.Run) []map[string]any {
+	var out []map[string]any
+	for _, r := range trail {
+		out = append(out, map[string]any{
+			"run_key": r.Key, "fire_at": r.FireAt, "status": r.Status, "reason": r.Reason,
+			"started_at": r.StartedAt, "finished_at": r.FinishedAt, "holder": r.Lease.Holder, "attempt": r.Attempt,
+		})
+	}
+	return out
 }
 
 func printRequest(w io.Writer, title string, r *runtime.Request) {

@@ -87,6 +87,12 @@ type tool struct{ name, desc string }
 func (t tool) Name() string                 { return t.name }
 func (t tool) Description() string          { return t.desc }
 func (t tool) InputSchema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (t tool) Idempotent() bool             { return true }
+
+// Call returns the tool's name and its input.
+func (t tool) Call(ctx context.Context, inv *runtime.Invocation, input json.RawMessage) (string, error) {
+	return t.name + " " + string(input), nil
+}
 
 // WebFetch and SendEmail are tools.
 var (

@@ -39,9 +39,9 @@ func NewBenchAgent(env /*line assembly/bench-agent.persona.yaml:6:5*/ *host. /*l
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "assembly/bench-agent.persona.yaml:10:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line assembly/bench-agent.persona.yaml:11:13*/, env. /*line assembly/bench-agent.persona.yaml:11:14*/ AccountForSender /*line assembly/internal/persona/bench_agent.go:42:232*/, func(r host.Account) (string, error) {
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line assembly/bench-agent.persona.yaml:11:13*/, env. /*line assembly/bench-agent.persona.yaml:11:14*/ AccountForSender /*line assembly/internal/persona/bench_agent.go:42:232*/ /*line assembly/bench-agent.persona.yaml:12:25*/, func(r /*line assembly/bench-agent.persona.yaml:12:26*/ host. /*line assembly/bench-agent.persona.yaml:12:26*/ Account) (string, error) {
 				return /*line assembly/bench-agent.persona.yaml:12:26*/ r. /*line assembly/bench-agent.persona.yaml:12:26*/ LLMText() /*line assembly/internal/persona/bench_agent.go:43:179*/, nil
-			}),
+			} /*line assembly/internal/persona/bench_agent.go:44:61*/),
 		},
 		runtime.Step{
 			Kind:     "thread_history",

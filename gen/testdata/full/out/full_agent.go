@@ -58,6 +58,9 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 			{Name: "weekly-review", Schedule: "0 9 * * 1", Timezone: "UTC", Enabled: false},
 		},
 	}
+	p.Mailbox.Address = "support@acme.example"
+	p.Mailbox.Aliases = []string{"help@acme.example"}
+	p.Mailbox.Name = "Acme Support"
 	p.MessageChain = runtime.NewChain(
 		runtime.Step{
 			Kind:     "load_file",
@@ -82,38 +85,38 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:20:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:20:25*/, env. /*line full/full.persona.yaml:20:26*/ AccountForSender /*line full/out/full_agent.go:85:192*/ /*line full/full.persona.yaml:20:63*/, func(r /*line full/full.persona.yaml:20:64*/ host. /*line full/full.persona.yaml:20:64*/ Account) (string, error) {
-				return /*line full/full.persona.yaml:20:64*/ r. /*line full/full.persona.yaml:20:64*/ LLMText() /*line full/out/full_agent.go:86:139*/, nil
-			} /*line full/out/full_agent.go:87:43*/),
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:20:25*/, env. /*line full/full.persona.yaml:20:26*/ AccountForSender /*line full/out/full_agent.go:88:192*/ /*line full/full.persona.yaml:20:63*/, func(r /*line full/full.persona.yaml:20:64*/ host. /*line full/full.persona.yaml:20:64*/ Account) (string, error) {
+				return /*line full/full.persona.yaml:20:64*/ r. /*line full/full.persona.yaml:20:64*/ LLMText() /*line full/out/full_agent.go:89:139*/, nil
+			} /*line full/out/full_agent.go:90:43*/),
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:21:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleUser /*line full/full.persona.yaml:21:25*/, env. /*line full/full.persona.yaml:21:26*/ RecentOrders /*line full/out/full_agent.go:92:186*/ /*line full/full.persona.yaml:21:59*/, func(r /*line full/full.persona.yaml:21:60*/ *host. /*line full/full.persona.yaml:21:60*/ Order) (string, error) {
-				return /*line full/full.persona.yaml:21:60*/ r. /*line full/full.persona.yaml:21:60*/ Summary() /*line full/out/full_agent.go:93:139*/, nil
-			} /*line full/out/full_agent.go:94:43*/),
+			Resolver: runtime.NewLoadRecord(runtime.RoleUser /*line full/full.persona.yaml:21:25*/, env. /*line full/full.persona.yaml:21:26*/ RecentOrders /*line full/out/full_agent.go:95:186*/ /*line full/full.persona.yaml:21:59*/, func(r /*line full/full.persona.yaml:21:60*/ *host. /*line full/full.persona.yaml:21:60*/ Order) (string, error) {
+				return /*line full/full.persona.yaml:21:60*/ r. /*line full/full.persona.yaml:21:60*/ Summary() /*line full/out/full_agent.go:96:139*/, nil
+			} /*line full/out/full_agent.go:97:43*/),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:22:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:22:25*/, host. /*line full/full.persona.yaml:22:26*/ Orders /*line full/out/full_agent.go:99:183*/ /*line full/full.persona.yaml:22:76*/, host. /*line full/full.persona.yaml:22:77*/ OrderText /*line full/out/full_agent.go:99:315*/),
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:22:25*/, host. /*line full/full.persona.yaml:22:26*/ Orders /*line full/out/full_agent.go:102:184*/ /*line full/full.persona.yaml:22:76*/, host. /*line full/full.persona.yaml:22:77*/ OrderText /*line full/out/full_agent.go:102:317*/),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:23:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:23:25*/, host. /*line full/full.persona.yaml:23:26*/ Orders /*line full/out/full_agent.go:104:184*/, runtime.Method( /*line full/full.persona.yaml:23:77*/ host. /*line full/full.persona.yaml:23:77*/ OrderLine /*line full/out/full_agent.go:104:333*/)),
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:23:25*/, host. /*line full/full.persona.yaml:23:26*/ Orders /*line full/out/full_agent.go:107:184*/, runtime.Method( /*line full/full.persona.yaml:23:77*/ host. /*line full/full.persona.yaml:23:77*/ OrderLine /*line full/out/full_agent.go:107:333*/)),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:24:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:24:25*/, host. /*line full/full.persona.yaml:24:26*/ Notes /*line full/out/full_agent.go:109:183*/, nil),
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:24:25*/, host. /*line full/full.persona.yaml:24:26*/ Notes /*line full/out/full_agent.go:112:183*/, nil),
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:25:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:25:25*/, env. /*line full/full.persona.yaml:25:26*/ AccountForSender /*line full/out/full_agent.go:114:193*/ /*line full/full.persona.yaml:25:63*/, func(r /*line full/full.persona.yaml:25:64*/ host. /*line full/full.persona.yaml:25:64*/ Account) (string, error) {
-				return /*line full/full.persona.yaml:25:64*/ r. /*line full/full.persona.yaml:25:64*/ Render() /*line full/out/full_agent.go:115:139*/
-			} /*line full/out/full_agent.go:116:44*/),
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:25:25*/, env. /*line full/full.persona.yaml:25:26*/ AccountForSender /*line full/out/full_agent.go:117:193*/ /*line full/full.persona.yaml:25:63*/, func(r /*line full/full.persona.yaml:25:64*/ host. /*line full/full.persona.yaml:25:64*/ Account) (string, error) {
+				return /*line full/full.persona.yaml:25:64*/ r. /*line full/full.persona.yaml:25:64*/ Render() /*line full/out/full_agent.go:118:139*/
+			} /*line full/out/full_agent.go:119:44*/),
 		},
 		runtime.Step{
 			Kind:     "load_transcript",
@@ -139,50 +142,50 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 			Kind: "use",
 			Pos:  "full/full.persona.yaml:30:5",
 			Resolver: /*line full/full.persona.yaml:31:16*/ &host. /*line full/full.persona.yaml:31:16*/ CustomerContext{
-				/*line full/full.persona.yaml:33:8*/ Tier:/*line full/full.persona.yaml:33:14*/ "gold", /*line full/out/full_agent.go:142:132*/
-				/*line full/full.persona.yaml:34:8*/ Greeting:/*line full/full.persona.yaml:34:18*/ "Hello there", /*line full/out/full_agent.go:143:143*/
-				/*line full/full.persona.yaml:35:8*/ Priority:/*line full/full.persona.yaml:35:18*/ -3, /*line full/out/full_agent.go:144:132*/
-				/*line full/full.persona.yaml:36:8*/ Weight:/*line full/full.persona.yaml:36:16*/ 2, /*line full/out/full_agent.go:145:129*/
-				/*line full/full.persona.yaml:37:8*/ Verbose:/*line full/full.persona.yaml:37:17*/ true, /*line full/out/full_agent.go:146:133*/
+				/*line full/full.persona.yaml:33:8*/ Tier:/*line full/full.persona.yaml:33:14*/ "gold", /*line full/out/full_agent.go:145:132*/
+				/*line full/full.persona.yaml:34:8*/ Greeting:/*line full/full.persona.yaml:34:18*/ "Hello there", /*line full/out/full_agent.go:146:143*/
+				/*line full/full.persona.yaml:35:8*/ Priority:/*line full/full.persona.yaml:35:18*/ -3, /*line full/out/full_agent.go:147:132*/
+				/*line full/full.persona.yaml:36:8*/ Weight:/*line full/full.persona.yaml:36:16*/ 2, /*line full/out/full_agent.go:148:129*/
+				/*line full/full.persona.yaml:37:8*/ Verbose:/*line full/full.persona.yaml:37:17*/ true, /*line full/out/full_agent.go:149:133*/
 				/*line full/full.persona.yaml:38:8*/ Tags: /*line full/full.persona.yaml:38:14*/ []string{
-					/*line full/full.persona.yaml:38:15*/ "vip", /*line full/out/full_agent.go:148:89*/
-					/*line full/full.persona.yaml:38:20*/ "early adopter", /*line full/out/full_agent.go:149:99*/
-				}, /*line full/out/full_agent.go:150:46*/
+					/*line full/full.persona.yaml:38:15*/ "vip", /*line full/out/full_agent.go:151:89*/
+					/*line full/full.persona.yaml:38:20*/ "early adopter", /*line full/out/full_agent.go:152:99*/
+				}, /*line full/out/full_agent.go:153:46*/
 				/*line full/full.persona.yaml:39:8*/ Limits: /*line full/full.persona.yaml:39:16*/ host. /*line full/full.persona.yaml:39:16*/ Limits{
-					/*line full/full.persona.yaml:39:17*/ MaxItems:/*line full/full.persona.yaml:39:28*/ 5, /*line full/out/full_agent.go:152:133*/
-					/*line full/full.persona.yaml:39:31*/ Window:/*line full/full.persona.yaml:39:39*/ 90 * time.Second, /*line full/out/full_agent.go:153:146*/
+					/*line full/full.persona.yaml:39:17*/ MaxItems:/*line full/full.persona.yaml:39:28*/ 5, /*line full/out/full_agent.go:155:133*/
+					/*line full/full.persona.yaml:39:31*/ Window:/*line full/full.persona.yaml:39:39*/ 90 * time.Second, /*line full/out/full_agent.go:156:146*/
 					/*line full/full.persona.yaml:39:44*/ Labels: /*line full/full.persona.yaml:39:52*/ []string{
-						/*line full/full.persona.yaml:39:53*/ "a", /*line full/out/full_agent.go:155:88*/
-						/*line full/full.persona.yaml:39:56*/ "b", /*line full/out/full_agent.go:156:88*/
-					}, /*line full/out/full_agent.go:157:47*/
-				}, /*line full/out/full_agent.go:158:46*/
-				/*line full/full.persona.yaml:40:8*/ Backup: /*line full/full.persona.yaml:40:16*/ &host. /*line full/full.persona.yaml:40:16*/ Limits{
-					/*line full/full.persona.yaml:40:17*/ MaxItems: /*line full/full.persona.yaml:40:28*/ 1, /*line full/out/full_agent.go:160:134*/
+						/*line full/full.persona.yaml:39:53*/ "a", /*line full/out/full_agent.go:158:88*/
+						/*line full/full.persona.yaml:39:56*/ "b", /*line full/out/full_agent.go:159:88*/
+					}, /*line full/out/full_agent.go:160:47*/
 				}, /*line full/out/full_agent.go:161:46*/
-				/*line full/full.persona.yaml:41:8*/ Extra: /*line full/full.persona.yaml:41:15*/ map[string]string{
-					/*line full/full.persona.yaml:41:16*/ "region": /*line full/full.persona.yaml:41:24*/ "eu", /*line full/out/full_agent.go:163:137*/
+				/*line full/full.persona.yaml:40:8*/ Backup: /*line full/full.persona.yaml:40:16*/ &host. /*line full/full.persona.yaml:40:16*/ Limits{
+					/*line full/full.persona.yaml:40:17*/ MaxItems: /*line full/full.persona.yaml:40:28*/ 1, /*line full/out/full_agent.go:163:134*/
 				}, /*line full/out/full_agent.go:164:46*/
-				/*line full/full.persona.yaml:42:8*/ MaxAge:/*line full/full.persona.yaml:42:17*/ new(int(30)), /*line full/out/full_agent.go:165:140*/
+				/*line full/full.persona.yaml:41:8*/ Extra: /*line full/full.persona.yaml:41:15*/ map[string]string{
+					/*line full/full.persona.yaml:41:16*/ "region": /*line full/full.persona.yaml:41:24*/ "eu", /*line full/out/full_agent.go:166:137*/
+				}, /*line full/out/full_agent.go:167:46*/
+				/*line full/full.persona.yaml:42:8*/ MaxAge:/*line full/full.persona.yaml:42:17*/ new(int(30)), /*line full/out/full_agent.go:168:140*/
 				/*line full/full.persona.yaml:43:8*/ Meta: /*line full/full.persona.yaml:43:14*/ map[string]any{
 					"source": "crm",
 					"score":  0.5,
-				}, /*line full/out/full_agent.go:169:46*/
+				}, /*line full/out/full_agent.go:172:46*/
 				/*line full/full.persona.yaml:44:8*/ Steps: /*line full/full.persona.yaml:44:15*/ [] /*line full/full.persona.yaml:44:15*/ host. /*line full/full.persona.yaml:44:15*/ Limits{
 					/*line full/full.persona.yaml:44:16*/ host. /*line full/full.persona.yaml:44:16*/ Limits{
-						/*line full/full.persona.yaml:44:17*/ MaxItems: /*line full/full.persona.yaml:44:28*/ 1, /*line full/out/full_agent.go:172:135*/
-					}, /*line full/out/full_agent.go:173:47*/
-					/*line full/full.persona.yaml:44:32*/ host. /*line full/full.persona.yaml:44:32*/ Limits{
-						/*line full/full.persona.yaml:44:33*/ MaxItems: /*line full/full.persona.yaml:44:44*/ 2, /*line full/out/full_agent.go:175:135*/
+						/*line full/full.persona.yaml:44:17*/ MaxItems: /*line full/full.persona.yaml:44:28*/ 1, /*line full/out/full_agent.go:175:135*/
 					}, /*line full/out/full_agent.go:176:47*/
-				}, /*line full/out/full_agent.go:177:46*/
-			}, /*line full/out/full_agent.go:178:45*/
+					/*line full/full.persona.yaml:44:32*/ host. /*line full/full.persona.yaml:44:32*/ Limits{
+						/*line full/full.persona.yaml:44:33*/ MaxItems: /*line full/full.persona.yaml:44:44*/ 2, /*line full/out/full_agent.go:178:135*/
+					}, /*line full/out/full_agent.go:179:47*/
+				}, /*line full/out/full_agent.go:180:46*/
+			}, /*line full/out/full_agent.go:181:45*/
 		},
 		runtime.Step{
 			Kind: "use",
 			Pos:  "full/full.persona.yaml:45:5",
 			Resolver: /*line full/full.persona.yaml:45:20*/ &host. /*line full/full.persona.yaml:45:20*/ ValueResolver{
-				/*line full/full.persona.yaml:45:67*/ Text: /*line full/full.persona.yaml:45:73*/ "from a value receiver", /*line full/out/full_agent.go:184:151*/
-			}, /*line full/out/full_agent.go:185:45*/
+				/*line full/full.persona.yaml:45:67*/ Text: /*line full/full.persona.yaml:45:73*/ "from a value receiver", /*line full/out/full_agent.go:187:151*/
+			}, /*line full/out/full_agent.go:188:45*/
 		},
 	)
 	p.ResponsibilityChain = runtime.NewChain(

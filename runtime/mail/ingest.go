@@ -1,0 +1,156 @@
+package mail
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
+)
+
+// Store is what Ingest needs from a message store, in terms this package and the store share
+// (runtime/store implements it; this package never imports the store). A mailbox scopes message
+// ids: Ingest uses the persona's name, so one email delivered to two personas is stored once
+// for each.
+type Store interface {
+	// ThreadOf returns the thread of the first of ids that is stored in mailbox, and that id;
+	// found is false when none is. Ingest lists the message's own id first.
+	ThreadOf(ctx context.Context, mailbox string, ids []string) (threadID, messageID string, found bool, err error)
+	// AppendMail stores m (its ThreadID set) in mailbox with the not-to-answer text and the
+	// parse problems, idempotently by (mailbox, m.MessageID): when that id is already stored it
+	// writes nothing and returns the stored seq and thread with duplicate true. threadStored
+	// says ThreadOf just found another message of m.ThreadID (so the thread exists). A retry
+	// after any error is safe.
+	AppendMail(ctx context.Context, m history.Message, mailbox, notToAnswer string, problems []string, threadStored bool) (seq int64, threadID string, duplicate bool, err error)
+}
+
+// Blobs keeps attachment bytes, keyed by attachment id (a content hash, see AttachmentID), so
+// the host's tools can read an attachment long after the message was stored. Put must be
+// idempotent: the same id always comes with the same bytes.
+type Blobs interface {
+	Put(ctx context.Context, id string, data []byte) error
+}
+
+// Ingestion configures Ingest.
+type Ingestion struct {
+	// Personas are the candidates Route chooses from.
+	Personas []*runtime.Persona
+	// Envelope lists the SMTP recipients the message was received for (RCPT TO); nil when
+	// unknown (an .eml file).
+	Envelope []string
+	// Arrived is when the message was received; the zero time means now.
+	Arrived time.Time
+	// Parser parses the message; nil means the zero Parser (DefaultMaxSize).
+	Parser *Parser
+	// Blobs, when set, receives every attachment's bytes before the message is stored; nil
+	// keeps only the metadata (the bytes still reach the run of this delivery through
+	// Delivered.Message).
+	Blobs Blobs
+}
+
+// Ingested is what Ingest did with one message.
+type Ingested struct {
+	// Message is the parsed message.
+	Message *Message
+	// Deliveries has one entry per persona the message is for (Route's order); empty when it is
+	// for none of them (then nothing was stored).
+	Deliveries []Delivered
+}
+
+// Delivered is one persona's copy of an ingested message.
+type Delivered struct {
+	Delivery
+	// Message is the stored message as the runner answers it: the parsed history.Message with
+	// the persona's ThreadID and the stored Seq, attachments with their bytes. Its Direction is
+	// history.Outbound when the message comes from the persona's own address (its own sent
+	// mail, replayed as its own turn), else history.Inbound.
+	Message history.Message
+	// Joined is true when the message joined a thread the mailbox already held.
+	Joined bool
+	// Duplicate is true when the mailbox already held a message with this id: nothing was
+	// written, and ThreadID and Seq are the stored copy's (the first copy stays).
+	Duplicate bool
+}
+
+// Answer reports whether the runner should answer this delivery: it was newly stored and is not
+// flagged as not to be answered.
+func (d Delivered) Answer() bool { return !d.Duplicate && !d.NoReply.Skip() }
+
+// Ingest parses the raw message in r, routes it to the personas it is for, threads it in each
+// persona's mailbox and stores it there — in that order, through st — and returns what it did
+// per persona. It is idempotent by Message-ID (a synthetic id derived from the content when the
+// header is missing): ingesting the same message again writes nothing and reports Duplicate
+// with the stored thread and seq. Messages that must not be answered are stored all the same,
+// with their reason.
+//
+// Per persona it costs one lookup (ThreadOf with the message's own id first, so a second copy is
+// recognised before anything is written, then the ids it references) and one append (on
+// runtime/store: one INSERT for a message without attachments, plus one for the thread's row
+// when the thread is new); attachment bytes go to Blobs first (content-addressed, so a crash between the two
+// leaves at most an unreferenced blob, and the retry writes the same one).
+//
+// Errors: Parse's (ErrTooLarge, a read error), and the store's or Blobs' errors wrapped with the
+// persona's name; deliveries made before the error are returned with it, and a retry of the
+// whole call is safe.
+func Ingest(ctx context.Context, st Store, r io.Reader, in Ingestion) (*Ingested, error) {
+	p := in.Parser
+	if p == nil {
+		p = &Parser{}
+	}
+	arrived := in.Arrived
+	if arrived.IsZero() {
+		arrived = time.Now()
+	}
+	m, err := p.Parse(r, arrived)
+	if err != nil {
+		return nil, err
+	}
+	out := &Ingested{Message: m}
+	routes := Route(m, in.Personas, in.Envelope...)
+	if len(routes) == 0 {
+		return out, nil
+	}
+	if in.Blobs != nil {
+		for _, a := range m.Attachments {
+			if err := in.Blobs.Put(ctx, a.ID, a.Data); err != nil {
+				return out, fmt.Errorf("mail: ingest %s: store attachment %s: %w", m.MessageID, a.ID, err)
+			}
+		}
+	}
+	problems := make([]string, len(m.Problems))
+	for i, pr := range m.Problems {
+		problems[i] = pr.String()
+	}
+	for _, d := range routes {
+		mailbox := d.Persona.Name
+		// One lookup: the message's own id first (a second copy is found before anything is
+		// written), then the ids it references.
+		known := map[string]string{}
+		thread, id, found, err := st.ThreadOf(ctx, mailbox, append([]string{m.MessageID}, ThreadCandidates(&m.Message)...))
+		if err != nil {
+			return out, fmt.Errorf("mail: ingest %s for %s: %w", m.MessageID, mailbox, err)
+		}
+		if found {
+			known[id] = thread
+		}
+		stored := found && id == m.MessageID
+		joined := found && !stored
+		if !stored {
+			thread, joined = ThreadID(mailbox, &m.Message, func(id string) (string, bool) { t, ok := known[id]; return t, ok })
+		}
+		msg := m.Message
+		msg.ThreadID = thread
+		if d.Own {
+			msg.Direction = history.Outbound
+		}
+		seq, storedThread, dup, err := st.AppendMail(ctx, msg, mailbox, d.NoReply.String(), problems, found)
+		if err != nil {
+			return out, fmt.Errorf("mail: ingest %s for %s: %w", m.MessageID, mailbox, err)
+		}
+		msg.Seq, msg.ThreadID = seq, storedThread
+		out.Deliveries = append(out.Deliveries, Delivered{Delivery: d, Message: msg, Joined: joined, Duplicate: dup})
+	}
+	return out, nil
+}

@@ -1,0 +1,294 @@
+package mail
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
+)
+
+// memStore is an in-memory Store: messages per mailbox, in arrival order (the seq).
+type memStore struct {
+	seq  int64
+	rows []memRow
+	// calls counts the Store calls, as a database would count round trips.
+	calls int
+}
+
+type memRow struct {
+	mailbox, notToAnswer string
+	problems             []string
+	msg                  history.Message
+}
+
+func (s *memStore) ThreadOf(_ context.Context, mailbox string, ids []string) (string, string, bool, error) {
+	s.calls++
+	for _, id := range ids {
+		for _, r := range s.rows {
+			if r.mailbox == mailbox && r.msg.MessageID == id {
+				return r.msg.ThreadID, id, true, nil
+			}
+		}
+	}
+	return "", "", false, nil
+}
+
+func (s *memStore) AppendMail(_ context.Context, m history.Message, mailbox, notToAnswer string, problems []string, _ bool) (int64, string, bool, error) {
+	s.calls++
+	for _, r := range s.rows {
+		if r.mailbox == mailbox && r.msg.MessageID == m.MessageID {
+			return r.msg.Seq, r.msg.ThreadID, true, nil
+		}
+	}
+	s.seq++
+	m.Seq = s.seq
+	m.Attachments = slices.Clone(m.Attachments)
+	for i := range m.Attachments {
+		m.Attachments[i].Data = nil // a store keeps metadata only
+	}
+	s.rows = append(s.rows, memRow{mailbox: mailbox, notToAnswer: notToAnswer, problems: problems, msg: m})
+	return m.Seq, m.ThreadID, false, nil
+}
+
+// threads returns, per mailbox, its threads with their message ids in seq order.
+func (s *memStore) threads() map[string]map[string][]string {
+	out := map[string]map[string][]string{}
+	for _, r := range s.rows {
+		if out[r.mailbox] == nil {
+			out[r.mailbox] = map[string][]string{}
+		}
+		out[r.mailbox][r.msg.ThreadID] = append(out[r.mailbox][r.msg.ThreadID], r.msg.MessageID)
+	}
+	return out
+}
+
+type memBlobs map[string][]byte
+
+func (b memBlobs) Put(_ context.Context, id string, data []byte) error {
+	if old, ok := b[id]; ok && !bytes.Equal(old, data) {
+		return errors.New("a blob id with other bytes")
+	}
+	b[id] = data
+	return nil
+}
+
+var (
+	supportAgent = newPersona("support-agent", "Acme Tracker Support", "support@acme.example", "help@acme.example")
+	research     = newPersona("research-assistant", "", "research@acme.example")
+)
+
+func exampleThread(t testing.TB) [][]byte {
+	t.Helper()
+	files, err := filepath.Glob("../../examples/mail/*.eml")
+	if err != nil || len(files) != 5 {
+		t.Fatalf("example thread: %v, %d files", err, len(files))
+	}
+	var out [][]byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func ingest(t testing.TB, st Store, raw []byte, in Ingestion) *Ingested {
+	t.Helper()
+	if in.Personas == nil {
+		in.Personas = []*runtime.Persona{supportAgent, research}
+	}
+	if in.Arrived.IsZero() {
+		in.Arrived = arrival
+	}
+	got, err := Ingest(context.Background(), st, bytes.NewReader(raw), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestIngestExampleThreadInAnyOrder ingests the example thread's five .eml files in all 120
+// orders: each order ends in one thread of the support agent holding all five messages in the
+// order they arrived, the persona's own replies stored as outbound and not answered, the
+// customers' messages answered; ingesting every file again changes nothing.
+func TestIngestExampleThreadInAnyOrder(t *testing.T) {
+	files := exampleThread(t)
+	ids := []string{"c1@brightline.io", "s1@acme.example", "c2@brightline.io", "s2@acme.example", "c3@brightline.io"}
+	wantThread := NewThreadID("support-agent", "c1@brightline.io")
+	orders := 0
+	permute(len(files), func(order []int) {
+		orders++
+		st := &memStore{}
+		var arrivedIDs []string
+		for _, i := range order {
+			got := ingest(t, st, files[i], Ingestion{})
+			if len(got.Deliveries) != 1 || got.Deliveries[0].Persona != supportAgent {
+				t.Fatalf("order %v: %s delivered to %d personas", order, ids[i], len(got.Deliveries))
+			}
+			d := got.Deliveries[0]
+			own := strings.HasPrefix(ids[i], "s")
+			switch {
+			case d.Message.MessageID != ids[i] || d.Duplicate:
+				t.Fatalf("order %v: file %d stored as %q (duplicate %v)", order, i, d.Message.MessageID, d.Duplicate)
+			case own && (d.Message.Direction != history.Outbound || d.Answer() || d.NoReply.Reason != ReasonAutoSubmitted):
+				t.Fatalf("order %v: the persona's reply %s: direction %s, answer %v, %v", order, ids[i], d.Message.Direction, d.Answer(), d.NoReply)
+			case !own && (d.Message.Direction != history.Inbound || !d.Answer()):
+				t.Fatalf("order %v: customer message %s: direction %s, answer %v, %v", order, ids[i], d.Message.Direction, d.Answer(), d.NoReply)
+			}
+			arrivedIDs = append(arrivedIDs, ids[i])
+		}
+		threads := st.threads()["support-agent"]
+		if len(threads) != 1 || !reflect.DeepEqual(threads[wantThread], arrivedIDs) {
+			t.Fatalf("order %v: threads %v, want one thread %s replaying %v", order, threads, wantThread, arrivedIDs)
+		}
+		before := slices.Clone(st.rows)
+		for _, i := range order {
+			got := ingest(t, st, files[i], Ingestion{})
+			if d := got.Deliveries[0]; !d.Duplicate || d.Answer() || d.Message.ThreadID != wantThread {
+				t.Fatalf("order %v: second copy of %s: duplicate %v, answer %v, thread %s", order, ids[i], d.Duplicate, d.Answer(), d.Message.ThreadID)
+			}
+		}
+		if !reflect.DeepEqual(st.rows, before) {
+			t.Fatalf("order %v: ingesting again changed the store", order)
+		}
+	})
+	if orders != 120 {
+		t.Fatalf("%d orders", orders)
+	}
+}
+
+func TestIngestKeepsWhatTheRunNeeds(t *testing.T) {
+	files := exampleThread(t)
+	st, blobs := &memStore{}, memBlobs{}
+	for _, f := range files[:4] {
+		if d := ingest(t, st, f, Ingestion{Blobs: blobs}).Deliveries; len(d) != 1 {
+			t.Fatalf("%d deliveries", len(d))
+		}
+	}
+	st.calls = 0
+	got := ingest(t, st, files[4], Ingestion{Blobs: blobs})
+	d := got.Deliveries[0]
+	if !d.Joined || d.Message.Seq != 5 || d.Message.ThreadID != NewThreadID("support-agent", "c1@brightline.io") {
+		t.Errorf("joined %v, seq %d, thread %s", d.Joined, d.Message.Seq, d.Message.ThreadID)
+	}
+	if st.calls != 2 {
+		t.Errorf("%d store calls for a reply, want 2 (one lookup, one append)", st.calls)
+	}
+	if len(d.Message.Attachments) != 1 || !bytes.HasPrefix(d.Message.Attachments[0].Data, []byte("%PDF-1.4")) {
+		t.Fatalf("the run's copy lost the attachment bytes: %+v", d.Message.Attachments)
+	}
+	a := d.Message.Attachments[0]
+	if a.Filename != "statement-2025-03.pdf" || a.ContentType != "application/pdf" || !bytes.Equal(blobs[a.ID], a.Data) {
+		t.Errorf("attachment %q %s, blob stored %v", a.Filename, a.ContentType, blobs[a.ID] != nil)
+	}
+	first := st.rows[0]
+	if first.msg.Text != "Hello,\n\nour card was charged twice for invoice INV-2025-0117 (EUR 432,00 each, both on 1 März). Can you refund the duplicate?\n\nThanks,\nLena Fischer\nBrightline GmbH, Köln\n" {
+		t.Errorf("quoted-printable Latin-1 body: %q", first.msg.Text)
+	}
+	html := st.rows[2].msg // 03-customer-html-only.eml
+	if html.Text == "" || !strings.Contains(html.Text, "annual billing") || html.HTML == "" {
+		t.Errorf("HTML-only message: text %q", html.Text)
+	}
+	// A new conversation: still one lookup (its own id), one append; a second copy the same.
+	for range 2 {
+		st.calls = 0
+		ingest(t, st, []byte(msg("new question", "From: x@cust.example", "To: support@acme.example", "Message-ID: <n1@cust.example>")), Ingestion{})
+		if st.calls != 2 {
+			t.Errorf("%d store calls for a new conversation, want 2", st.calls)
+		}
+	}
+}
+
+func TestIngestAutoReplyToThePersonasReplyIsNotAnswered(t *testing.T) {
+	files := exampleThread(t)
+	st := &memStore{}
+	for _, f := range files {
+		ingest(t, st, f, Ingestion{})
+	}
+	ooo := msg("I am out of the office until 10 March.\r\n",
+		"From: Jonas Brandt <jonas.brandt@brightline.io>",
+		"To: Acme Tracker Support <support@acme.example>",
+		"Subject: Automatic reply: Re: Invoice INV-2025-0117 charged twice",
+		"Date: Thu, 06 Mar 2025 16:00:00 +0100",
+		"Message-ID: <ooo-1@brightline.io>",
+		"In-Reply-To: <s2@acme.example>",
+		"References: <c1@brightline.io> <s1@acme.example> <c2@brightline.io> <s2@acme.example>",
+		"Auto-Submitted: auto-replied")
+	got := ingest(t, st, []byte(ooo), Ingestion{})
+	d := got.Deliveries[0]
+	if d.Answer() || d.NoReply != (NoReply{ReasonAutoSubmitted, "Auto-Submitted: auto-replied"}) || d.Message.ThreadID != NewThreadID("support-agent", "c1@brightline.io") {
+		t.Errorf("auto-reply: answer %v, %v, thread %s", d.Answer(), d.NoReply, d.Message.ThreadID)
+	}
+	last := st.rows[len(st.rows)-1]
+	if last.msg.MessageID != "ooo-1@brightline.io" || last.notToAnswer != "auto-submitted: Auto-Submitted: auto-replied" {
+		t.Errorf("stored %q with reason %q", last.msg.MessageID, last.notToAnswer)
+	}
+}
+
+func TestIngestToTwoPersonas(t *testing.T) {
+	st := &memStore{}
+	raw := msg("Could research look into this too?\r\n",
+		"From: Lena Fischer <lena.fischer@brightline.io>", "To: support@acme.example", "Cc: Research <research@acme.example>",
+		"Subject: Competitor pricing", "Message-ID: <both@brightline.io>", "Date: Mon, 02 Feb 2026 10:00:00 +0000")
+	got := ingest(t, st, []byte(raw), Ingestion{})
+	if len(got.Deliveries) != 2 || got.Deliveries[0].Persona != supportAgent || got.Deliveries[1].Persona != research {
+		t.Fatalf("deliveries %+v", got.Deliveries)
+	}
+	a, b := got.Deliveries[0].Message, got.Deliveries[1].Message
+	if a.ThreadID == b.ThreadID || a.Seq == b.Seq || !got.Deliveries[0].Answer() || !got.Deliveries[1].Answer() {
+		t.Errorf("two personas share thread %s / %s, seqs %d / %d", a.ThreadID, b.ThreadID, a.Seq, b.Seq)
+	}
+	again := ingest(t, st, []byte(raw), Ingestion{})
+	if !again.Deliveries[0].Duplicate || !again.Deliveries[1].Duplicate || len(st.rows) != 2 {
+		t.Errorf("second copy: %+v, %d rows", again.Deliveries, len(st.rows))
+	}
+	// Nobody's mail: parsed, not stored.
+	none := ingest(t, st, []byte(msg("hi", "From: a@x.example", "To: someone@else.example", "Message-ID: <z@x>")), Ingestion{})
+	if len(none.Deliveries) != 0 || len(st.rows) != 2 || none.Message.MessageID != "z@x" {
+		t.Errorf("unrouted message: %d deliveries, %d rows", len(none.Deliveries), len(st.rows))
+	}
+}
+
+func TestIngestErrors(t *testing.T) {
+	boom := errors.New("database down")
+	st := &failingStore{err: boom}
+	_, err := Ingest(context.Background(), st, strings.NewReader(msg("hi", "From: a@x.example", "To: support@acme.example", "Message-ID: <e@x>")),
+		Ingestion{Personas: []*runtime.Persona{supportAgent}, Arrived: arrival})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "support-agent") {
+		t.Errorf("store failure: %v", err)
+	}
+	_, err = Ingest(context.Background(), &memStore{}, strings.NewReader(strings.Repeat("x", 100)), Ingestion{Parser: &Parser{MaxSize: 10}})
+	if !errors.Is(err, ErrTooLarge) {
+		t.Errorf("too large: %v", err)
+	}
+	blobErr := errors.New("disk full")
+	_, err = Ingest(context.Background(), &memStore{}, bytes.NewReader(exampleThread(t)[4]),
+		Ingestion{Personas: []*runtime.Persona{supportAgent}, Arrived: arrival, Blobs: failingBlobs{blobErr}})
+	if !errors.Is(err, blobErr) {
+		t.Errorf("blob failure: %v", err)
+	}
+}
+
+type failingStore struct{ err error }
+
+func (s *failingStore) ThreadOf(context.Context, string, []string) (string, string, bool, error) {
+	return "", "", false, s.err
+}
+
+func (s *failingStore) AppendMail(context.Context, history.Message, string, string, []string, bool) (int64, string, bool, error) {
+	return 0, "", false, s.err
+}
+
+type failingBlobs struct{ err error }
+
+func (b failingBlobs) Put(context.Context, string, []byte) error { return b.err }

@@ -1,0 +1,93 @@
+package mail
+
+import (
+	netmail "net/mail"
+	"slices"
+	"strings"
+
+	"github.com/personagen/personagen/runtime"
+)
+
+// Delivery is one persona a message is for, and whether that persona must leave it unanswered.
+type Delivery struct {
+	Persona *runtime.Persona
+	// Own is true when the message comes from this persona's own address or one of its
+	// aliases: its own sent mail (a Bcc to itself, an import of its sent folder).
+	Own bool
+	// NoReply is the message's own NoReply, or, when it has none and Own is true,
+	// ReasonOwnAddress.
+	NoReply NoReply
+}
+
+// Route returns the personas m is for, in the order of personas: every persona with a mailbox
+// whose Address or one of whose Aliases is among m's recipients — its To, Cc and Bcc addresses
+// and the envelope recipients the host received it for (SMTP RCPT TO; pass none when unknown,
+// e.g. for a .eml file) — or is m's sender (the persona's own mail, so that its own replies,
+// delivered back, land in its thread). Addresses compare case-insensitively; a persona without
+// a mailbox address is never routed to. Each persona listed gets its own copy of the message and
+// of the thread.
+func Route(m *Message, personas []*runtime.Persona, envelope ...string) []Delivery {
+	rcpts := map[string]bool{}
+	for _, list := range [][]string{addrs(m.Addresses.To), addrs(m.Addresses.Cc), addrs(m.Addresses.Bcc), envelope} {
+		for _, a := range list {
+			if a = canonicalAddress(a); a != "" {
+				rcpts[a] = true
+			}
+		}
+	}
+	sender := canonicalAddress(m.Sender().Address)
+	var out []Delivery
+	for _, p := range personas {
+		if p == nil || p.Mailbox.Address == "" {
+			continue
+		}
+		box := mailboxAddresses(p)
+		own := sender != "" && slices.Contains(box, sender)
+		if !own && !hasAny(rcpts, box) {
+			continue
+		}
+		d := Delivery{Persona: p, Own: own, NoReply: m.NoReply}
+		if own && !d.NoReply.Skip() {
+			d.NoReply = NoReply{ReasonOwnAddress, m.Sender().Address}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// mailboxAddresses returns a persona's mailbox address and aliases in canonical form.
+func mailboxAddresses(p *runtime.Persona) []string {
+	out := make([]string, 0, 1+len(p.Mailbox.Aliases))
+	for _, a := range append([]string{p.Mailbox.Address}, p.Mailbox.Aliases...) {
+		if a = canonicalAddress(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// canonicalAddress returns the comparable form of an address: the addr-spec without angle
+// brackets or surrounding space, lower-cased (domains are case-insensitive, and mail systems
+// treat local parts so in practice).
+func canonicalAddress(a string) string {
+	a = strings.TrimSpace(a)
+	a = strings.TrimSuffix(strings.TrimPrefix(a, "<"), ">")
+	return strings.ToLower(strings.TrimSpace(a))
+}
+
+func addrs(list []netmail.Address) []string {
+	out := make([]string, len(list))
+	for i, a := range list {
+		out[i] = a.Address
+	}
+	return out
+}
+
+func hasAny(set map[string]bool, list []string) bool {
+	for _, a := range list {
+		if set[a] {
+			return true
+		}
+	}
+	return false
+}

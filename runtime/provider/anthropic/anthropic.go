@@ -1,0 +1,439 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
+
+	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/provider"
+	"github.com/personagen/personagen/runtime/provider/internal/turns"
+)
+
+// DefaultMaxTokens is the max_tokens sent when the persona's settings leave MaxTokens at 0:
+// the Messages API requires the field.
+const DefaultMaxTokens = 4096
+
+// Model is the Anthropic adapter. It is safe for concurrent use.
+type Model struct {
+	client sdk.Client
+}
+
+// New returns a Model over a client built by sdk.NewClient(opts...): the SDK's environment
+// defaults apply unless opts include option.WithoutEnvironmentDefaults(), and any SDK option
+// (a base URL, an HTTP client, retries, timeouts, headers) may be passed.
+func New(opts ...option.RequestOption) *Model {
+	return &Model{client: sdk.NewClient(opts...)}
+}
+
+// Generate checks req.Model, converts req (Params), sends it with Messages.New and maps the
+// answer back (see Response). Errors: the settings' *provider.SettingError (before any request),
+// the conversion's error, an error wrapping runtime.ErrContextWindow and the SDK's *sdk.Error
+// when the API refused the prompt as too long, and otherwise the SDK's error, all prefixed
+// "anthropic: ".
+func (m *Model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+	if err := provider.CheckFor(provider.Anthropic, req.Model); err != nil {
+		return nil, err
+	}
+	params, err := Params(req)
+	if err != nil {
+		return nil, err
+	}
+	var httpResp *http.Response
+	msg, err := m.client.Messages.New(ctx, params, option.WithResponseInto(&httpResp))
+	if err != nil {
+		return nil, wrapError(err)
+	}
+	resp := Response(msg)
+	if httpResp != nil {
+		resp.RequestID = httpResp.Header.Get("request-id")
+	}
+	return resp, nil
+}
+
+// wrapError prefixes the SDK's error and marks a prompt the API refused as too long with
+// runtime.ErrContextWindow, keeping the SDK error for errors.As.
+func wrapError(err error) error {
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusBadRequest {
+		msg := strings.ToLower(apiErr.Message)
+		if strings.Contains(msg, "prompt is too long") || strings.Contains(msg, "context limit") ||
+			strings.Contains(msg, "context window") {
+			return fmt.Errorf("anthropic: %w: %w", runtime.ErrContextWindow, err)
+		}
+	}
+	return fmt.Errorf("anthropic: %w", err)
+}
+
+// Params converts req to the SDK's request parameters by the rules of the package
+// documentation, without checking req.Model against the provider's settings table (Generate
+// does). It returns an error for an empty model name, a message list that breaks
+// runtime.Validate (wrapping the *runtime.PairingError), and a tool whose input schema is not a
+// JSON object of "type": "object".
+func Params(req *runtime.Request) (sdk.MessageNewParams, error) {
+	var p sdk.MessageNewParams
+	if req.Model.Name == "" {
+		return p, errors.New("anthropic: no model name: set model.name in the persona's spec")
+	}
+	p.Model = sdk.Model(req.Model.Name)
+	p.MaxTokens = int64(req.Model.MaxTokens)
+	if p.MaxTokens == 0 {
+		p.MaxTokens = DefaultMaxTokens
+	}
+	p.StopSequences = req.Model.Stop
+	if len(req.Model.Extra) > 0 {
+		p.SetExtraFields(req.Model.Extra)
+	}
+	for _, t := range req.Tools {
+		schema, err := turns.Schema(t)
+		if err != nil {
+			return p, fmt.Errorf("anthropic: %w", err)
+		}
+		tp := &sdk.ToolParam{
+			Name:        t.Name(),
+			InputSchema: param.Override[sdk.ToolInputSchemaParam](schema),
+		}
+		if d := t.Description(); d != "" {
+			tp.Description = param.NewOpt(d)
+		}
+		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: tp})
+	}
+	ts, err := turns.Normalize(make([]turns.Turn, 0, len(req.Messages)), req.Messages)
+	if err != nil {
+		return p, fmt.Errorf("anthropic: messages: %w", err)
+	}
+	a := newArena(ts)
+	i := 0
+	for ; i < len(ts) && ts[i].Kind == turns.System; i++ {
+		p.System = appendSystem(p.System, ts[i].Parts)
+	}
+	p.Messages = make([]sdk.MessageParam, 0, len(ts)-i)
+	var resultsMsg *sdk.UserMessageParam // the user message holding the last round's results
+	for _, t := range ts[i:] {
+		switch t.Kind {
+		case turns.System:
+			p.Messages = append(p.Messages, sdk.MessageParam{OfSystem: &sdk.SystemMessageParam{Content: appendSystem(nil, t.Parts)}})
+			resultsMsg = nil
+		case turns.User:
+			if resultsMsg != nil {
+				for _, part := range t.Parts {
+					resultsMsg.Content = append(resultsMsg.Content, a.contentBlock(part))
+				}
+				resultsMsg = nil
+				continue
+			}
+			u := take(&a.users)
+			u.Content = a.blocksFor(len(t.Parts))
+			for _, part := range t.Parts {
+				u.Content = append(u.Content, a.contentBlock(part))
+			}
+			p.Messages = append(p.Messages, sdk.MessageParam{OfUser: u})
+		case turns.Assistant:
+			m := take(&a.assistants)
+			m.Content = a.assistantContent(t)
+			p.Messages = append(p.Messages, sdk.MessageParam{OfAssistant: m})
+			resultsMsg = nil
+		case turns.Results:
+			u := take(&a.users)
+			u.Content = a.resultBlocks(t.Results)
+			p.Messages = append(p.Messages, sdk.MessageParam{OfUser: u})
+			resultsMsg = u
+		}
+	}
+	return p, nil
+}
+
+// arena holds the parameter structs of one request in a few arrays, sized from the turns, so
+// that a request of hundreds of blocks costs a handful of allocations instead of one per block.
+// Every slice handed out is a capped window of its array: no append can reach a neighbour.
+type arena struct {
+	blocks     []sdk.ContentBlockParamUnion
+	texts      []sdk.TextBlockParam
+	uses       []sdk.ToolUseBlockParam
+	inputs     []json.RawMessage
+	results    []sdk.ToolResultBlockParam
+	resultPart []sdk.ToolResultBlockParamContentUnion
+	users      []sdk.UserMessageParam
+	assistants []sdk.AssistantMessageParam
+}
+
+func newArena(ts []turns.Turn) *arena {
+	var parts, calls, state, results, resultParts, users, assistants int
+	for _, t := range ts {
+		parts += len(t.Parts)
+		calls += len(t.Calls)
+		state += len(t.State)
+		results += len(t.Results)
+		for _, r := range t.Results {
+			resultParts += len(r.Parts)
+		}
+		switch t.Kind {
+		case turns.User, turns.Results:
+			users++
+		case turns.Assistant:
+			assistants++
+		}
+	}
+	return &arena{
+		blocks:     make([]sdk.ContentBlockParamUnion, 0, parts+calls+state+results),
+		texts:      make([]sdk.TextBlockParam, 0, parts+resultParts),
+		uses:       make([]sdk.ToolUseBlockParam, 0, calls),
+		inputs:     make([]json.RawMessage, 0, calls),
+		results:    make([]sdk.ToolResultBlockParam, 0, results),
+		resultPart: make([]sdk.ToolResultBlockParamContentUnion, 0, resultParts),
+		users:      make([]sdk.UserMessageParam, 0, users),
+		assistants: make([]sdk.AssistantMessageParam, 0, assistants),
+	}
+}
+
+// take returns a pointer to the next free element of *a, or a new one when it is full.
+func take[T any](a *[]T) *T {
+	if len(*a) == cap(*a) {
+		return new(T)
+	}
+	*a = (*a)[:len(*a)+1]
+	return &(*a)[len(*a)-1]
+}
+
+// window returns an empty slice of capacity n taken from *a (a new one when *a has no room).
+func window[T any](a *[]T, n int) []T {
+	if cap(*a)-len(*a) < n {
+		return make([]T, 0, n)
+	}
+	start := len(*a)
+	*a = (*a)[:start+n]
+	return (*a)[start : start : start+n]
+}
+
+func (a *arena) blocksFor(n int) []sdk.ContentBlockParamUnion { return window(&a.blocks, n) }
+
+func (a *arena) text(s string) *sdk.TextBlockParam {
+	t := take(&a.texts)
+	t.Text = s
+	return t
+}
+
+// appendSystem appends a system turn's parts as text blocks; a non-text part becomes a note.
+func appendSystem(dst []sdk.TextBlockParam, parts []runtime.Part) []sdk.TextBlockParam {
+	for _, part := range parts {
+		text := part.Text
+		if part.Type != runtime.PartText {
+			text = turns.PartNote(part, "a system prompt carries text only")
+		}
+		dst = append(dst, sdk.TextBlockParam{Text: text})
+	}
+	return dst
+}
+
+// contentBlock maps one part of a user turn: text, images and documents the API accepts, notes
+// for the rest.
+func (a *arena) contentBlock(part runtime.Part) sdk.ContentBlockParamUnion {
+	switch part.Type {
+	case runtime.PartText:
+		return sdk.ContentBlockParamUnion{OfText: a.text(part.Text)}
+	case runtime.PartImage:
+		if imageTypes[part.MediaType] && len(part.Data) > 0 {
+			return sdk.NewImageBlockBase64(part.MediaType, base64.StdEncoding.EncodeToString(part.Data))
+		}
+		return sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: turns.PartNote(part, imageWhy)}}
+	default:
+		if d, ok := document(part); ok {
+			return sdk.ContentBlockParamUnion{OfDocument: d}
+		}
+		return sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: turns.PartNote(part, documentWhy)}}
+	}
+}
+
+// imageTypes are the image media types the Messages API accepts.
+var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}
+
+const (
+	imageWhy    = "the Anthropic Messages API takes JPEG, PNG, GIF and WebP images with data"
+	documentWhy = "the Anthropic Messages API takes PDF and plain-text documents with data"
+)
+
+// document returns the document block of a PDF or plain-text part (a plain-text document whose
+// bytes are not valid UTF-8 is not one).
+func document(part runtime.Part) (*sdk.DocumentBlockParam, bool) {
+	if len(part.Data) == 0 {
+		return nil, false
+	}
+	d := &sdk.DocumentBlockParam{}
+	switch mediaType(part.MediaType) {
+	case "application/pdf":
+		d.Source.OfBase64 = &sdk.Base64PDFSourceParam{Data: base64.StdEncoding.EncodeToString(part.Data)}
+	case "text/plain":
+		text := string(part.Data)
+		if !utf8.ValidString(text) || turns.Blank(text) {
+			return nil, false
+		}
+		d.Source.OfText = &sdk.PlainTextSourceParam{Data: text}
+	default:
+		return nil, false
+	}
+	if part.Filename != "" {
+		d.Title = param.NewOpt(part.Filename)
+	}
+	return d, true
+}
+
+// mediaType returns the media type without parameters ("text/plain; charset=utf-8" →
+// "text/plain"), lower-cased.
+func mediaType(mt string) string {
+	if i := strings.IndexByte(mt, ';'); i >= 0 {
+		mt = mt[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(mt))
+}
+
+// assistantContent is an assistant turn's content: its anthropic state blocks, then its text
+// (a non-text part becomes a note), then its tool_use blocks.
+func (a *arena) assistantContent(t turns.Turn) []sdk.ContentBlockParamUnion {
+	out := a.blocksFor(len(t.State) + len(t.Parts) + len(t.Calls))
+	for _, st := range t.State {
+		if st.Provider == provider.Anthropic && isThinking(st.Data) {
+			out = append(out, param.Override[sdk.ContentBlockParamUnion](st.Data))
+		}
+	}
+	for _, part := range t.Parts {
+		text := part.Text
+		if part.Type != runtime.PartText {
+			text = turns.PartNote(part, "an assistant turn carries text only")
+		}
+		out = append(out, sdk.ContentBlockParamUnion{OfText: a.text(text)})
+	}
+	for _, c := range t.Calls {
+		in := take(&a.inputs)
+		*in = turns.Input(c)
+		u := take(&a.uses)
+		u.ID, u.Name, u.Input = c.ID, c.Name, in // a pointer in the interface: no allocation
+		out = append(out, sdk.ContentBlockParamUnion{OfToolUse: u})
+	}
+	return out
+}
+
+// isThinking reports whether data is a thinking or redacted_thinking block (a JSON object of
+// that "type"): the only state this adapter produces and sends back.
+func isThinking(data json.RawMessage) bool {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if len(data) == 0 || data[0] != '{' || json.Unmarshal(data, &head) != nil {
+		return false
+	}
+	return head.Type == "thinking" || head.Type == "redacted_thinking"
+}
+
+// resultBlocks maps a round's results to tool_result blocks, in order.
+func (a *arena) resultBlocks(rs []turns.Result) []sdk.ContentBlockParamUnion {
+	out := a.blocksFor(len(rs))
+	for _, r := range rs {
+		b := take(&a.results)
+		b.ToolUseID = r.CallID
+		b.Content = window(&a.resultPart, len(r.Parts))
+		if r.IsError {
+			b.IsError = param.NewOpt(true)
+		}
+		for _, part := range r.Parts {
+			b.Content = append(b.Content, a.resultContent(part))
+		}
+		out = append(out, sdk.ContentBlockParamUnion{OfToolResult: b})
+	}
+	return out
+}
+
+// resultContent maps one part of a tool result: text, images and documents the API accepts,
+// notes for the rest.
+func (a *arena) resultContent(part runtime.Part) sdk.ToolResultBlockParamContentUnion {
+	switch part.Type {
+	case runtime.PartText:
+		return sdk.ToolResultBlockParamContentUnion{OfText: a.text(part.Text)}
+	case runtime.PartImage:
+		if imageTypes[part.MediaType] && len(part.Data) > 0 {
+			return sdk.ToolResultBlockParamContentUnion{OfImage: &sdk.ImageBlockParam{Source: sdk.ImageBlockParamSourceUnion{
+				OfBase64: &sdk.Base64ImageSourceParam{Data: base64.StdEncoding.EncodeToString(part.Data), MediaType: sdk.Base64ImageSourceMediaType(part.MediaType)}}}}
+		}
+		return sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: turns.PartNote(part, imageWhy)}}
+	default:
+		if d, ok := document(part); ok {
+			return sdk.ToolResultBlockParamContentUnion{OfDocument: d}
+		}
+		return sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: turns.PartNote(part, documentWhy)}}
+	}
+}
+
+// Response maps an SDK message to a runtime.Response: text blocks joined into Message.Text,
+// tool_use blocks into ToolCalls (an input that is not a JSON object kept under
+// "_invalid_arguments", see runtime.ToolCall.InvalidArguments), thinking and redacted_thinking blocks into State (Provider
+// "anthropic", Data the block's JSON as received), the stop reason mapped to runtime's
+// constants (model_context_window_exceeded → StopContextWindow; unknown values unchanged), the
+// refusal explanation into Refusal, and usage with InputTokens counting cached tokens too
+// (input_tokens + cache_read_input_tokens + cache_creation_input_tokens). Other block types
+// (server tool blocks, which this adapter never asks for) are left out. RequestID is left empty
+// (Generate fills it from the HTTP response).
+func Response(msg *sdk.Message) *runtime.Response {
+	out := &runtime.Response{
+		Message:    runtime.Message{Role: runtime.RoleAssistant},
+		Model:      string(msg.Model),
+		ResponseID: msg.ID,
+	}
+	var text strings.Builder
+	for _, b := range msg.Content {
+		switch b.Type {
+		case "text":
+			text.WriteString(b.Text)
+		case "tool_use":
+			out.Message.ToolCalls = append(out.Message.ToolCalls, runtime.ToolCallFromArguments(b.ID, b.Name, string(b.Input)))
+		case "thinking", "redacted_thinking":
+			out.Message.State = append(out.Message.State, runtime.ProviderState{Provider: provider.Anthropic, Data: compact(b.RawJSON())})
+		}
+	}
+	out.Message.Text = text.String()
+	switch msg.StopReason {
+	case sdk.StopReasonEndTurn:
+		out.StopReason = runtime.StopEndTurn
+	case sdk.StopReasonToolUse:
+		out.StopReason = runtime.StopToolUse
+	case sdk.StopReasonMaxTokens:
+		out.StopReason = runtime.StopMaxTokens
+	case sdk.StopReasonStopSequence:
+		out.StopReason = runtime.StopSequence
+	case sdk.StopReasonPauseTurn:
+		out.StopReason = runtime.StopPause
+	case sdk.StopReasonRefusal:
+		out.StopReason = runtime.StopRefusal
+		out.Refusal = msg.StopDetails.Explanation
+	case sdk.StopReasonModelContextWindowExceeded:
+		out.StopReason = runtime.StopContextWindow
+	default:
+		out.StopReason = runtime.StopReason(msg.StopReason)
+	}
+	u := msg.Usage
+	out.Usage = runtime.Usage{
+		InputTokens:      u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
+		OutputTokens:     u.OutputTokens,
+		CacheReadTokens:  u.CacheReadInputTokens,
+		CacheWriteTokens: u.CacheCreationInputTokens,
+	}
+	return out
+}
+
+// compact returns raw compacted (raw itself when it is not valid JSON, which the SDK never
+// hands out for a decoded block).
+func compact(raw string) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(raw)); err != nil {
+		return json.RawMessage(raw)
+	}
+	return b.Bytes()
+}

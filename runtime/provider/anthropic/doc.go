@@ -1,0 +1,30 @@
+// Package anthropic sends a persona's runtime.Request to the Anthropic Messages API through the
+// official SDK, github.com/anthropics/anthropic-sdk-go/v2, and maps the answer back: a
+// runtime.Model.
+//
+// The client is the SDK's own: New takes the SDK's request options, and without options the
+// SDK reads its standard environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL — the base URL of
+// the API, to which the SDK appends v1/messages — and the SDK's other variables).
+//
+// Conversion (Params) holds every wire rule of the Messages API:
+//
+//   - System messages before the first other message become the top-level system prompt; a
+//     system message later in the chain (a use resolver or a load_text after thread_history)
+//     stays in place as a mid-conversation system message (MessageParam.OfSystem), so it keeps
+//     both its position and its authority.
+//   - Blank text is never sent; empty turns are dropped; consecutive turns of one role are
+//     merged; the first turn is a user turn (turns.OpeningText when the chain has none).
+//   - A round's tool results travel in one user message right after the assistant's tool_use
+//     blocks, results first (a user message that follows the round joins it after the
+//     results); a failed tool's result has is_error; a blank result is
+//     turns.EmptyResultText.
+//   - Images (JPEG, PNG, GIF, WebP) become base64 image blocks and documents (PDF, plain text)
+//     document blocks, in user turns and tool results; any other part, and any non-text part
+//     in a system or assistant turn, becomes a text note (turns.PartNote).
+//   - An assistant message's "anthropic" State (thinking and redacted_thinking blocks, with
+//     their signatures) goes back first in its content, unchanged; state of other providers,
+//     and anything that is not such a block, is left out.
+//   - Settings: provider.CheckFor(provider.Anthropic) refuses temperature and top_p before any
+//     request; max_tokens defaults to DefaultMaxTokens; stop becomes stop_sequences; Extra keys
+//     are top-level fields of the body (thinking, metadata, service_tier, …).
+package anthropic

@@ -1,0 +1,10 @@
+// Package provider names the model APIs personagen has adapters for and holds the one table of
+// which model settings each accepts, shared by `personagen validate` (a spec whose model names
+// a provider) and by the adapters, which check a persona's settings before their first call
+// with the same messages.
+//
+// The adapters live below it: runtime/provider/anthropic (the Anthropic Messages API through
+// anthropic-sdk-go), runtime/provider/openai (the OpenAI Chat Completions and Responses APIs
+// through openai-go) and runtime/provider/scripted (a deterministic model for tests and
+// examples). Each is a runtime.Model.
+package provider

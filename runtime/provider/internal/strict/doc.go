@@ -1,0 +1,12 @@
+// Package strict holds test servers that speak the wire format of each model API the adapters
+// use — the Anthropic Messages API, the OpenAI Chat Completions API and the OpenAI Responses
+// API — and refuse, with the API's own error shape and status, every request that breaks a rule
+// the adapters promise to keep: unknown fields, missing required fields, blank text blocks,
+// tool calls without their results, results without their calls, role order, media types,
+// tool definitions, settings. They are stricter than the real APIs where an adapter rule is
+// stricter (no consecutive turns of one role, a user turn first, no deprecated fields).
+//
+// Check* run the same rules on a request body without HTTP (for fuzz targets); New* start an
+// httptest server that runs them and answers with queued replies, for tests that drive the real
+// SDK clients.
+package strict

@@ -1,0 +1,226 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/provider"
+	"github.com/personagen/personagen/runtime/provider/internal/turns"
+)
+
+// Chat is the Chat Completions adapter (provider "openai"). It is safe for concurrent use.
+type Chat struct {
+	client sdk.Client
+}
+
+// NewChat returns a Chat over a client built by sdk.NewClient(opts...): the SDK's environment
+// defaults apply first and any SDK option may be passed.
+func NewChat(opts ...option.RequestOption) *Chat {
+	return &Chat{client: sdk.NewClient(opts...)}
+}
+
+// Generate checks req.Model, converts req (ChatParams), sends it with Chat.Completions.New and
+// maps the answer back (ChatResponse). Errors: the settings' *provider.SettingError (before any
+// request), the conversion's error, an error wrapping runtime.ErrContextWindow and the SDK's
+// *sdk.Error for code context_length_exceeded, and otherwise the SDK's error with the API's
+// message, all prefixed "openai chat: ".
+func (c *Chat) Generate(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+	if err := provider.CheckFor(provider.OpenAI, req.Model); err != nil {
+		return nil, err
+	}
+	params, err := ChatParams(req)
+	if err != nil {
+		return nil, err
+	}
+	var httpResp *http.Response
+	completion, err := c.client.Chat.Completions.New(ctx, params, option.WithResponseInto(&httpResp))
+	if err != nil {
+		return nil, wrapError("openai chat", err)
+	}
+	resp, err := ChatResponse(completion)
+	if err != nil {
+		return nil, err
+	}
+	if httpResp != nil {
+		resp.RequestID = httpResp.Header.Get("x-request-id")
+	}
+	return resp, nil
+}
+
+// ChatParams converts req to Chat Completions parameters by the rules of the package
+// documentation, without checking req.Model against the provider's settings table (Generate
+// does). It returns an error for an empty model name, a message list that breaks
+// runtime.Validate (wrapping the *runtime.PairingError), and a tool whose input schema is not a
+// JSON object of "type": "object".
+func ChatParams(req *runtime.Request) (sdk.ChatCompletionNewParams, error) {
+	var p sdk.ChatCompletionNewParams
+	if req.Model.Name == "" {
+		return p, errors.New("openai chat: no model name: set model.name in the persona's spec")
+	}
+	p.Model = req.Model.Name
+	if req.Model.MaxTokens > 0 {
+		p.MaxCompletionTokens = param.NewOpt(int64(req.Model.MaxTokens))
+	}
+	if req.Model.Temperature != nil {
+		p.Temperature = param.NewOpt(*req.Model.Temperature)
+	}
+	if req.Model.TopP != nil {
+		p.TopP = param.NewOpt(*req.Model.TopP)
+	}
+	if len(req.Model.Stop) > 0 {
+		p.Stop = sdk.ChatCompletionNewParamsStopUnion{OfStringArray: req.Model.Stop}
+	}
+	if len(req.Model.Extra) > 0 {
+		p.SetExtraFields(req.Model.Extra)
+	}
+	for _, t := range req.Tools {
+		def, err := toolJSON(t, false)
+		if err != nil {
+			return p, fmt.Errorf("openai chat: %w", err)
+		}
+		p.Tools = append(p.Tools, sdk.ChatCompletionToolUnionParam{OfFunction: &sdk.ChatCompletionFunctionToolParam{
+			Function: param.Override[shared.FunctionDefinitionParam](def),
+		}})
+	}
+	ts, err := turns.Normalize(make([]turns.Turn, 0, len(req.Messages)), req.Messages)
+	if err != nil {
+		return p, fmt.Errorf("openai chat: messages: %w", err)
+	}
+	c := countTurns(ts)
+	systems := make([]sdk.ChatCompletionSystemMessageParam, 0, c.system)
+	users := make([]sdk.ChatCompletionUserMessageParam, 0, c.user)
+	assistants := make([]sdk.ChatCompletionAssistantMessageParam, 0, c.assistant)
+	tools := make([]sdk.ChatCompletionToolMessageParam, 0, c.results)
+	calls := make([]sdk.ChatCompletionMessageFunctionToolCallParam, 0, c.calls)
+	callUnions := make([]sdk.ChatCompletionMessageToolCallUnionParam, c.calls)
+	p.Messages = make([]sdk.ChatCompletionMessageParamUnion, 0, len(ts)+c.results)
+	for _, t := range ts {
+		switch t.Kind {
+		case turns.System:
+			m := take(&systems)
+			m.Content.OfString = param.NewOpt(textOnly(t.Parts))
+			p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfSystem: m})
+		case turns.User:
+			m := take(&users)
+			m.Content = chatUserContent(t.Parts)
+			p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfUser: m})
+		case turns.Assistant:
+			a := take(&assistants)
+			if len(t.Parts) > 0 {
+				a.Content.OfString = param.NewOpt(textOnly(t.Parts))
+			}
+			if len(t.Calls) > 0 {
+				a.ToolCalls, callUnions = callUnions[:len(t.Calls):len(t.Calls)], callUnions[len(t.Calls):]
+				for i, tc := range t.Calls {
+					f := take(&calls)
+					f.ID, f.Function.Name, f.Function.Arguments = tc.ID, tc.Name, turns.Arguments(tc)
+					a.ToolCalls[i] = sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: f}
+				}
+			}
+			p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfAssistant: a})
+		case turns.Results:
+			for _, r := range t.Results {
+				m := take(&tools)
+				m.ToolCallID, m.Content.OfString = r.CallID, param.NewOpt(resultText(r))
+				p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfTool: m})
+			}
+		}
+	}
+	return p, nil
+}
+
+// chatUserContent is a user turn's content: one string when it is all text, otherwise parts
+// (text, image_url, file) with notes for parts that are not sent.
+func chatUserContent(parts []runtime.Part) sdk.ChatCompletionUserMessageParamContentUnion {
+	allText := true
+	for _, part := range parts {
+		if part.Type != runtime.PartText && sendable(part) {
+			allText = false
+			break
+		}
+	}
+	if allText {
+		return sdk.ChatCompletionUserMessageParamContentUnion{OfString: param.NewOpt(turns.JoinText(parts, note))}
+	}
+	out := make([]sdk.ChatCompletionContentPartUnionParam, len(parts))
+	for i, part := range parts {
+		switch {
+		case part.Type == runtime.PartText:
+			out[i] = sdk.ChatCompletionContentPartUnionParam{OfText: &sdk.ChatCompletionContentPartTextParam{Text: part.Text}}
+		case !sendable(part):
+			out[i] = sdk.ChatCompletionContentPartUnionParam{OfText: &sdk.ChatCompletionContentPartTextParam{Text: note(part)}}
+		case part.Type == runtime.PartImage:
+			out[i] = sdk.ChatCompletionContentPartUnionParam{OfImageURL: &sdk.ChatCompletionContentPartImageParam{
+				ImageURL: sdk.ChatCompletionContentPartImageImageURLParam{URL: dataURL(part)}}}
+		default:
+			f := &sdk.ChatCompletionContentPartFileParam{File: sdk.ChatCompletionContentPartFileFileParam{FileData: param.NewOpt(dataURL(part))}}
+			f.File.Filename = param.NewOpt(filename(part))
+			out[i] = sdk.ChatCompletionContentPartUnionParam{OfFile: f}
+		}
+	}
+	return sdk.ChatCompletionUserMessageParamContentUnion{OfArrayOfContentParts: out}
+}
+
+// filename is a document's file name for the wire ("document.pdf" when it has none).
+func filename(part runtime.Part) string {
+	if part.Filename != "" {
+		return part.Filename
+	}
+	return "document.pdf"
+}
+
+// ChatResponse maps a chat completion to a runtime.Response from its first choice: content into
+// Message.Text, function tool calls into ToolCalls (runtime.ToolCallFromArguments: arguments
+// that are not a JSON object are kept and flagged), the refusal into Refusal, finish_reason
+// stop → StopEndTurn, tool_calls and function_call → StopToolUse, length → StopMaxTokens,
+// content_filter → StopRefusal (also whenever the message carries a refusal; other values
+// unchanged), and usage with InputTokens = prompt_tokens (cached ones included). It returns an
+// error for a completion without choices.
+func ChatResponse(c *sdk.ChatCompletion) (*runtime.Response, error) {
+	if len(c.Choices) == 0 {
+		return nil, fmt.Errorf("openai chat: completion %s has no choices", c.ID)
+	}
+	ch := c.Choices[0]
+	out := &runtime.Response{
+		Message:    runtime.Message{Role: runtime.RoleAssistant, Text: ch.Message.Content},
+		Model:      c.Model,
+		ResponseID: c.ID,
+		Refusal:    ch.Message.Refusal,
+	}
+	for _, tc := range ch.Message.ToolCalls {
+		if tc.Type == "function" {
+			out.Message.ToolCalls = append(out.Message.ToolCalls, runtime.ToolCallFromArguments(tc.ID, tc.Function.Name, tc.Function.Arguments))
+		}
+	}
+	switch ch.FinishReason {
+	case "stop":
+		out.StopReason = runtime.StopEndTurn
+	case "tool_calls", "function_call":
+		out.StopReason = runtime.StopToolUse
+	case "length":
+		out.StopReason = runtime.StopMaxTokens
+	case "content_filter":
+		out.StopReason = runtime.StopRefusal
+	default:
+		out.StopReason = runtime.StopReason(ch.FinishReason)
+	}
+	if out.Refusal != "" {
+		out.StopReason = runtime.StopRefusal
+	}
+	u := c.Usage
+	out.Usage = runtime.Usage{
+		InputTokens:      u.PromptTokens,
+		OutputTokens:     u.CompletionTokens,
+		CacheReadTokens:  u.PromptTokensDetails.CachedTokens,
+		CacheWriteTokens: u.PromptTokensDetails.CacheWriteTokens,
+	}
+	return out, nil
+}

@@ -1,0 +1,168 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	sdk "github.com/openai/openai-go/v3"
+
+	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/provider/internal/turns"
+)
+
+// wrapError prefixes the SDK's error with the API and what the API said (the SDK's own
+// message names only the status), and marks a request refused for its length with
+// runtime.ErrContextWindow, keeping the SDK error for errors.As.
+func wrapError(api string, err error) error {
+	var apiErr *sdk.Error
+	if !errors.As(err, &apiErr) {
+		return fmt.Errorf("%s: %w", api, err)
+	}
+	detail := apiErr.Message
+	if apiErr.Code != "" {
+		detail = apiErr.Code + ": " + detail
+	}
+	if isContextWindow(apiErr.Code, apiErr.Message) {
+		return fmt.Errorf("%s: %w: %w (%s)", api, runtime.ErrContextWindow, err, detail)
+	}
+	return fmt.Errorf("%s: %w (%s)", api, err, detail)
+}
+
+func isContextWindow(code, msg string) bool {
+	return code == "context_length_exceeded" || strings.Contains(strings.ToLower(msg), "maximum context length")
+}
+
+// imageTypes are the image media types both APIs accept.
+var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+const (
+	imageWhy    = "OpenAI takes PNG, JPEG, GIF and WebP images with data"
+	documentWhy = "OpenAI takes PDF documents with data"
+	textOnlyWhy = "this turn carries text only"
+)
+
+// mediaType returns the media type without parameters, lower-cased.
+func mediaType(mt string) string {
+	if i := strings.IndexByte(mt, ';'); i >= 0 {
+		mt = mt[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(mt))
+}
+
+// sendable reports whether part travels as an image (image) or a PDF (document) rather than a
+// note.
+func sendable(part runtime.Part) bool {
+	if len(part.Data) == 0 {
+		return false
+	}
+	switch part.Type {
+	case runtime.PartImage:
+		return imageTypes[mediaType(part.MediaType)]
+	case runtime.PartDocument:
+		return mediaType(part.MediaType) == "application/pdf"
+	}
+	return false
+}
+
+// note is the text that stands for a part that is not sent.
+func note(part runtime.Part) string {
+	if part.Type == runtime.PartImage {
+		return turns.PartNote(part, imageWhy)
+	}
+	return turns.PartNote(part, documentWhy)
+}
+
+// textOnly is the text of parts on a turn that carries text only.
+func textOnly(parts []runtime.Part) string {
+	return turns.JoinText(parts, func(p runtime.Part) string { return turns.PartNote(p, textOnlyWhy) })
+}
+
+// dataURL returns part's bytes as a base64 data URL.
+func dataURL(part runtime.Part) string {
+	mt := mediaType(part.MediaType)
+	var b strings.Builder
+	b.Grow(len("data:;base64,") + len(mt) + base64.StdEncoding.EncodedLen(len(part.Data)))
+	b.WriteString("data:")
+	b.WriteString(mt)
+	b.WriteString(";base64,")
+	enc := base64.NewEncoder(base64.StdEncoding, &b)
+	_, _ = enc.Write(part.Data)
+	_ = enc.Close()
+	return b.String()
+}
+
+// resultText is a result's content as one text: its parts (notes for non-text ones), with
+// turns.ErrorResultPrefix when the tool failed.
+func resultText(r turns.Result) string {
+	text := turns.JoinText(r.Parts, note)
+	if r.IsError {
+		return turns.ErrorText(text)
+	}
+	return text
+}
+
+// functionJSON is the JSON of a function tool: {"type":"function",...} fields shared by both
+// APIs' tool definitions.
+type functionJSON struct {
+	Type        string          `json:"type,omitempty"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+// toolJSON returns the function definition of t: its name, description and schema (turns.Schema).
+func toolJSON(t runtime.Tool, withType bool) (json.RawMessage, error) {
+	schema, err := turns.Schema(t)
+	if err != nil {
+		return nil, err
+	}
+	f := functionJSON{Name: t.Name(), Description: t.Description(), Parameters: schema}
+	if withType {
+		no := false
+		f.Type, f.Strict = "function", &no
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(f); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", t.Name(), err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// take returns a pointer to the next free element of *a, or a new one when it is full: the
+// parameter structs of one request live in a few arrays sized from its turns, so a request of
+// hundreds of messages costs a handful of allocations instead of one per message.
+func take[T any](a *[]T) *T {
+	if len(*a) == cap(*a) {
+		return new(T)
+	}
+	*a = (*a)[:len(*a)+1]
+	return &(*a)[len(*a)-1]
+}
+
+// counts are the sizes of a request's arrays.
+type counts struct{ system, user, assistant, calls, results, state int }
+
+func countTurns(ts []turns.Turn) counts {
+	var c counts
+	for _, t := range ts {
+		switch t.Kind {
+		case turns.System:
+			c.system++
+		case turns.User:
+			c.user++
+		case turns.Assistant:
+			c.assistant++
+		}
+		c.calls += len(t.Calls)
+		c.results += len(t.Results)
+		c.state += len(t.State)
+	}
+	return c
+}

@@ -1,0 +1,317 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/provider"
+	"github.com/personagen/personagen/runtime/provider/internal/turns"
+)
+
+// Responses is the Responses API adapter (provider "openai-responses"). It is safe for
+// concurrent use.
+type Responses struct {
+	client sdk.Client
+}
+
+// NewResponses returns a Responses over a client built by sdk.NewClient(opts...): the SDK's
+// environment defaults apply first and any SDK option may be passed.
+func NewResponses(opts ...option.RequestOption) *Responses {
+	return &Responses{client: sdk.NewClient(opts...)}
+}
+
+// Generate checks req.Model, converts req (ResponsesParams), sends it with Responses.New and
+// maps the answer back (ResponsesResponse). Errors: the settings' *provider.SettingError
+// (before any request), the conversion's error, an error wrapping runtime.ErrContextWindow for
+// a request refused (or a response failed) with code context_length_exceeded, a failed
+// response's error, and otherwise the SDK's error with the API's message, all prefixed
+// "openai responses: ".
+func (m *Responses) Generate(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+	if err := provider.CheckFor(provider.OpenAIResponses, req.Model); err != nil {
+		return nil, err
+	}
+	params, err := ResponsesParams(req)
+	if err != nil {
+		return nil, err
+	}
+	var httpResp *http.Response
+	r, err := m.client.Responses.New(ctx, params, option.WithResponseInto(&httpResp))
+	if err != nil {
+		return nil, wrapError("openai responses", err)
+	}
+	resp, err := ResponsesResponse(r)
+	if err != nil {
+		return nil, err
+	}
+	if httpResp != nil {
+		resp.RequestID = httpResp.Header.Get("x-request-id")
+	}
+	return resp, nil
+}
+
+// ResponsesParams converts req to Responses API parameters by the rules of the package
+// documentation (store: false, include reasoning.encrypted_content), without checking
+// req.Model against the provider's settings table (Generate does). It returns an error for an
+// empty model name, a message list that breaks runtime.Validate (wrapping the
+// *runtime.PairingError), and a tool whose input schema is not a JSON object of
+// "type": "object".
+func ResponsesParams(req *runtime.Request) (responses.ResponseNewParams, error) {
+	var p responses.ResponseNewParams
+	if req.Model.Name == "" {
+		return p, errors.New("openai responses: no model name: set model.name in the persona's spec")
+	}
+	p.Model = req.Model.Name
+	p.Store = param.NewOpt(false)
+	p.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
+	if req.Model.MaxTokens > 0 {
+		p.MaxOutputTokens = param.NewOpt(int64(req.Model.MaxTokens))
+	}
+	if req.Model.Temperature != nil {
+		p.Temperature = param.NewOpt(*req.Model.Temperature)
+	}
+	if req.Model.TopP != nil {
+		p.TopP = param.NewOpt(*req.Model.TopP)
+	}
+	if len(req.Model.Extra) > 0 {
+		p.SetExtraFields(req.Model.Extra)
+	}
+	for _, t := range req.Tools {
+		def, err := toolJSON(t, true)
+		if err != nil {
+			return p, fmt.Errorf("openai responses: %w", err)
+		}
+		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: ptr(param.Override[responses.FunctionToolParam](def))})
+	}
+	ts, err := turns.Normalize(make([]turns.Turn, 0, len(req.Messages)), req.Messages)
+	if err != nil {
+		return p, fmt.Errorf("openai responses: messages: %w", err)
+	}
+	c := countTurns(ts)
+	messages := make([]responses.EasyInputMessageParam, 0, c.system+c.user+c.assistant)
+	calls := make([]responses.ResponseFunctionToolCallParam, 0, c.calls)
+	outputs := make([]responses.ResponseInputItemFunctionCallOutputParam, 0, c.results)
+	items := make(responses.ResponseInputParam, 0, len(ts)+c.calls+c.results+c.state)
+	message := func(role responses.EasyInputMessageRole, content responses.EasyInputMessageContentUnionParam) {
+		m := take(&messages)
+		m.Type, m.Role, m.Content = responses.EasyInputMessageTypeMessage, role, content
+		items = append(items, responses.ResponseInputItemUnionParam{OfMessage: m})
+	}
+	for _, t := range ts {
+		switch t.Kind {
+		case turns.System:
+			message(responses.EasyInputMessageRoleSystem, responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(textOnly(t.Parts))})
+		case turns.User:
+			message(responses.EasyInputMessageRoleUser, responsesUserContent(t.Parts))
+		case turns.Assistant:
+			for _, st := range t.State {
+				if data, ok := reasoningItem(st); ok {
+					items = append(items, param.Override[responses.ResponseInputItemUnionParam](data))
+				}
+			}
+			if len(t.Parts) > 0 {
+				message(responses.EasyInputMessageRoleAssistant, responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(textOnly(t.Parts))})
+			}
+			for _, tc := range t.Calls {
+				f := take(&calls)
+				f.CallID, f.Name, f.Arguments = tc.ID, tc.Name, turns.Arguments(tc)
+				items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCall: f})
+			}
+		case turns.Results:
+			for _, r := range t.Results {
+				o := take(&outputs)
+				o.CallID, o.Output = param.NewOpt(r.CallID), resultOutput(r)
+				items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: o})
+			}
+		}
+	}
+	p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
+	return p, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// reasoningItem returns the state's reasoning item when st is one this adapter produced (a JSON
+// object of "type": "reasoning" from provider openai-responses).
+func reasoningItem(st runtime.ProviderState) (json.RawMessage, bool) {
+	if st.Provider != provider.OpenAIResponses || len(st.Data) == 0 || st.Data[0] != '{' {
+		return nil, false
+	}
+	var head struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(st.Data, &head) != nil || head.Type != "reasoning" {
+		return nil, false
+	}
+	return st.Data, true
+}
+
+// responsesUserContent is a user turn's content: one string when it is all text, otherwise
+// input_text, input_image and input_file parts with notes for parts that are not sent.
+func responsesUserContent(parts []runtime.Part) responses.EasyInputMessageContentUnionParam {
+	allText := true
+	for _, part := range parts {
+		if part.Type != runtime.PartText && sendable(part) {
+			allText = false
+			break
+		}
+	}
+	if allText {
+		return responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(turns.JoinText(parts, note))}
+	}
+	out := make(responses.ResponseInputMessageContentListParam, len(parts))
+	for i, part := range parts {
+		switch {
+		case part.Type == runtime.PartText:
+			out[i] = responses.ResponseInputContentUnionParam{OfInputText: &responses.ResponseInputTextParam{Text: part.Text}}
+		case !sendable(part):
+			out[i] = responses.ResponseInputContentUnionParam{OfInputText: &responses.ResponseInputTextParam{Text: note(part)}}
+		case part.Type == runtime.PartImage:
+			out[i] = responses.ResponseInputContentUnionParam{OfInputImage: &responses.ResponseInputImageParam{
+				Detail: responses.ResponseInputImageDetailAuto, ImageURL: param.NewOpt(dataURL(part))}}
+		default:
+			out[i] = responses.ResponseInputContentUnionParam{OfInputFile: &responses.ResponseInputFileParam{
+				FileData: param.NewOpt(dataURL(part)), Filename: param.NewOpt(filename(part))}}
+		}
+	}
+	return responses.EasyInputMessageContentUnionParam{OfInputItemContentList: out}
+}
+
+// resultOutput is a function_call_output's output: one string when the result is all text (or
+// holds nothing that is sent), otherwise input_text, input_image and input_file items, the
+// first text starting with turns.ErrorResultPrefix when the tool failed.
+func resultOutput(r turns.Result) responses.ResponseInputItemFunctionCallOutputOutputUnionParam {
+	allText := true
+	for _, part := range r.Parts {
+		if part.Type != runtime.PartText && sendable(part) {
+			allText = false
+			break
+		}
+	}
+	if allText {
+		return responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: param.NewOpt(resultText(r))}
+	}
+	out := make(responses.ResponseFunctionCallOutputItemListParam, 0, len(r.Parts)+1)
+	if r.IsError {
+		out = append(out, responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{
+			Text: strings.TrimSpace(turns.ErrorResultPrefix)}})
+	}
+	for _, part := range r.Parts {
+		switch {
+		case part.Type == runtime.PartText:
+			out = append(out, responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: part.Text}})
+		case !sendable(part):
+			out = append(out, responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: note(part)}})
+		case part.Type == runtime.PartImage:
+			out = append(out, responses.ResponseFunctionCallOutputItemUnionParam{OfInputImage: &responses.ResponseInputImageContentParam{
+				ImageURL: param.NewOpt(dataURL(part)), Detail: responses.ResponseInputImageContentDetailAuto}})
+		default:
+			out = append(out, responses.ResponseFunctionCallOutputItemUnionParam{OfInputFile: &responses.ResponseInputFileContentParam{
+				FileData: param.NewOpt(dataURL(part)), Filename: param.NewOpt(filename(part))}})
+		}
+	}
+	return responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfResponseFunctionCallOutputItemArray: out}
+}
+
+// ResponsesResponse maps a Responses API response to a runtime.Response: output_text parts of
+// message items joined into Message.Text, refusal parts into Refusal (StopRefusal),
+// function_call items into ToolCalls (keyed by call_id; arguments that are not a JSON object
+// kept and flagged), reasoning items into State (Provider "openai-responses", Data the item
+// without its id and status: type, summary, encrypted_content), and the stop reason from the
+// status: completed → StopToolUse when there are calls, else StopEndTurn; incomplete with
+// reason max_output_tokens → StopMaxTokens, content_filter → StopRefusal (other reasons
+// unchanged). Usage has InputTokens = input_tokens (cached ones included). A failed response is
+// an error carrying its code and message (wrapping runtime.ErrContextWindow for
+// context_length_exceeded).
+func ResponsesResponse(r *responses.Response) (*runtime.Response, error) {
+	if r.Status == responses.ResponseStatusFailed {
+		detail := fmt.Sprintf("%s: %s", r.Error.Code, r.Error.Message)
+		if isContextWindow(string(r.Error.Code), r.Error.Message) {
+			return nil, fmt.Errorf("openai responses: response %s failed: %w (%s)", r.ID, runtime.ErrContextWindow, detail)
+		}
+		return nil, fmt.Errorf("openai responses: response %s failed (%s)", r.ID, detail)
+	}
+	out := &runtime.Response{
+		Message:    runtime.Message{Role: runtime.RoleAssistant},
+		Model:      r.Model,
+		ResponseID: r.ID,
+	}
+	var text, refusal strings.Builder
+	for _, item := range r.Output {
+		switch item.Type {
+		case "message":
+			for _, c := range item.Content {
+				switch c.Type {
+				case "output_text":
+					text.WriteString(c.Text)
+				case "refusal":
+					refusal.WriteString(c.Refusal)
+				}
+			}
+		case "function_call":
+			fc := item.AsFunctionCall()
+			out.Message.ToolCalls = append(out.Message.ToolCalls, runtime.ToolCallFromArguments(fc.CallID, fc.Name, fc.Arguments))
+		case "reasoning":
+			out.Message.State = append(out.Message.State, runtime.ProviderState{Provider: provider.OpenAIResponses, Data: stripReasoning(item.RawJSON())})
+		}
+	}
+	out.Message.Text, out.Refusal = text.String(), refusal.String()
+	switch {
+	case out.Refusal != "":
+		out.StopReason = runtime.StopRefusal
+	case r.Status == responses.ResponseStatusIncomplete:
+		switch reason := r.IncompleteDetails.Reason; reason {
+		case "max_output_tokens":
+			out.StopReason = runtime.StopMaxTokens
+		case "content_filter":
+			out.StopReason = runtime.StopRefusal
+		default:
+			out.StopReason = runtime.StopReason(reason)
+		}
+	case len(out.Message.ToolCalls) > 0:
+		out.StopReason = runtime.StopToolUse
+	default:
+		out.StopReason = runtime.StopEndTurn
+	}
+	u := r.Usage
+	out.Usage = runtime.Usage{
+		InputTokens:      u.InputTokens,
+		OutputTokens:     u.OutputTokens,
+		CacheReadTokens:  u.InputTokensDetails.CachedTokens,
+		CacheWriteTokens: u.InputTokensDetails.CacheWriteTokens,
+	}
+	return out, nil
+}
+
+// stripReasoning returns a reasoning output item as the input item sent back: type, summary
+// and encrypted_content, in that order, without the id (with store: false the API keeps no item
+// an id could name), status or plain reasoning content.
+func stripReasoning(raw string) json.RawMessage {
+	var item struct {
+		Summary          json.RawMessage `json:"summary"`
+		EncryptedContent *string         `json:"encrypted_content"`
+	}
+	_ = json.Unmarshal([]byte(raw), &item)
+	var b bytes.Buffer
+	b.WriteString(`{"type":"reasoning","summary":`)
+	if s := bytes.TrimSpace(item.Summary); len(s) == 0 || s[0] != '[' || json.Compact(&b, s) != nil {
+		b.WriteString("[]")
+	}
+	if item.EncryptedContent != nil {
+		enc, _ := json.Marshal(*item.EncryptedContent)
+		b.WriteString(`,"encrypted_content":`)
+		b.Write(enc)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}

@@ -1,0 +1,275 @@
+package schedule
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/store"
+)
+
+// fakeClock is a Clock the test moves by hand; After channels fire when Set passes them.
+type fakeClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	waiters []fakeWaiter
+}
+
+type fakeWaiter struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func newFakeClock(t time.Time) *fakeClock { return &fakeClock{now: t} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- c.now
+		return ch
+	}
+	c.waiters = append(c.waiters, fakeWaiter{at: c.now.Add(d), ch: ch})
+	return ch
+}
+
+// Set moves the clock to t and fires every After that is due by then.
+func (c *fakeClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if w.at.After(t) {
+			kept = append(kept, w)
+			continue
+		}
+		w.ch <- t
+	}
+	c.waiters = kept
+}
+
+func (c *fakeClock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
+
+// testMySQLDSN is the server the MySQL half of the tests uses; each test makes its own scratch
+// database on it.
+func testMySQLDSN() string {
+	if dsn := os.Getenv("PERSONAGEN_TEST_MYSQL_DSN"); dsn != "" {
+		return dsn
+	}
+	return "root@tcp(127.0.0.1:3306)/test"
+}
+
+// dialects are the databases every replica test runs on.
+var dialects = []store.Dialect{store.DialectSQLite, store.DialectMySQL}
+
+// eachDialect runs f as a subtest per dialect, with the DSN of a fresh migrated database.
+func eachDialect(t *testing.T, f func(t *testing.T, dsn string)) {
+	for _, d := range dialects {
+		t.Run(string(d), func(t *testing.T) { f(t, scratchDSN(t, d)) })
+	}
+}
+
+// scratchDSN returns the DSN of a fresh, migrated database of dialect d that lives as long as
+// the test: a SQLite file in a temporary directory, or a MySQL database personagen_test_<random>
+// dropped at the end. An unreachable MySQL server skips the test, or fails it when CI=true.
+func scratchDSN(t testing.TB, d store.Dialect) string {
+	t.Helper()
+	ctx := context.Background()
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "schedule.db")
+	if d == store.DialectMySQL {
+		admin, err := store.Open(ctx, testMySQLDSN())
+		if err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("MySQL test server unreachable under CI=true: %v", err)
+			}
+			t.Skipf("MySQL test server unreachable (set PERSONAGEN_TEST_MYSQL_DSN): %v", err)
+		}
+		defer admin.Close()
+		var b [6]byte
+		rand.Read(b[:])
+		name := "personagen_test_" + hex.EncodeToString(b[:])
+		if _, err := admin.DB().ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
+			t.Fatalf("create scratch database: %v", err)
+		}
+		t.Cleanup(func() {
+			admin, err := store.Open(context.Background(), testMySQLDSN())
+			if err != nil {
+				t.Errorf("drop scratch database %s: %v", name, err)
+				return
+			}
+			defer admin.Close()
+			if _, err := admin.DB().ExecContext(context.Background(), "DROP DATABASE "+name); err != nil {
+				t.Errorf("drop scratch database %s: %v", name, err)
+			}
+		})
+		cfg, err := mysql.ParseDSN(testMySQLDSN())
+		if err != nil {
+			t.Fatalf("PERSONAGEN_TEST_MYSQL_DSN: %v", err)
+		}
+		cfg.DBName = name
+		dsn = cfg.FormatDSN()
+	}
+	s, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatalf("Open(%q): %v", dsn, err)
+	}
+	defer s.Close()
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	return dsn
+}
+
+// openStore opens a store of its own (its own connection pool) on dsn, on clock, closed when
+// the test ends.
+func openStore(t testing.TB, dsn string, clock Clock) *store.Store {
+	t.Helper()
+	s, err := store.Open(context.Background(), dsn, store.WithClock(clock.Now))
+	if err != nil {
+		t.Fatalf("Open(%q): %v", dsn, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// quietLogger drops the scheduler's logs (tests assert on the store, not on log lines).
+var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// persona returns a persona named name with the given enabled responsibilities, each
+// "name=schedule@zone".
+func persona(name string, resps ...string) *runtime.Persona {
+	p := &runtime.Persona{Name: name}
+	for _, r := range resps {
+		n, rest, _ := strings.Cut(r, "=")
+		i := strings.LastIndex(rest, "@")
+		sched, tz := rest[:i], rest[i+1:]
+		p.Responsibilities = append(p.Responsibilities, runtime.Responsibility{Name: n, Schedule: sched, Timezone: tz, Enabled: true})
+	}
+	return p
+}
+
+// recorder is a Runner that counts the fires it ran, by run key, and can hold the first run of
+// a fire until released.
+type recorder struct {
+	mu      sync.Mutex
+	ran     map[string]int
+	holders map[string][]string // run key -> holders that ran it, in order
+	hold    map[string]chan struct{}
+	started map[string]chan struct{}
+	result  func(f Fire) (store.Finish, error)
+}
+
+func newRecorder() *recorder {
+	return &recorder{ran: map[string]int{}, holders: map[string][]string{}, hold: map[string]chan struct{}{},
+		started: map[string]chan struct{}{}}
+}
+
+// holdFire makes the next run of key block until the returned release is called (or its
+// context ends); started closes when that run begins.
+func (r *recorder) holdFire(key string) (started <-chan struct{}, release func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h, s := make(chan struct{}), make(chan struct{})
+	r.hold[key], r.started[key] = h, s
+	var once sync.Once
+	return s, func() { once.Do(func() { close(h) }) }
+}
+
+func (r *recorder) RunFire(ctx context.Context, f Fire) (store.Finish, error) {
+	r.mu.Lock()
+	r.ran[f.Run.Key]++
+	r.holders[f.Run.Key] = append(r.holders[f.Run.Key], f.Run.Lease.Holder)
+	h, s := r.hold[f.Run.Key], r.started[f.Run.Key]
+	delete(r.hold, f.Run.Key)
+	delete(r.started, f.Run.Key)
+	result := r.result
+	r.mu.Unlock()
+	if s != nil {
+		close(s)
+	}
+	if h != nil {
+		select {
+		case <-h:
+		case <-ctx.Done():
+			return store.Finish{}, context.Cause(ctx)
+		}
+	}
+	if result != nil {
+		return result(f)
+	}
+	return store.Finish{StopReason: "end_turn", Usage: runtime.Usage{InputTokens: 10, OutputTokens: 2}}, nil
+}
+
+func (r *recorder) count(key string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ran[key]
+}
+
+// trailOf returns the status trail of persona's responsibility as "fire-in-UTC status reason"
+// lines, ordered by fire.
+func trailOf(t testing.TB, s *store.Store, persona, responsibility string) []string {
+	t.Helper()
+	runs, err := s.Runs(context.Background(), store.RunQuery{Persona: persona, Kind: store.RunScheduled, Responsibility: responsibility})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(runs, func(a, b store.Run) int { return a.FireAt.Compare(b.FireAt) })
+	var out []string
+	for _, r := range runs {
+		line := r.FireAt.UTC().Format("01-02T15:04Z") + " " + string(r.Status)
+		if r.Reason != "" {
+			line += " (" + r.Reason + ")"
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// utc parses "2006-01-02T15:04:05Z".
+func utc(t testing.TB, s string) time.Time {
+	t.Helper()
+	v, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func newScheduler(t testing.TB, st *store.Store, personas []*runtime.Persona, r Runner, clock Clock, opts ...Option) *Scheduler {
+	t.Helper()
+	s, err := New(st, personas, r, append([]Option{WithClock(clock), WithLogger(quietLogger)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func lines(s []string) string { return strings.Join(s, "\n") }
+
+func diffTrail(t testing.TB, got, want []string) {
+	t.Helper()
+	if lines(got) != lines(want) {
+		t.Errorf("trail:\n%s\nwant:\n%s", lines(got), lines(want))
+	}
+}
