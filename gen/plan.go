@@ -252,6 +252,13 @@ func (pl *Plan) String() string {
 		for _, t := range fp.tools {
 			fmt.Fprintf(&b, "  tool %s: %s\n", t, t.goType)
 		}
+		if m := fp.mailbox; m != nil && m.Address.Value != "" {
+			fmt.Fprintf(&b, "  mailbox %s", m.Address.Value)
+			for _, a := range m.Aliases {
+				fmt.Fprintf(&b, ", alias %s", a.Value)
+			}
+			b.WriteString("\n")
+		}
 		for _, chain := range [][]stepPlan{fp.messageChain, fp.responsibility} {
 			for _, st := range chain {
 				fmt.Fprintf(&b, "  %s %s @%s: %s\n", st.id, st.kind, at(st.pos), st.describe())
