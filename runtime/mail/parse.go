@@ -86,8 +86,8 @@ type state struct {
 	noBoundary bool
 	// tooDeep is set when a multipart nested deeper than maxMultipartDepth was read as text.
 	tooDeep bool
-	texts      []string
-	htmls      []string
+	texts   []string
+	htmls   []string
 }
 
 func parseRaw(raw []byte, arrived time.Time) *Message {
