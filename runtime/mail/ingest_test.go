@@ -29,16 +29,16 @@ type memRow struct {
 	msg                  history.Message
 }
 
-func (s *memStore) ThreadOf(_ context.Context, mailbox string, ids []string) (string, string, bool, error) {
+func (s *memStore) ThreadOf(_ context.Context, mailbox string, ids []string) (string, string, int64, error) {
 	s.calls++
 	for _, id := range ids {
 		for _, r := range s.rows {
 			if r.mailbox == mailbox && r.msg.MessageID == id {
-				return r.msg.ThreadID, id, true, nil
+				return r.msg.ThreadID, id, r.msg.Seq, nil
 			}
 		}
 	}
-	return "", "", false, nil
+	return "", "", 0, nil
 }
 
 func (s *memStore) AppendMail(_ context.Context, m history.Message, mailbox, notToAnswer string, problems []string, _ bool) (int64, string, bool, error) {
@@ -199,12 +199,13 @@ func TestIngestKeepsWhatTheRunNeeds(t *testing.T) {
 	if html.Text == "" || !strings.Contains(html.Text, "annual billing") || html.HTML == "" {
 		t.Errorf("HTML-only message: text %q", html.Text)
 	}
-	// A new conversation: still one lookup (its own id), one append; a second copy the same.
-	for range 2 {
+	// A new conversation: still one lookup (its own id), one append; a second copy only the
+	// lookup, which finds it.
+	for copy, want := range []int{2, 1} {
 		st.calls = 0
-		ingest(t, st, []byte(msg("new question", "From: x@cust.example", "To: support@acme.example", "Message-ID: <n1@cust.example>")), Ingestion{})
-		if st.calls != 2 {
-			t.Errorf("%d store calls for a new conversation, want 2", st.calls)
+		got := ingest(t, st, []byte(msg("new question", "From: x@cust.example", "To: support@acme.example", "Message-ID: <n1@cust.example>")), Ingestion{})
+		if st.calls != want || got.Deliveries[0].Duplicate != (copy == 1) {
+			t.Errorf("copy %d of a new conversation: %d store calls, duplicate %v; want %d", copy+1, st.calls, got.Deliveries[0].Duplicate, want)
 		}
 	}
 }
@@ -281,8 +282,8 @@ func TestIngestErrors(t *testing.T) {
 
 type failingStore struct{ err error }
 
-func (s *failingStore) ThreadOf(context.Context, string, []string) (string, string, bool, error) {
-	return "", "", false, s.err
+func (s *failingStore) ThreadOf(context.Context, string, []string) (string, string, int64, error) {
+	return "", "", 0, s.err
 }
 
 func (s *failingStore) AppendMail(context.Context, history.Message, string, string, []string, bool) (int64, string, bool, error) {
