@@ -26,6 +26,13 @@ type Invocation struct {
 	Inbound *history.Message
 	// Responsibility is the scheduled task being run; nil in a reply run.
 	Responsibility *Responsibility
+	// View, when set in a reply run, fixes what the run reads of Inbound's thread (see
+	// history.View): ThreadSummary uses View.Compaction instead of reading the source's latest,
+	// and ThreadHistory replays the messages up to View.UpToSeq — inbound ones only up to
+	// Inbound.Seq — after that compaction's boundary. A runner records the view when a run
+	// starts and sets it on every attempt, so a resumed run assembles the same request. nil
+	// reads the latest compaction and the messages stored before Inbound.
+	View *history.View
 
 	// snap holds what resolvers of this run read once and share (see snapshot.go), so that
 	// ThreadSummary and ThreadHistory see the same compaction row even if one completes

@@ -30,7 +30,8 @@ const noResultText = "[no result was recorded for this call]"
 // Input the stored Arguments when they are a JSON object, {} when they are blank, and otherwise
 // {"_clipped_arguments": "<the stored text>"} — then one tool message per use, in the same
 // order: the result clipped to h.ReplayResultLimit characters (ending in "…[truncated]"), or
-// "[no result was recorded for this call]" when the source recorded none. A ToolCallID that is
+// "[no result was recorded for this call]" when the source recorded none; a result the source
+// recorded as failed (Succeeded false) is an error result (IsError), as the run sent it. A ToolCallID that is
 // empty or repeats an earlier one of the same round is renamed "<id>~<k>" ("call~<k>" when
 // empty; k the use's 0-based index in the round), in the call and its tool message alike, so
 // the output always satisfies Validate. A ReplayResultLimit below NoLimit means 4,000 here.
@@ -116,6 +117,7 @@ func (h *ThreadHistory) AppendReplay(dst []Message, msgs []history.Message) []Me
 				cut := cuts[0]
 				cuts = cuts[1:]
 				msg := ToolMessage(rc[k].ID, u.Result)
+				msg.IsError = u.HasResult && !u.Succeeded
 				switch {
 				case !u.HasResult:
 					msg.Text = noResultText

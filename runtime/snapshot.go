@@ -46,10 +46,10 @@ func (s *snapshot) entry(src history.Source, thread string) *threadSnapshot {
 }
 
 // compaction returns the thread's latest completed compaction (nil when there is none), read
-// from src once per run: ThreadSummary's read. It fails with ErrSummaryAfterHistory when a
-// ThreadHistory on the same source and thread ran first. A read error is not kept, so a
-// retried run reads again.
-func (s *snapshot) compaction(ctx context.Context, src history.Source, thread string) (*history.Compaction, error) {
+// from src once per run: ThreadSummary's read. A non-nil view fixes it instead (view.Compaction,
+// nothing read). It fails with ErrSummaryAfterHistory when a ThreadHistory on the same source and
+// thread ran first. A read error is not kept, so a retried run reads again.
+func (s *snapshot) compaction(ctx context.Context, src history.Source, thread string, view *history.View) (*history.Compaction, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.entry(src, thread)
@@ -58,6 +58,10 @@ func (s *snapshot) compaction(ctx context.Context, src history.Source, thread st
 		return t.compaction, nil
 	case t.historyFirst:
 		return nil, fmt.Errorf("thread summary of %q: %w", thread, ErrSummaryAfterHistory)
+	}
+	if view != nil {
+		t.summarized, t.compaction = true, view.Compaction
+		return view.Compaction, nil
 	}
 	c, err := src.LatestCompaction(ctx, thread)
 	if err != nil {

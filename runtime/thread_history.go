@@ -31,7 +31,9 @@ var errInvalidHistoryOption = errors.New("invalid history option")
 // ThreadID, it contributes nothing. The message being answered (inv.Inbound.MessageID) is left
 // out; it arrives as the request's trailing user message. When it is stored (inv.Inbound.Seq >
 // 0), only the messages the source received before it are replayed: one that arrived while the
-// run was pending belongs to a later run.
+// run was pending belongs to a later run. With inv.View set, the run's fixed view is replayed
+// instead: the messages up to View.UpToSeq, inbound ones only up to Inbound.Seq, so the replies
+// of earlier runs stored after Inbound arrived are in it and later arrivals are not.
 //
 // The replay is the most recent Limit messages, in the order the source received them (never
 // by their Date headers, which the senders' clocks set), rendered by [ThreadHistory.AppendReplay]:
@@ -86,7 +88,10 @@ func (h *ThreadHistory) Resolve(ctx context.Context, inv *Invocation, dst []Mess
 		Limit:            h.Limit,
 		ToolUses:         !h.SkipToolCalls,
 	}
-	if inv.Inbound.Seq > 0 {
+	switch {
+	case inv.View != nil:
+		q.UpToSeq, q.InboundUpToSeq = inv.View.UpToSeq, inv.Inbound.Seq
+	case inv.Inbound.Seq > 0:
 		q.UpToSeq = inv.Inbound.Seq - 1
 	}
 	comp := inv.snap.summarized(h.Source, thread)

@@ -335,6 +335,35 @@ func TestThreadHistoryStopsBeforeAStoredInbound(t *testing.T) {
 	}
 }
 
+// A run's View fixes what it reads: the reply to an earlier message stored after the answered
+// one arrived is replayed, a later arrival is not, and the pinned compaction is used — none, here,
+// although one completed since the run started.
+func TestThreadHistoryReadsTheRunsView(t *testing.T) {
+	f := newFixture(t)
+	f.in("q1", "First question.")
+	seq := f.in("current", "Second question, sent while q1 was being answered.")
+	f.in("q3", "Third question, later still.")
+	r1 := f.out("r1", "Answer to the first question.")
+	f.out("r-late", "Stored after the run started.")
+	f.compaction(f.seqs["q1"], "summary made after the run started")
+	inv := current()
+	inv.Inbound.Seq = seq
+	inv.View = &history.View{UpToSeq: r1}
+	out := replay(t, inv, &runtime.ThreadSummary{Source: f.s}, &runtime.ThreadHistory{Source: f.s})
+	if len(out) != 2 || out[0].Role != runtime.RoleUser || !strings.HasSuffix(out[0].Text, "\n\nFirst question.") ||
+		out[1].Role != runtime.RoleAssistant || !strings.HasSuffix(out[1].Text, "\n\nAnswer to the first question.") {
+		t.Fatalf("replay = %s, want q1 then r1, no summary", encodeMessages(t, out))
+	}
+	// Pinning the compaction replays its summary and what follows its boundary, in the same view.
+	inv = current()
+	inv.Inbound.Seq = seq
+	inv.View = &history.View{UpToSeq: r1, Compaction: &history.Compaction{ThreadID: thread, BoundarySeq: f.seqs["q1"], Summary: "pinned"}}
+	out = replay(t, inv, &runtime.ThreadSummary{Source: f.s}, &runtime.ThreadHistory{Source: f.s})
+	if len(out) != 2 || out[0].Text != runtime.SummaryText("pinned") || !strings.HasSuffix(out[1].Text, "\n\nAnswer to the first question.") {
+		t.Fatalf("replay = %s, want the pinned summary then r1", encodeMessages(t, out))
+	}
+}
+
 func TestThreadHistoryRejectsBadOptions(t *testing.T) {
 	src := memory.New()
 	cases := []struct {

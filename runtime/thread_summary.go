@@ -24,8 +24,8 @@ var ErrSummaryAfterHistory = errors.New("thread summary must come before thread 
 // compaction's Summary. It contributes nothing in a scheduled run, for an empty ThreadID, or
 // when the thread has no completed compaction.
 //
-// The compaction row is read once per Invocation and shared with a later ThreadHistory on the
-// same Source, which then replays only the messages after the row's boundary; both therefore see
+// The compaction row is read once per Invocation (or taken from inv.View, when set, without a
+// read) and shared with a later ThreadHistory on the same Source, which then replays only the messages after the row's boundary; both therefore see
 // the same row even when a compaction completes while the run is assembling its request.
 type ThreadSummary struct {
 	// Source reads the thread's compaction; required in reply runs.
@@ -52,7 +52,7 @@ func (s *ThreadSummary) Resolve(ctx context.Context, inv *Invocation, dst []Mess
 	if s.Source == nil {
 		return dst, fmt.Errorf("thread summary: %w", ErrNoHistorySource)
 	}
-	comp, err := inv.snap.compaction(ctx, s.Source, inv.Inbound.ThreadID)
+	comp, err := inv.snap.compaction(ctx, s.Source, inv.Inbound.ThreadID, inv.View)
 	if err != nil {
 		return dst, err
 	}

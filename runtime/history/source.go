@@ -46,6 +46,11 @@ type Query struct {
 	// UpToSeq keeps only messages whose Seq is at most UpToSeq (the part of a thread a new
 	// compaction summarises); 0 keeps all. Negative is invalid.
 	UpToSeq int64
+	// InboundUpToSeq keeps only inbound messages whose Seq is at most InboundUpToSeq, while
+	// outbound messages are bounded by UpToSeq alone: a reply run's view of its thread holds
+	// what arrived before the message it answers and the replies that earlier runs stored since
+	// (see View). 0 keeps all. Negative is invalid.
+	InboundUpToSeq int64
 	// Limit is how many of the most recent selected messages the window holds: 0 means
 	// DefaultLimit (50), NoLimit (-1) means all of them. Below -1 is invalid.
 	Limit int
@@ -57,9 +62,9 @@ type Query struct {
 	CountOmitted bool
 }
 
-// Check reports whether q is well formed: a ThreadID is set, AfterSeq and UpToSeq are not
-// negative, and Limit is at least NoLimit. It returns nil or an error wrapping
-// [ErrInvalidQuery] that names the field.
+// Check reports whether q is well formed: a ThreadID is set, AfterSeq, UpToSeq and
+// InboundUpToSeq are not negative, and Limit is at least NoLimit. It returns nil or an error
+// wrapping [ErrInvalidQuery] that names the field.
 func (q Query) Check() error {
 	switch {
 	case q.ThreadID == "":
@@ -68,6 +73,8 @@ func (q Query) Check() error {
 		return fmt.Errorf("%w: AfterSeq %d is negative (0 keeps every message)", ErrInvalidQuery, q.AfterSeq)
 	case q.UpToSeq < 0:
 		return fmt.Errorf("%w: UpToSeq %d is negative (0 keeps every message)", ErrInvalidQuery, q.UpToSeq)
+	case q.InboundUpToSeq < 0:
+		return fmt.Errorf("%w: InboundUpToSeq %d is negative (0 keeps every message)", ErrInvalidQuery, q.InboundUpToSeq)
 	case q.Limit < NoLimit:
 		return fmt.Errorf("%w: Limit %d (use a positive number, 0 for %d, or NoLimit (%d) for all)",
 			ErrInvalidQuery, q.Limit, DefaultLimit, NoLimit)
@@ -90,9 +97,22 @@ func (q Query) MaxMessages() (int, bool) {
 
 // Window is the answer to a [Query]: Messages, the selected messages that fit the limit,
 // oldest first by Seq; and Omitted, when the Query set CountOmitted, how many selected messages
-// (after AfterSeq, up to UpToSeq, without the excluded one) lie before the window because of
-// the limit (0 when every selected message fits, and may be 0 without CountOmitted).
+// (after AfterSeq, up to UpToSeq and InboundUpToSeq, without the excluded one) lie before the
+// window because of the limit (0 when every selected message fits, and may be 0 without
+// CountOmitted).
 type Window struct {
 	Messages []Message
 	Omitted  int
+}
+
+// View is a reply run's fixed view of the thread it answers, so that every attempt of the run —
+// the first one and any resumed after a crash — reads the same messages and assembles the same
+// request. UpToSeq is the Seq of the thread's newest message when the run started: the run reads
+// the messages stored up to it, of which inbound ones only up to the message it answers (later
+// arrivals belong to later runs), and outbound ones all (the replies of earlier runs, stored after
+// the answered message arrived). Compaction is the compaction the run started with (nil: none,
+// even if one completed since).
+type View struct {
+	UpToSeq    int64
+	Compaction *Compaction
 }

@@ -29,6 +29,7 @@ var cases = []struct {
 	{"limit_zero_is_the_default", limitZeroIsTheDefault},
 	{"exclude_message", excludeMessage},
 	{"after_and_up_to_seq", afterAndUpToSeq},
+	{"inbound_up_to_seq_lets_later_replies_through", inboundUpToSeqLetsLaterRepliesThrough},
 	{"threads_never_mix", threadsNeverMix},
 	{"unknown_thread_is_empty", unknownThreadIsEmpty},
 	{"tool_uses_only_when_asked", toolUsesOnlyWhenAsked},
@@ -196,6 +197,21 @@ func afterAndUpToSeq(f *fixture) {
 	f.expect(history.Query{AfterSeq: s("m3"), UpToSeq: s("m2")}, 0)
 }
 
+// InboundUpToSeq bounds inbound messages only: a reply run answering q2 sees q1 and the reply
+// to q1 stored after q2 arrived, but not q3, which arrived later still, nor messages beyond
+// UpToSeq.
+func inboundUpToSeqLetsLaterRepliesThrough(f *fixture) {
+	f.in("q1", "q2", "q3")
+	f.add("", history.Message{MessageID: "r1", Direction: history.Outbound})
+	f.add("", history.Message{MessageID: "r2", Direction: history.Outbound})
+	s := f.seq
+	f.expect(history.Query{ExcludeMessageID: f.id("q2"), UpToSeq: s("r1"), InboundUpToSeq: s("q2")}, 0, "q1", "r1")
+	f.expect(history.Query{InboundUpToSeq: s("q1")}, 0, "q1", "r1", "r2")
+	f.expect(history.Query{UpToSeq: s("r1"), InboundUpToSeq: s("q2"), Limit: 2}, 1, "q2", "r1")
+	f.expect(history.Query{ExcludeMessageID: f.id("q2"), UpToSeq: s("r1"), InboundUpToSeq: s("q2"), Limit: 1}, 1, "r1")
+	f.expect(history.Query{AfterSeq: s("q1"), InboundUpToSeq: s("q2"), ToolUses: true}, 0, "q2", "r1", "r2")
+}
+
 // A thread's window holds its own messages and tool uses only, however appends interleave.
 func threadsNeverMix(f *fixture) {
 	other := f.thread("other")
@@ -341,6 +357,7 @@ func badQueriesAreRefused(f *fixture) {
 		{ThreadID: f.thread(), Limit: -50},
 		{ThreadID: f.thread(), AfterSeq: -1},
 		{ThreadID: f.thread(), UpToSeq: -1},
+		{ThreadID: f.thread(), InboundUpToSeq: -1},
 	} {
 		w, err := f.src.History(f.ctx, q)
 		if !errors.Is(err, history.ErrInvalidQuery) {

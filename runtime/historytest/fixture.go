@@ -189,6 +189,9 @@ func describe(q history.Query) string {
 	if q.UpToSeq != 0 {
 		parts = append(parts, fmt.Sprintf("UpToSeq %d", q.UpToSeq))
 	}
+	if q.InboundUpToSeq != 0 {
+		parts = append(parts, fmt.Sprintf("InboundUpToSeq %d", q.InboundUpToSeq))
+	}
 	if q.Limit != 0 {
 		parts = append(parts, fmt.Sprintf("Limit %d", q.Limit))
 	}

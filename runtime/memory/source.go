@@ -159,7 +159,8 @@ func (s *Source) History(_ context.Context, q history.Query) (*history.Window, e
 		case m.ThreadID != q.ThreadID,
 			q.ExcludeMessageID != "" && m.MessageID == q.ExcludeMessageID,
 			m.Seq <= q.AfterSeq,
-			q.UpToSeq > 0 && m.Seq > q.UpToSeq:
+			q.UpToSeq > 0 && m.Seq > q.UpToSeq,
+			q.InboundUpToSeq > 0 && m.Direction != history.Outbound && m.Seq > q.InboundUpToSeq:
 			continue
 		}
 		sel = append(sel, m)

@@ -137,13 +137,17 @@ func windowQuery(d Dialect, q history.Query) (string, []any) {
 // omittedQuery returns the query that counts the selected messages of q older than the
 // window's first message, first: the entries of (thread_id, seq, message_id) between
 // q.AfterSeq and first, less the excluded message's, counted in the index without reading a
-// row.
+// row (with q.InboundUpToSeq, less the later inbound messages, which reads the rows).
 func omittedQuery(d Dialect, q history.Query, first int64) (string, []any) {
 	query := `SELECT COUNT(*) FROM ` + d.indexed("messages", indexThreadWindow) + ` WHERE thread_id = ? AND seq > ? AND seq < ?`
 	args := []any{q.ThreadID, q.AfterSeq, first}
 	if q.ExcludeMessageID != "" {
 		query += ` AND message_id <> ?`
 		args = append(args, q.ExcludeMessageID)
+	}
+	if q.InboundUpToSeq > 0 { // this one condition reads the rows: direction is not in the index
+		query += ` AND (direction = 'outbound' OR seq <= ?)`
+		args = append(args, q.InboundUpToSeq)
 	}
 	return query, args
 }
@@ -186,6 +190,10 @@ func historyFilter(q history.Query) (string, []any) {
 	if q.UpToSeq > 0 {
 		conds = append(conds, "seq <= ?")
 		args = append(args, q.UpToSeq)
+	}
+	if q.InboundUpToSeq > 0 {
+		conds = append(conds, "(direction = 'outbound' OR seq <= ?)")
+		args = append(args, q.InboundUpToSeq)
 	}
 	return strings.Join(conds, " AND "), args
 }

@@ -119,9 +119,11 @@ type Run struct {
 	// reply run); FireAt is the fire's scheduled instant.
 	Responsibility string
 	FireAt         time.Time
-	// CompactionSeq is the boundary of the compaction the run started with (0: none), so a
-	// resumed run reads the thread as the first attempt did.
+	// CompactionSeq is the boundary of the compaction the run started with (0: none), and
+	// ViewSeq the seq of the thread's newest message then (0 for a scheduled run), so a resumed
+	// reply run reads the thread as the first attempt did (see history.View).
 	CompactionSeq int64
+	ViewSeq       int64
 	Status        RunStatus
 	// Reason says why the run has its status: the error of a failed run, why it was skipped or
 	// abandoned ("" for none). At most StoredPayloadLimit characters.
@@ -162,6 +164,10 @@ type NewRun struct {
 	FireAt         time.Time
 	// CompactionSeq is the boundary of the thread's compaction the run starts with (0: none).
 	CompactionSeq int64
+	// ViewSeq is, for a reply run, the seq of the thread's newest message when the run starts:
+	// the end of its view of the thread (see history.View). 0 means unrecorded; otherwise it is
+	// at least MessageSeq. Scheduled runs leave it 0.
+	ViewSeq int64
 	// Status is RunRunning (or "") to start the run under a lease, or RunSkipped to record a
 	// run that does not run (a skipped fire), finished at once with Reason and no lease.
 	Status RunStatus
@@ -199,6 +205,7 @@ type runRow struct {
 	Responsibility   sql.NullString `db:"responsibility"`
 	FireAt           dbTime         `db:"fire_at"`
 	CompactionSeq    int64          `db:"compaction_seq"`
+	ViewSeq          int64          `db:"view_seq"`
 	Status           string         `db:"status"`
 	Reason           string         `db:"reason"`
 	LeaseHolder      string         `db:"lease_holder"`
@@ -214,7 +221,7 @@ type runRow struct {
 }
 
 const runColumns = `id, run_key, kind, persona, thread_id, message_seq, responsibility, fire_at, compaction_seq,
-	status, reason, lease_holder, lease_expires_at, attempt, started_at, finished_at, stop_reason,
+	view_seq, status, reason, lease_holder, lease_expires_at, attempt, started_at, finished_at, stop_reason,
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens`
 
 func (r runRow) run() Run {
@@ -222,7 +229,7 @@ func (r runRow) run() Run {
 		ID: r.ID, Key: r.Key, Kind: RunKind(r.Kind), Persona: r.Persona,
 		ThreadID: r.ThreadID.String, MessageSeq: r.MessageSeq.Int64,
 		Responsibility: r.Responsibility.String, FireAt: r.FireAt.Time,
-		CompactionSeq: r.CompactionSeq, Status: RunStatus(r.Status), Reason: r.Reason,
+		CompactionSeq: r.CompactionSeq, ViewSeq: r.ViewSeq, Status: RunStatus(r.Status), Reason: r.Reason,
 		Lease:   Lease{Holder: r.LeaseHolder, Expires: r.LeaseExpires.Time},
 		Attempt: r.Attempt, StartedAt: r.StartedAt.Time, FinishedAt: r.FinishedAt.Time,
 		StopReason: r.StopReason,
@@ -250,8 +257,9 @@ func (r runRow) run() Run {
 // Errors: ErrInvalid (wrapped) for a key, persona, responsibility or holder that is empty, ends
 // in a space, is longer than 191 characters or not valid UTF-8, an unknown kind or status, a
 // reply run without its message or with a responsibility, a scheduled run without its fire or
-// with a message, a FireAt outside years 1000 to 9999, a negative CompactionSeq or LeaseFor, or a
-// store clock that returned such a time; ErrMessageNotFound (wrapped) when r.MessageSeq is not a
+// with a message, a FireAt outside years 1000 to 9999, a negative CompactionSeq or LeaseFor, a
+// ViewSeq that is neither 0 nor (for a reply run) at least MessageSeq, or a store clock that
+// returned such a time; ErrMessageNotFound (wrapped) when r.MessageSeq is not a
 // message of r.ThreadID; ErrConflict (wrapped) when r.Key is stored for another persona, kind,
 // message or fire, or the fire already has a run under another key; a *BusyError; ctx's error;
 // or the database's (wrapped). Lock races (SQLite BUSY, MySQL deadlocks) are retried up to 5
@@ -266,7 +274,7 @@ func (s *Store) StartRun(ctx context.Context, r NewRun) (Run, Outcome, error) {
 	}
 	run := Run{
 		Key: r.Key, Kind: r.Kind, Persona: r.Persona, ThreadID: r.ThreadID, MessageSeq: r.MessageSeq,
-		Responsibility: r.Responsibility, CompactionSeq: r.CompactionSeq,
+		Responsibility: r.Responsibility, CompactionSeq: r.CompactionSeq, ViewSeq: r.ViewSeq,
 		Status: RunRunning, StartedAt: dbNow(now), Attempt: 1,
 	}
 	if r.Kind == RunScheduled {
@@ -289,11 +297,11 @@ func (s *Store) StartRun(ctx context.Context, r NewRun) (Run, Outcome, error) {
 	args := []any{run.Key, string(run.Kind), run.Persona}
 	args = append(args, threadArgs...)
 	args = append(args, nullInt(run.MessageSeq), nullString(run.Responsibility), d.nullTime(run.FireAt),
-		run.CompactionSeq, string(run.Status), run.Reason, run.Lease.Holder, d.nullTime(run.Lease.Expires),
+		run.CompactionSeq, run.ViewSeq, string(run.Status), run.Reason, run.Lease.Holder, d.nullTime(run.Lease.Expires),
 		run.Attempt, d.timeArg(run.StartedAt), d.nullTime(run.FinishedAt))
 	query := d.rebind(`INSERT INTO runs (run_key, kind, persona, thread_id, message_seq, responsibility, fire_at,
-		compaction_seq, status, reason, lease_holder, lease_expires_at, attempt, started_at, finished_at)
-		VALUES (?, ?, ?, ` + thread + `, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		compaction_seq, view_seq, status, reason, lease_holder, lease_expires_at, attempt, started_at, finished_at)
+		VALUES (?, ?, ?, ` + thread + `, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	fail := func(err error) (Run, Outcome, error) {
 		return Run{}, 0, fmt.Errorf("store: start run %q: %w", r.Key, err)
 	}
@@ -399,6 +407,9 @@ func (r NewRun) validate() error {
 	if r.CompactionSeq < 0 {
 		return where("negative compaction seq %d", r.CompactionSeq)
 	}
+	if r.ViewSeq != 0 && (r.Kind != RunReply || r.ViewSeq < r.MessageSeq) {
+		return where("view seq %d (want 0, or for a reply run at least the message seq %d)", r.ViewSeq, r.MessageSeq)
+	}
 	switch r.Status {
 	case "", RunRunning:
 		if err := checkKey("lease holder", r.Holder, MaxNameChars); err != nil {
@@ -415,7 +426,7 @@ func (r NewRun) validate() error {
 }
 
 // sameRun returns nil when stored is the run proposed describes (same kind, persona, message or
-// fire), else an ErrConflict naming the first difference. Lease, status and compaction may
+// fire), else an ErrConflict naming the first difference. Lease, status, compaction and view may
 // differ: another worker started the run.
 func sameRun(proposed, stored Run) error {
 	for _, f := range []struct{ name, a, b string }{

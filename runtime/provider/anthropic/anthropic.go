@@ -32,8 +32,13 @@ type Model struct {
 // New returns a Model over a client built by sdk.NewClient(opts...): the SDK's environment
 // defaults apply unless opts include option.WithoutEnvironmentDefaults(), and any SDK option
 // (a base URL, an HTTP client, retries, timeouts, headers) may be passed.
+//
+// The SDK's own OpenTelemetry span of each call ("anthropic.messages.create") is off, since the
+// runner (runtime/agent) emits the GenAI convention's chat span of every model call, of every
+// provider, and a call must not have two. A host that prefers the SDK's span passes
+// option.WithOpenTelemetryTraces(true) and sets agent.Runner.NoChatSpans.
 func New(opts ...option.RequestOption) *Model {
-	return &Model{client: sdk.NewClient(opts...)}
+	return &Model{client: sdk.NewClient(append([]option.RequestOption{option.WithoutOpenTelemetry()}, opts...)...)}
 }
 
 // Generate checks req.Model, converts req (Params), sends it with Messages.New and maps the

@@ -14,6 +14,9 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/personagen/personagen/internal/golden"
 	"github.com/personagen/personagen/runtime"
@@ -380,6 +383,29 @@ func TestStandardEnvironmentWorksUnchanged(t *testing.T) {
 	r, err := m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Name: "claude-test"}, Messages: []runtime.Message{runtime.UserMessage("hi")}})
 	if err != nil || r.Message.Text != "OK." {
 		t.Fatalf("got %+v, %v (rejections %q)", r, err, srv.Rejections())
+	}
+}
+
+// The SDK's own span of a call is off by default (the runner emits the chat span), and on when
+// the host asks for it.
+func TestSDKSpansOffUnlessAsked(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+	defer otel.SetTracerProvider(prev)
+	req := &runtime.Request{Model: runtime.ModelSettings{Name: "claude-test"}, Messages: []runtime.Message{runtime.UserMessage("hi")}}
+	for _, tc := range []struct {
+		opts  []option.RequestOption
+		spans int
+	}{{nil, 0}, {[]option.RequestOption{option.WithOpenTelemetryTraces(true)}, 1}} {
+		srv := strict.New(t, strict.Anthropic)
+		before := len(rec.Ended())
+		if _, err := New(append(testOptions(srv), tc.opts...)...).Generate(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(rec.Ended()) - before; n != tc.spans {
+			t.Errorf("options %d: %d SDK spans, want %d", len(tc.opts), n, tc.spans)
+		}
 	}
 }
 

@@ -1,0 +1,306 @@
+package agent_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/agent"
+	"github.com/personagen/personagen/runtime/history"
+	"github.com/personagen/personagen/runtime/store"
+	"github.com/personagen/personagen/runtime/tool"
+)
+
+// db is one test database: open returns a new store (a new connection pool) on it, so a test
+// can close one store as a crash would and resume on another.
+type db struct {
+	name  string
+	dsn   string
+	clock *clock
+}
+
+// eachDB runs f on SQLite (a file) and on MariaDB (a scratch database), each fresh and migrated.
+// An unreachable MariaDB skips its half, or fails it under CI=true.
+func eachDB(t *testing.T, f func(t *testing.T, d *db)) {
+	t.Helper()
+	for _, name := range []string{"sqlite", "mysql"} {
+		t.Run(name, func(t *testing.T) { f(t, newDB(t, name)) })
+	}
+}
+
+func newDB(t testing.TB, name string) *db {
+	t.Helper()
+	d := &db{name: name, clock: &clock{now: time.Date(2026, 3, 6, 14, 50, 0, 0, time.UTC)}}
+	if name == "sqlite" {
+		d.dsn = "sqlite:" + filepath.Join(t.TempDir(), "agent.db")
+	} else {
+		d.dsn = scratchMySQL(t)
+	}
+	st := d.open(t)
+	if err := st.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func (d *db) open(t testing.TB) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), d.dsn, store.WithClock(d.clock.Now), store.WithRedact(redact))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// scratchMySQL creates a database on the test server for the test and returns its DSN.
+func scratchMySQL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("PERSONAGEN_TEST_MYSQL_DSN")
+	if base == "" {
+		base = "root@tcp(127.0.0.1:3306)/test"
+	}
+	admin, err := store.Open(context.Background(), base)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("MySQL test server unreachable under CI=true: %v", err)
+		}
+		t.Skipf("MySQL test server unreachable (set PERSONAGEN_TEST_MYSQL_DSN): %v", err)
+	}
+	defer admin.Close()
+	var b [6]byte
+	rand.Read(b[:])
+	name := "personagen_agent_" + hex.EncodeToString(b[:])
+	if _, err := admin.DB().Exec("CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if admin, err := store.Open(context.Background(), base); err == nil {
+			admin.DB().Exec("DROP DATABASE " + name)
+			admin.Close()
+		}
+	})
+	i := strings.LastIndex(base, "/")
+	rest := ""
+	if q := strings.IndexByte(base[i:], '?'); q >= 0 {
+		rest = base[i+q:]
+	}
+	return base[:i+1] + name + rest
+}
+
+// redact keeps the lookup tool's token out of the store, and so out of the model's requests.
+func redact(tool string, kind store.PayloadKind, p string) string {
+	return strings.ReplaceAll(p, "sk-secret-123", "[redacted]")
+}
+
+// longText makes search results longer than the store keeps, so they are clipped.
+var longText = strings.Repeat("help ", 3500)
+
+// clock is a settable store clock: tests move it past a lease to let another worker take over.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+const (
+	threadID = "t-1"
+	mailbox  = "support@acme.test"
+)
+
+// seed stores a thread of an earlier exchange and the message to answer, and returns it as
+// stored.
+func seed(t testing.TB, st *store.Store) store.Message {
+	t.Helper()
+	ctx := context.Background()
+	at := time.Date(2026, 3, 6, 9, 0, 0, 0, time.UTC)
+	msgs := []history.Message{
+		{MessageID: "m1@example.com", Direction: history.Inbound, From: "Ada <ada@example.com>", To: []string{mailbox},
+			Subject: "Order A-17", Date: at, Text: "Where is my order A-17?"},
+		{MessageID: "r1@acme.test", Direction: history.Outbound, From: mailbox, To: []string{"Ada <ada@example.com>"},
+			Subject: "Re: Order A-17", Date: at.Add(time.Hour), Text: "It ships tomorrow."},
+		{MessageID: "m2@example.com", Direction: history.Inbound, From: "Ada <ada@example.com>", To: []string{mailbox},
+			Subject: "Re: Order A-17", Date: at.Add(5 * time.Hour), InReplyTo: "r1@acme.test",
+			Text: "It has not arrived. Please refund me and close my account."},
+	}
+	var last store.Message
+	for _, m := range msgs {
+		m.ThreadID = threadID
+		sm := store.Message{Message: m, Mailbox: mailbox}
+		a, err := st.AppendMessage(ctx, sm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sm.Seq = a.Seq
+		last = sm
+	}
+	return last
+}
+
+// toolbox holds the test tools and counts how often each call ran.
+type toolbox struct {
+	mu   sync.Mutex
+	runs map[string]int // "tool/call id" -> executions
+	// during, when set, runs inside a call of act after its effect (a crash mid-tool).
+	during func(ctx context.Context, callID string) error
+}
+
+func newToolbox() *toolbox { return &toolbox{runs: map[string]int{}} }
+
+func (b *toolbox) count(name, id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.runs[name+"/"+id]++
+}
+
+func (b *toolbox) ran(name, id string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.runs[name+"/"+id]
+}
+
+type query struct {
+	Q string `json:"q"`
+}
+
+// callID is the id a tool reads from its context: the test tools key their counts by input.
+func (b *toolbox) tools() []runtime.Tool {
+	schema := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}`)
+	lookup := tool.Must(tool.New(tool.Def{Name: "lookup", Description: "Look a thing up.", InputSchema: schema, Idempotent: true},
+		func(ctx context.Context, inv *runtime.Invocation, in query) (map[string]string, error) {
+			b.count("lookup", in.Q)
+			return map[string]string{"found": in.Q, "status": "shipped <on time>", "token": "sk-secret-123"}, nil
+		}))
+	search := tool.Must(tool.New(tool.Def{Name: "search", Description: "Search the help center.", InputSchema: schema, Idempotent: true},
+		func(ctx context.Context, inv *runtime.Invocation, in query) (string, error) {
+			b.count("search", in.Q)
+			return "article about " + in.Q + ": " + longText, nil
+		}))
+	act := tool.Must(tool.New(tool.Def{Name: "act", Description: "Refund; not idempotent.", InputSchema: schema},
+		func(ctx context.Context, inv *runtime.Invocation, in query) (string, error) {
+			b.count("act", in.Q)
+			if b.during != nil {
+				if err := b.during(ctx, in.Q); err != nil {
+					return "", err
+				}
+			}
+			return "done: " + in.Q, nil
+		}))
+	return []runtime.Tool{lookup, search, act}
+}
+
+// persona returns the test persona: a system prompt, the thread (summary, history with tool
+// rounds), and the three tools.
+func persona(st *store.Store, tools []runtime.Tool) *runtime.Persona {
+	return &runtime.Persona{
+		Name: "support", Description: "Test support agent.",
+		Model: runtime.ModelSettings{Name: "test-model", MaxTokens: 1024},
+		Tools: tools,
+		MessageChain: runtime.NewChain(
+			runtime.Step{Kind: "load_text", Resolver: &runtime.LoadText{Text: "You answer Ada's email."}},
+			runtime.Step{Kind: "thread_summary", Resolver: &runtime.ThreadSummary{Source: st}},
+			runtime.Step{Kind: "thread_history", Resolver: &runtime.ThreadHistory{Source: st}},
+		),
+		ResponsibilityChain: runtime.NewChain(
+			runtime.Step{Kind: "load_text", Resolver: &runtime.LoadText{Text: "Write the morning digest.", Role: runtime.RoleUser}},
+		),
+		Responsibilities: []runtime.Responsibility{{Name: "digest", Schedule: "0 8 * * *", Enabled: true}},
+	}
+}
+
+// rounds is how many tool rounds the test model asks for before its final answer.
+const rounds = 3
+
+// model is a deterministic test model: for a request holding n rounds it asks for three
+// parallel calls (lookup, search, act) of turn n, and after `rounds` rounds answers with a text
+// naming the results it read. It records every request, encoded as JSON.
+type model struct {
+	mu       sync.Mutex
+	requests [][]byte
+	// fail, when set, may fail the call for a request holding n rounds.
+	fail func(n int) error
+}
+
+func (m *model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+	if err := runtime.Validate(req.Messages); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.requests = append(m.requests, b)
+	m.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(req.Messages) > 0 && strings.HasPrefix(req.Messages[0].Text, "You condense") {
+		return &runtime.Response{Message: runtime.AssistantMessage("Summary: Ada ordered A-17, which was to ship."),
+			StopReason: runtime.StopEndTurn, Usage: runtime.Usage{InputTokens: 300, OutputTokens: 12}}, nil
+	}
+	n := 0
+	var results []string
+	for _, msg := range req.Messages {
+		switch msg.Role {
+		case runtime.RoleAssistant:
+			if len(msg.ToolCalls) > 0 {
+				n++
+			}
+		case runtime.RoleTool:
+			results = append(results, msg.Text)
+		}
+	}
+	if m.fail != nil {
+		if err := m.fail(n); err != nil {
+			return nil, err
+		}
+	}
+	usage := runtime.Usage{InputTokens: int64(1000 + 100*n), OutputTokens: int64(20 + n), CacheReadTokens: 500}
+	if n < rounds {
+		calls := make([]runtime.ToolCall, 3)
+		for j, name := range []string{"lookup", "search", "act"} {
+			id := fmt.Sprintf("t%d-%s", n, name)
+			calls[j] = runtime.ToolCall{ID: id, Name: name, Input: json.RawMessage(fmt.Sprintf(`{"q": "%s"}`, id))}
+		}
+		return &runtime.Response{Message: runtime.AssistantMessage(fmt.Sprintf("Round %d: checking.", n), calls...),
+			StopReason: runtime.StopToolUse, Usage: usage, Model: "test-model-1", ResponseID: fmt.Sprintf("resp-%d", n)}, nil
+	}
+	return &runtime.Response{Message: runtime.AssistantMessage("Dear Ada, I read: " + strings.Join(results, " | ")),
+		StopReason: runtime.StopEndTurn, Usage: usage, Model: "test-model-1", ResponseID: "resp-final"}, nil
+}
+
+func (m *model) sent() [][]byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([][]byte(nil), m.requests...)
+}
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// runner returns a Runner over st with the test model, a one-minute lease and holder name.
+func runner(st *store.Store, m runtime.Model, holder string) *agent.Runner {
+	return &agent.Runner{Store: st, Model: m, Holder: holder, LeaseFor: time.Minute, Logger: quiet,
+		Now: func() time.Time { return time.Date(2026, 3, 6, 15, 0, 0, 0, time.UTC) }}
+}
