@@ -72,8 +72,14 @@ func TestOneRowMigrationKeepsStoredRows(t *testing.T) {
 				exec(`INSERT INTO attachments (message_seq, position, attachment_id, filename, content_type, size_bytes)
 					VALUES (?, ?, ?, ?, ?, ?)`, a.seq, a.pos, att.ID, att.Filename, att.ContentType, att.Size)
 			}
-			exec(`INSERT INTO runs (run_key, kind, persona, thread_id, message_seq, status, reason, lease_holder, attempt,
-				started_at) VALUES ('reply-m2', 'reply', 'support', 't1', ?, 'succeeded', '', '', 1, ?)`, m2, d.timeArg(baseTime))
+			run := exec(`INSERT INTO runs (run_key, kind, persona, thread_id, message_seq, status, reason, lease_holder, attempt,
+				started_at, view_seq) VALUES ('reply-m2', 'reply', 'support', 't1', ?, 'succeeded', '', '', 1, ?, ?)`, m2, d.timeArg(baseTime), m2)
+			// The run's ledger (migration 00020), which references the run ON DELETE CASCADE.
+			exec(`INSERT INTO run_turns (run_id, turn_index, message_text, tool_calls, state, stop_reason, model, request_id,
+				response_id, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
+				VALUES (?, 0, 'looking', '[]', '', 'tool_use', 'm', 'req', 'resp', 1, 2, 3, 4)`, run)
+			exec(`INSERT INTO run_call_outcomes (run_id, turn_index, position, tool_call_id, tool_name, result, succeeded)
+				VALUES (?, 0, 0, 'call-1', 'search', 'found', 1)`, run)
 			exec(`INSERT INTO compactions (thread_id, boundary_seq, boundary_message_id, status, summary, claim_token,
 				claimed_at) VALUES ('t1', ?, 'm1', 'completed', 'sum', 'tok', ?)`, m1, d.timeArg(baseTime))
 
@@ -106,6 +112,19 @@ func TestOneRowMigrationKeepsStoredRows(t *testing.T) {
 			if r, err := s.Run(ctx, "reply-m2"); err != nil || r.ThreadID != "t1" || r.MessageSeq != m2 {
 				t.Errorf("migrated run = %+v, %v", r, err)
 			}
+			ledger := func(when string) {
+				t.Helper()
+				for table, where := range map[string]string{
+					"runs":              "id = ? AND view_seq = " + itoa(int(m2)),
+					"run_turns":         "run_id = ? AND message_text = 'looking' AND cache_write_tokens = 4",
+					"run_call_outcomes": "run_id = ? AND result = 'found'",
+				} {
+					if n := countRows(t, s, table, where, run); n != 1 {
+						t.Errorf("%s: %d %s rows of the run, want 1", when, n, table)
+					}
+				}
+			}
+			ledger("after the migration")
 			if c, err := s.LatestCompaction(ctx, "t1"); err != nil || c == nil || c.Summary != "sum" {
 				t.Errorf("migrated compaction = %+v, %v", c, err)
 			}
@@ -158,9 +177,11 @@ func TestOneRowMigrationKeepsStoredRows(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("attachments after down: %+v, want %+v", got, want)
 			}
+			ledger("after down")
 			if err := s.Migrate(ctx); err != nil {
 				t.Fatalf("up again: %v", err)
 			}
+			ledger("after down and up")
 			if msgs, err := s.Thread(ctx, "t1"); err != nil || len(msgs) != 4 || !reflect.DeepEqual(msgs[1].Attachments, want[m2]) {
 				t.Errorf("t1 after down and up: %+v, %v", msgs, err)
 			}

@@ -5,8 +5,11 @@
 -- so messages, runs and compactions are rebuilt: each is copied aside, dropped, created anew
 -- and filled from the copy. The migration runs in goose's transaction with
 -- defer_foreign_keys on, so the rows that reference messages while it is rebuilt (runs,
--- mail_outbox, attachments) are checked at the commit, when their parents are back; the
--- AUTOINCREMENT high-water marks are carried over, so no seq or id is handed out twice.
+-- mail_outbox, attachments, the run ledger) are checked at the commit, when their parents are
+-- back; the rows that would cascade away with runs (the run ledger of migration 00020) are
+-- copied aside and put back; the AUTOINCREMENT high-water marks are carried over, so no seq or
+-- id is handed out twice. (Any other table that references runs ON DELETE CASCADE would have to
+-- be copied aside here as well.)
 
 -- +goose Up
 PRAGMA defer_foreign_keys = ON;
@@ -56,7 +59,11 @@ CREATE UNIQUE INDEX messages_run_key ON messages (run_key);
 CREATE INDEX messages_thread_window ON messages (thread_id, seq, message_id);
 CREATE UNIQUE INDEX messages_thread_start ON messages (thread_start);
 
+-- The run ledger (run_turns, run_call_outcomes; migration 00020) is deleted with its runs ON
+-- DELETE CASCADE, which dropping runs sets off: it is copied aside and put back.
 CREATE TABLE runs_copy AS SELECT * FROM runs;
+CREATE TABLE run_turns_copy AS SELECT * FROM run_turns;
+CREATE TABLE run_call_outcomes_copy AS SELECT * FROM run_call_outcomes;
 DROP TABLE runs;
 CREATE TABLE runs (
     id                 INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -81,13 +88,24 @@ CREATE TABLE runs (
     cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
     cache_write_tokens INTEGER NOT NULL DEFAULT 0,
     created_at         TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f000', 'now')),
+    view_seq           INTEGER NOT NULL DEFAULT 0,
     CHECK (kind <> 'reply' OR (thread_id IS NOT NULL AND message_seq IS NOT NULL
         AND responsibility IS NULL AND fire_at IS NULL)),
     CHECK (kind <> 'scheduled' OR (responsibility IS NOT NULL AND fire_at IS NOT NULL
         AND thread_id IS NULL AND message_seq IS NULL))
 );
-INSERT INTO runs SELECT * FROM runs_copy ORDER BY id;
+INSERT INTO runs (id, run_key, kind, persona, thread_id, message_seq, responsibility, fire_at, compaction_seq, status,
+    reason, lease_holder, lease_expires_at, attempt, started_at, finished_at, stop_reason, input_tokens, output_tokens,
+    cache_read_tokens, cache_write_tokens, created_at, view_seq)
+SELECT id, run_key, kind, persona, thread_id, message_seq, responsibility, fire_at, compaction_seq, status,
+    reason, lease_holder, lease_expires_at, attempt, started_at, finished_at, stop_reason, input_tokens, output_tokens,
+    cache_read_tokens, cache_write_tokens, created_at, view_seq
+FROM runs_copy ORDER BY id;
 DROP TABLE runs_copy;
+INSERT INTO run_turns SELECT * FROM run_turns_copy;
+INSERT INTO run_call_outcomes SELECT * FROM run_call_outcomes_copy;
+DROP TABLE run_call_outcomes_copy;
+DROP TABLE run_turns_copy;
 CREATE UNIQUE INDEX runs_key ON runs (run_key);
 CREATE UNIQUE INDEX runs_fire ON runs (persona, responsibility, fire_at);
 CREATE UNIQUE INDEX runs_running_thread ON runs (persona, thread_id) WHERE status = 'running';
@@ -173,7 +191,11 @@ DROP TABLE compactions_copy;
 CREATE UNIQUE INDEX compactions_thread_boundary ON compactions (thread_id, boundary_seq);
 CREATE INDEX compactions_thread_status ON compactions (thread_id, status, boundary_seq);
 
+-- The run ledger (run_turns, run_call_outcomes; migration 00020) is deleted with its runs ON
+-- DELETE CASCADE, which dropping runs sets off: it is copied aside and put back.
 CREATE TABLE runs_copy AS SELECT * FROM runs;
+CREATE TABLE run_turns_copy AS SELECT * FROM run_turns;
+CREATE TABLE run_call_outcomes_copy AS SELECT * FROM run_call_outcomes;
 DROP TABLE runs;
 CREATE TABLE runs (
     id                 INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -198,13 +220,24 @@ CREATE TABLE runs (
     cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
     cache_write_tokens INTEGER NOT NULL DEFAULT 0,
     created_at         TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f000', 'now')),
+    view_seq           INTEGER NOT NULL DEFAULT 0,
     CHECK (kind <> 'reply' OR (thread_id IS NOT NULL AND message_seq IS NOT NULL
         AND responsibility IS NULL AND fire_at IS NULL)),
     CHECK (kind <> 'scheduled' OR (responsibility IS NOT NULL AND fire_at IS NOT NULL
         AND thread_id IS NULL AND message_seq IS NULL))
 );
-INSERT INTO runs SELECT * FROM runs_copy ORDER BY id;
+INSERT INTO runs (id, run_key, kind, persona, thread_id, message_seq, responsibility, fire_at, compaction_seq, status,
+    reason, lease_holder, lease_expires_at, attempt, started_at, finished_at, stop_reason, input_tokens, output_tokens,
+    cache_read_tokens, cache_write_tokens, created_at, view_seq)
+SELECT id, run_key, kind, persona, thread_id, message_seq, responsibility, fire_at, compaction_seq, status,
+    reason, lease_holder, lease_expires_at, attempt, started_at, finished_at, stop_reason, input_tokens, output_tokens,
+    cache_read_tokens, cache_write_tokens, created_at, view_seq
+FROM runs_copy ORDER BY id;
 DROP TABLE runs_copy;
+INSERT INTO run_turns SELECT * FROM run_turns_copy;
+INSERT INTO run_call_outcomes SELECT * FROM run_call_outcomes_copy;
+DROP TABLE run_call_outcomes_copy;
+DROP TABLE run_turns_copy;
 CREATE UNIQUE INDEX runs_key ON runs (run_key);
 CREATE UNIQUE INDEX runs_fire ON runs (persona, responsibility, fire_at);
 CREATE UNIQUE INDEX runs_running_thread ON runs (persona, thread_id) WHERE status = 'running';
