@@ -35,6 +35,11 @@ func ingestCases(t testing.TB) []ingestCase {
 			"Date: Mon, 03 Mar 2025 10:00:00 +0000\r\nMessage-ID: <reply-%d@cust.example>\r\nIn-Reply-To: <root@cust.example>\r\n"+
 			"References: <root@cust.example>\r\n\r\nThanks, one more question %d.\r\n", i, i))
 	}
+	orphan := func(i int) []byte {
+		return []byte(fmt.Sprintf("From: Lena <lena@cust.example>\r\nTo: support@acme.example\r\nSubject: Re: lost\r\n"+
+			"Date: Mon, 03 Mar 2025 10:00:00 +0000\r\nMessage-ID: <orphan-%d@cust.example>\r\nIn-Reply-To: <lost@cust.example>\r\n"+
+			"References: <lost@cust.example>\r\n\r\nDid you get my first mail?\r\n", i))
+	}
 	withAttachment := func(kind string, i int) []byte {
 		return bytes.Replace(attached, []byte("<c3@brightline.io>"), []byte(fmt.Sprintf("<c3-%s-%d@brightline.io>", kind, i)), 1)
 	}
@@ -49,13 +54,18 @@ func ingestCases(t testing.TB) []ingestCase {
 				"Date: Mon, 03 Mar 2025 10:00:00 +0000\r\nMessage-ID: <new-%d@cust.example>\r\n\r\nA new question.\r\n", i, i))
 		}, trips: 2, writes: 1},
 		{name: "duplicate", raw: func(int) []byte { return reply(0) }, trips: 1},
+		// A reply whose parent the mailbox never got joins the thread an earlier reply to the
+		// same parent started (ingestStore stores one): the lookup finds the thread's first row.
+		{name: "reply_to_unknown_parent", raw: func(i int) []byte { return orphan(i) }, trips: 2, writes: 1, joined: true},
 		{name: "reply_with_attachment", raw: func(i int) []byte {
 			b := withAttachment("reply", i)
 			b = bytes.Replace(b, []byte("In-Reply-To: <s2@acme.example>"), []byte("In-Reply-To: <root@cust.example>"), 1)
 			return bytes.Replace(b, []byte("References: <c1@brightline.io> <s1@acme.example> <c2@brightline.io>\r\n <s2@acme.example>"),
 				[]byte("References: <root@cust.example>"), 1)
 		}, trips: 2, writes: 1, joined: true},
-		{name: "new_thread_with_attachment", raw: func(i int) []byte { return withAttachment("new", i) }, trips: 2, writes: 1},
+		{name: "new_thread_with_attachment", raw: func(i int) []byte { // its root is new too
+			return bytes.ReplaceAll(withAttachment("new", i), []byte("<c1@brightline.io>"), []byte(fmt.Sprintf("<c1-%d@brightline.io>", i)))
+		}, trips: 2, writes: 1},
 		{name: "own_sent_mail", raw: func(i int) []byte {
 			return []byte(fmt.Sprintf("From: support@acme.example\r\nTo: Lena <lena@cust.example>\r\nSubject: Re: order\r\n"+
 				"Date: Mon, 03 Mar 2025 10:05:00 +0000\r\nMessage-ID: <sent-%d@acme.example>\r\nIn-Reply-To: <root@cust.example>\r\n"+
@@ -70,8 +80,8 @@ func ingestCases(t testing.TB) []ingestCase {
 }
 
 // ingestStore returns a migrated store of dialect d whose round trips are counted and whose
-// statements are recorded, holding the root message the replies answer and the message
-// reply(0), so the duplicate case finds it.
+// statements are recorded, holding the root message the replies answer, the message reply(0)
+// (so the duplicate case finds it) and the first reply to an unknown parent.
 func ingestStore(t testing.TB, d Dialect, in mail.Ingestion, cases []ingestCase) (*Store, *atomic.Int64, *queryLog) {
 	t.Helper()
 	dsn := scratchDSN(t, d)
@@ -87,6 +97,8 @@ func ingestStore(t testing.TB, d Dialect, in mail.Ingestion, cases []ingestCase)
 	for _, raw := range [][]byte{
 		[]byte("From: lena@cust.example\r\nTo: support@acme.example\r\nMessage-ID: <root@cust.example>\r\nDate: Mon, 03 Mar 2025 09:00:00 +0000\r\n\r\norder?\r\n"),
 		cases[0].raw(0),
+		[]byte("From: Lena <lena@cust.example>\r\nTo: support@acme.example\r\nMessage-ID: <orphan-0@cust.example>\r\n" +
+			"In-Reply-To: <lost@cust.example>\r\nDate: Mon, 03 Mar 2025 09:30:00 +0000\r\n\r\nhello?\r\n"),
 	} {
 		if _, err := mail.Ingest(context.Background(), cs, bytes.NewReader(raw), in); err != nil {
 			t.Fatal(err)
@@ -105,7 +117,9 @@ func ingestion() mail.Ingestion {
 // on both dialects: 2 for every message it stores (the lookup of the message's own id and the
 // ids it references, then one INSERT that commits on its own), whether it joins a thread or
 // starts one, with attachments or without, inbound or the persona's own sent mail; 1 for a
-// second copy (the lookup finds it; nothing is written); per persona when routed to several.
+// second copy (the lookup finds it; nothing is written); per persona when routed to several. A
+// reply to a message the mailbox never got joins the thread an earlier reply to it started, at
+// the same cost (the lookup reads that thread's first row too).
 // Each stored message is exactly one write statement and no transaction, so there is no point
 // between two writes where a crash could leave half of it.
 func TestIngestRoundTrips(t *testing.T) {

@@ -482,34 +482,51 @@ func (s *Store) Message(ctx context.Context, mailbox, messageID string) (Message
 	return m, nil
 }
 
-// ThreadOf returns the first of messageIDs that is stored in mailbox: its thread, its id and its
-// seq. That is how an email joins the thread of the first message it references that the store
-// knows (its References, then its In-Reply-To), and, with the email's own id listed first, how
-// a second copy is recognised before anything is written. seq is 0 (and threadID and messageID
-// "") when none is stored. One query, on the (mailbox, message id) index; at most
+// ThreadOf returns the thread a message belongs to as far as mailbox knows, in one query: the
+// thread of the first of messageIDs the mailbox holds, that id and its seq; when it holds none
+// of them, newThread (the thread the message would start; "" for none) with seq 0 and no id if a
+// message of that thread is stored, else "", "", 0. That is how an email joins the thread of the
+// first message it references that the store knows (its References, then its In-Reply-To), or
+// the thread an earlier reply to the same unknown message started; and, with the email's own id
+// listed first, how a second copy is recognised before anything is written. It reads the
+// (mailbox, message id) index and, for newThread, the thread's first row. At most
 // MaxReferences+1 ids. Errors: ErrInvalid for too many ids, or the database's (wrapped).
-func (s *Store) ThreadOf(ctx context.Context, mailbox string, messageIDs []string) (threadID, messageID string, seq int64, err error) {
-	if len(messageIDs) == 0 {
-		return "", "", 0, nil
-	}
+func (s *Store) ThreadOf(ctx context.Context, mailbox string, messageIDs []string, newThread string) (threadID, messageID string, seq int64, err error) {
 	if len(messageIDs) > MaxReferences+1 {
 		return "", "", 0, fmt.Errorf("%w: %d message ids to look up (at most %d)", ErrInvalid, len(messageIDs), MaxReferences+1)
+	}
+	var parts []string
+	var args []any
+	if len(messageIDs) > 0 {
+		parts = append(parts, `SELECT message_id, thread_id, seq FROM messages WHERE mailbox = ? AND message_id IN (`+
+			placeholders(len(messageIDs))+`)`)
+		args = append(append(args, mailbox), anySlice(messageIDs)...)
+	}
+	if newThread != "" {
+		parts = append(parts, `SELECT '' AS message_id, thread_id, 0 AS seq FROM messages WHERE thread_start = ?`)
+		args = append(args, newThread)
+	}
+	if len(parts) == 0 {
+		return "", "", 0, nil
 	}
 	var rows []struct {
 		MessageID string `db:"message_id"`
 		ThreadID  string `db:"thread_id"`
 		Seq       int64  `db:"seq"`
 	}
-	args := append([]any{mailbox}, anySlice(messageIDs)...)
-	if err := s.db.SelectContext(ctx, &rows, s.dialect.rebind(`SELECT message_id, thread_id, seq FROM messages
-		WHERE mailbox = ? AND message_id IN (`+placeholders(len(messageIDs))+`)`), args...); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, s.dialect.rebind(strings.Join(parts, " UNION ALL ")), args...); err != nil {
 		return "", "", 0, fmt.Errorf("store: look up the threads of %d message ids: %w", len(messageIDs), err)
 	}
 	for _, id := range messageIDs {
 		for _, r := range rows {
-			if r.MessageID == id {
+			if r.MessageID == id && r.Seq != 0 {
 				return r.ThreadID, id, r.Seq, nil
 			}
+		}
+	}
+	for _, r := range rows {
+		if r.Seq == 0 {
+			return r.ThreadID, "", 0, nil
 		}
 	}
 	return "", "", 0, nil

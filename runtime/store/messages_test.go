@@ -512,21 +512,25 @@ func TestThreadOfFindsTheFirstStoredReference(t *testing.T) {
 		cases := []struct {
 			mailbox    string
 			ids        []string
+			newThread  string
 			thread, id string
 		}{
-			{"a", []string{"<unknown@x>", "<m2@x>", "<m1@x>"}, "a/t2", "<m2@x>"},
-			{"a", []string{"<m1@x>", "<m2@x>"}, "a/t1", "<m1@x>"},
-			{"b", []string{"<m1@x>", "<m2@x>"}, "", ""},
-			{"a", nil, "", ""},
+			{"a", []string{"<unknown@x>", "<m2@x>", "<m1@x>"}, "", "a/t2", "<m2@x>"},
+			{"a", []string{"<m1@x>", "<m2@x>"}, "a/t9", "a/t1", "<m1@x>"}, // a stored id wins over the new thread
+			{"b", []string{"<m1@x>", "<m2@x>"}, "", "", ""},
+			{"a", nil, "", "", ""},
+			{"a", []string{"<unknown@x>"}, "a/t2", "a/t2", ""}, // none stored, but the thread it would start is
+			{"a", []string{"<unknown@x>"}, "a/t9", "", ""},
+			{"a", nil, "a/t1", "a/t1", ""},
 		}
 		for _, c := range cases {
-			thread, id, seq, err := s.ThreadOf(ctx, c.mailbox, c.ids)
+			thread, id, seq, err := s.ThreadOf(ctx, c.mailbox, c.ids, c.newThread)
 			if err != nil || thread != c.thread || id != c.id || seq != seqs[c.id] {
-				t.Errorf("ThreadOf(%q, %q) = %q, %q, %d, %v; want %q, %q, %d", c.mailbox, c.ids, thread, id, seq, err,
+				t.Errorf("ThreadOf(%q, %q, %q) = %q, %q, %d, %v; want %q, %q, %d", c.mailbox, c.ids, c.newThread, thread, id, seq, err,
 					c.thread, c.id, seqs[c.id])
 			}
 		}
-		if _, _, _, err := s.ThreadOf(ctx, "a", make([]string, MaxReferences+2)); !errors.Is(err, ErrInvalid) {
+		if _, _, _, err := s.ThreadOf(ctx, "a", make([]string, MaxReferences+2), ""); !errors.Is(err, ErrInvalid) {
 			t.Errorf("ThreadOf(too many ids) error = %v, want ErrInvalid", err)
 		}
 	})

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -201,38 +202,48 @@ type attachmentRow struct {
 }
 
 // The lookups of the write path read one index entry per id: ThreadOf through (mailbox,
-// message_id), the append's lock of the thread's first row through thread_start. On a seeded
-// database with skewed threads, with and without statistics.
+// message_id) and, for the thread a message would start, through thread_start; the append's
+// lock of the thread's first row through thread_start. On a seeded database with skewed
+// threads, with and without statistics.
 func TestIngestQueryPlans(t *testing.T) {
-	eachDB(t, func(t *testing.T, s *Store) {
+	eachDBWithDSN(t, func(t *testing.T, s *Store, dsn string) {
 		threads := []scaleThread{{id: "long", n: 2000}}
 		for i := range 100 {
 			threads = append(threads, scaleThread{id: "other-" + itoa(i), n: 5})
 		}
 		seedScale(t, s, threads)
-		ids := []string{scaleMessageID("long", 1999), scaleMessageID("long", 3), "unknown@x", scaleMessageID("other-7", 0)}
+		ls, _, log := loggingStore(t, dsn)
+		ctx := context.Background()
+		ids := []string{"unknown@x", scaleMessageID("long", 1999), scaleMessageID("long", 3), scaleMessageID("other-7", 0)}
 		for _, stats := range []string{"no statistics", "statistics"} {
 			if stats == "statistics" {
 				analyze(t, s)
 			}
+			log.take()
+			if thread, id, _, err := ls.ThreadOf(ctx, "", ids, "other-9"); err != nil || thread != "long" || id != ids[1] {
+				t.Fatalf("ThreadOf = %s, %s, %v", thread, id, err)
+			}
+			queries := log.take()
+			if len(queries) != 1 {
+				t.Fatalf("ThreadOf ran %d queries, want 1", len(queries))
+			}
 			for _, c := range []struct {
-				query string
-				args  []any
-				index string
-				rows  float64
+				query   string
+				args    []any
+				indexes []string
+				rows    float64
 			}{
-				{`SELECT message_id, thread_id, seq FROM messages WHERE mailbox = ? AND message_id IN (?, ?, ?, ?)`,
-					[]any{"", ids[0], ids[1], ids[2], ids[3]}, "messages_mailbox_message_id", float64(len(ids))},
-				{`SELECT thread_start FROM messages WHERE thread_start = ? LIMIT 1`, []any{"long"}, "messages_thread_start", 1},
+				{queries[0].query, queries[0].args, []string{"messages_mailbox_message_id", "messages_thread_start"}, float64(len(ids))},
+				{`SELECT thread_start FROM messages WHERE thread_start = ? LIMIT 1`, []any{"long"}, []string{"messages_thread_start"}, 1},
 			} {
 				p := explain(t, s, c.query, c.args...)
 				if len(p.Steps) == 0 {
 					t.Errorf("%s: no table access in the plan of %s\n%s", stats, c.query, p.Raw)
 				}
 				for _, st := range p.Steps {
-					if st.Index != c.index || st.Access == "SCAN" || st.Access == "ALL" || st.Access == "index" || st.Rows > c.rows {
-						t.Errorf("%s: %s reads %s through %q (%s, %.0f rows), want %s, at most %.0f rows\n%s",
-							stats, c.query, st.Table, st.Index, st.Detail, st.Rows, c.index, c.rows, p.Raw)
+					if !slices.Contains(c.indexes, st.Index) || st.Access == "SCAN" || st.Access == "ALL" || st.Access == "index" || st.Rows > c.rows {
+						t.Errorf("%s: %s reads %s through %q (%s, %.0f rows), want one of %v, at most %.0f rows\n%s",
+							stats, c.query, st.Table, st.Index, st.Detail, st.Rows, c.indexes, c.rows, p.Raw)
 					}
 				}
 			}

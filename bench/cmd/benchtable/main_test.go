@@ -159,7 +159,7 @@ func TestIngestRowJudgesRoundTripsPerPersona(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{lines("2.000"), "| at most 2 round trips per message and persona (mysql/reply) | ≤3 round trips per message and persona, every case | yes |"},
 		{lines("5.000"), "| at most 5 round trips per message and persona (sqlite/reply_with_attachment) | ≤3 round trips per message and persona, every case | **no** |"},
-		{lines("2.000")[:strings.Index(lines("2.000"), "BenchmarkIngest/sqlite")], "| at most 2 round trips per message and persona (mysql/reply); 7 cases missing | ≤3 round trips per message and persona, every case | **no** |"},
+		{lines("2.000")[:strings.Index(lines("2.000"), "BenchmarkIngest/sqlite")], "| at most 2 round trips per message and persona (mysql/reply); 8 cases missing | ≤3 round trips per message and persona, every case | **no** |"},
 	} {
 		s := newResults()
 		if err := s.read(strings.NewReader(c.in), "sample"); err != nil {

@@ -64,7 +64,7 @@ var ingestCases = []struct {
 	name     string
 	personas float64
 }{
-	{"reply", 1}, {"new_thread", 1}, {"duplicate", 1}, {"reply_with_attachment", 1},
+	{"reply", 1}, {"new_thread", 1}, {"duplicate", 1}, {"reply_to_unknown_parent", 1}, {"reply_with_attachment", 1},
 	{"new_thread_with_attachment", 1}, {"own_sent_mail", 1}, {"two_personas_new_thread", 2},
 }
 
