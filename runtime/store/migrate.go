@@ -51,9 +51,12 @@ func (s *Store) Migrate(ctx context.Context) error {
 // to release it, with a lock older than 10 minutes (a migrator that died) taken over. Errors
 // (wrapped): goose's when it cannot set up (reading the embedded files, creating
 // goose_db_version), the lock's when another migrator holds it for more than 60 seconds, and a
-// failed migration's; with the last, the names applied before the failure are
-// returned too (they stay applied, and MySQL cannot roll back DDL, so a failed file must be
-// fixed and re-run). When it applied any migration to a SQLite database it then refreshes the
+// failed migration's; with the last, the names applied before the failure are returned too
+// (they stay applied). On SQLite each file runs in a transaction, so a failed or interrupted
+// file leaves nothing behind. MySQL cannot roll back DDL, so there the store runs a file's
+// statements one at a time and records its progress, and the next Migrate after an
+// interruption (a killed process, a cut connection) resumes the file where it stopped (see
+// migrateMySQL). When it applied any migration to a SQLite database it then refreshes the
 // planner's statistics as Store.Optimize does (an error doing so is returned with every name
 // applied).
 func Migrate(ctx context.Context, db *sql.DB, d Dialect) ([]string, error) {
@@ -61,14 +64,11 @@ func Migrate(ctx context.Context, db *sql.DB, d Dialect) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: migrations for %s: %w", d, err)
 	}
-	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
-	gd := goose.DialectSQLite3
-	var locker lock.SessionLocker = sqliteMigrationLock{token: newClaimToken()}
 	if d == DialectMySQL {
-		gd, locker = goose.DialectMySQL, mysqlMigrationLock{}
+		return migrateMySQL(ctx, db, fsys)
 	}
-	opts = append(opts, goose.WithSessionLocker(locker))
-	p, err := goose.NewProvider(gd, db, fsys, opts...)
+	var locker lock.SessionLocker = sqliteMigrationLock{token: newClaimToken()}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys, goose.WithDisableGlobalRegistry(true), goose.WithSessionLocker(locker))
 	if err != nil {
 		return nil, fmt.Errorf("store: migrations for %s: %w", d, err)
 	}
