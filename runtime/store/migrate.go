@@ -125,12 +125,16 @@ type sqliteMigrationLock struct {
 // sqliteStaleLock is how old a SQLite migration lock must be before another migrator removes it.
 const sqliteStaleLock = 10 * time.Minute
 
+// sqliteLockWait is how long a SQLite migrator waits for another one's lock (a variable so that
+// tests need not wait a minute).
+var sqliteLockWait = time.Minute
+
 func (l sqliteMigrationLock) SessionLock(ctx context.Context, conn *sql.Conn) error {
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS personagen_migration_lock (
 		id INTEGER PRIMARY KEY CHECK (id = 1), locked_by TEXT NOT NULL, locked_at TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("store: create the migration lock table: %w", err)
 	}
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(sqliteLockWait)
 	for {
 		now := time.Now().UTC()
 		_, err := conn.ExecContext(ctx, "INSERT INTO personagen_migration_lock (id, locked_by, locked_at) VALUES (1, ?, ?)",
@@ -146,7 +150,16 @@ func (l sqliteMigrationLock) SessionLock(ctx context.Context, conn *sql.Conn) er
 			return fmt.Errorf("store: clear a stale migration lock: %w", err)
 		}
 		if now.After(deadline) {
-			return fmt.Errorf("store: take migration lock: another migration held it for 60 s")
+			var since string
+			if err := conn.QueryRowContext(ctx, "SELECT locked_at FROM personagen_migration_lock WHERE id = 1").Scan(&since); err != nil {
+				return fmt.Errorf("store: take migration lock: another migration held it for %v", sqliteLockWait)
+			}
+			msg := "store: take migration lock: another migration has held it since " + since + " UTC"
+			if at, err := time.Parse(timeLayout, since); err == nil {
+				msg += fmt.Sprintf(" and still held it after %v; if no migration is running (one that died leaves its lock), the lock is taken over from %s UTC on, %v after it was taken",
+					sqliteLockWait, at.Add(sqliteStaleLock).Format("2006-01-02 15:04:05"), sqliteStaleLock)
+			}
+			return errors.New(msg)
 		}
 		select {
 		case <-ctx.Done():

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -265,4 +266,46 @@ func TestMigrationsGoDownAndUpAgain(t *testing.T) {
 func tableExists(s *Store, name string) (bool, error) {
 	_, err := s.DB().Exec("SELECT COUNT(*) FROM " + name)
 	return err == nil, err
+}
+
+// TestSQLiteMigrationLockLeftByADeadMigratorSaysWhenItIsTakenOver: a migrator killed while it
+// held the SQLite lock leaves the lock row; the next migrator's error says since when it is
+// held and when it is taken over, instead of "another migration held it for 60 s".
+func TestSQLiteMigrationLockLeftByADeadMigratorSaysWhenItIsTakenOver(t *testing.T) {
+	defer func(d time.Duration) { sqliteLockWait = d }(sqliteLockWait)
+	sqliteLockWait = 100 * time.Millisecond
+	s, err := Open(context.Background(), scratchDSN(t, DialectSQLite))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if err := (sqliteMigrationLock{token: "dead"}).SessionLock(ctx, mustConn(t, s)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().ExecContext(ctx, "DELETE FROM personagen_migration_lock"); err != nil {
+		t.Fatal(err)
+	}
+	taken := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+	if _, err := s.DB().ExecContext(ctx, "INSERT INTO personagen_migration_lock (id, locked_by, locked_at) VALUES (1, 'dead', ?)",
+		taken.Format(timeLayout)); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Migrate(ctx)
+	want := "store: migrate sqlite: failed to initialize: store: take migration lock: another migration has held it since " +
+		taken.Format(timeLayout) + " UTC and still held it after 100ms; if no migration is running (one that died leaves its lock), the lock is taken over from " +
+		taken.Add(sqliteStaleLock).Format("2006-01-02 15:04:05") + " UTC on, 10m0s after it was taken"
+	if err == nil || err.Error() != want {
+		t.Errorf("Migrate with a dead migrator's lock = %v\nwant %s", err, want)
+	}
+}
+
+func mustConn(t *testing.T, s *Store) *sql.Conn {
+	t.Helper()
+	conn, err := s.DB().Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }
