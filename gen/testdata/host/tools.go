@@ -116,9 +116,9 @@ type Kitchen struct {
 	Skipped  chan int   `json:"-"`
 	Dash     string     `json:"-,"`
 	NoTag    string
-	Odd      string `json:"odd name!"`
-	Bad      string `json:"bad\\name"`
-	Empty    string `json:",omitempty"`
+	Odd      string  `json:"odd name!"`
+	Bad      string  `json:"bad\\name"`
+	Empty    string  `json:",omitempty"`
 	Zero     Address `json:"zero,omitzero"`
 	hidden   string
 	Alias    Text `json:"alias"`
