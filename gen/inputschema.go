@@ -37,7 +37,9 @@ import (
 //     json.RawMessage, any → unconstrained ({}); a type with an
 //     UnmarshalText method (and no UnmarshalJSON) → string.
 //   - descriptions: a field's doc comment (or line comment), else its
-//     type's doc comment unless the type is the standard library's.
+//     type's doc comment unless the type is the standard library's; the
+//     input type's own doc comment is not used (the tool's description
+//     says what the input is for).
 //   - refused, naming the field path: chan, func, complex, unsafe.Pointer,
 //     interfaces with methods, maps with non-string keys, types with their
 //     own UnmarshalJSON, the `,string` tag option, embedded pointers to
@@ -93,7 +95,12 @@ func (e *schemaError) Error() string { return e.path + ": " + e.msg }
 // starts the field paths of its errors.
 func deriveInputSchema(in types.Type, root string, d *docs) (*jsonSchema, error) {
 	sd := &schemaDeriver{docs: d}
-	return sd.schema(in, root)
+	s, err := sd.schema(in, root)
+	if err != nil {
+		return nil, err
+	}
+	s.description = "" // the tool's description says what the input is for
+	return s, nil
 }
 
 // isStructInput reports whether t is a struct or a pointer to one.

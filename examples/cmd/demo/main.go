@@ -93,7 +93,6 @@ func run(ctx context.Context, dsn string, asJSON bool, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	support.Tools = append(support.Tools, env.SupportTools()...)
 	reply, err := runtime.BuildRequest(ctx, &runtime.Invocation{Persona: support, CorrelationID: "demo-reply", Inbound: newest})
 	if err != nil {
 		return fmt.Errorf("support-agent reply: %w", err)

@@ -72,7 +72,6 @@ func NewMethodTools(env /*line ok-method-tools/spec.persona.yaml:3:5*/ *host. /*
 // methodToolsLookupOrderSchema is the input schema of the tool lookup_order (method env.LookupOrder, ok-method-tools/spec.persona.yaml:7:13), derived from host.OrderQuery at generate time.
 const methodToolsLookupOrderSchema = `{
   "type": "object",
-  "description": "OrderQuery is the input of lookup_order.",
   "properties": {
     "number": {
       "type": "string",
@@ -95,7 +94,6 @@ const methodToolsLookupOrderSchema = `{
 // methodToolsEscalateToHumanSchema is the input schema of the tool escalate-to-human (method env.Escalate, ok-method-tools/spec.persona.yaml:10:13), derived from *host.Escalation at generate time.
 const methodToolsEscalateToHumanSchema = `{
   "type": "object",
-  "description": "Escalation is the input of escalate.",
   "properties": {
     "summary": {
       "type": "string",
@@ -118,14 +116,12 @@ const methodToolsEscalateToHumanSchema = `{
 // methodToolsPingSchema is the input schema of the tool ping (function example.com/fixture/host.Ping, ok-method-tools/spec.persona.yaml:14:12), derived from host.Empty at generate time.
 const methodToolsPingSchema = `{
   "type": "object",
-  "description": "Empty is an input without properties.",
   "additionalProperties": false
 }`
 
 // methodToolsSearchSchema is the input schema of the tool search (function example.com/other/api.Search, ok-method-tools/spec.persona.yaml:17:11), derived from api.query at generate time.
 const methodToolsSearchSchema = `{
   "type": "object",
-  "description": "query is Search's input: an unexported type of this package, which the generated code never spells (Go infers it from Search).",
   "properties": {
     "text": {
       "type": "string",

@@ -49,7 +49,6 @@ func NewToolInputs(env /*line ok-tool-inputs/spec.persona.yaml:3:5*/ *host. /*li
 // toolInputsCookSchema is the input schema of the tool cook (method env.Cook, ok-tool-inputs/spec.persona.yaml:5:13), derived from host.Kitchen at generate time.
 const toolInputsCookSchema = `{
   "type": "object",
-  "description": "Kitchen holds a field of every kind a tool input can take.",
   "properties": {
     "text": {
       "type": "string"
@@ -294,7 +293,6 @@ const toolInputsCookSchema = `{
 // toolInputsComposeSchema is the input schema of the tool compose (function example.com/fixture/host.Compose, ok-tool-inputs/spec.persona.yaml:6:11), derived from host.Composite at generate time.
 const toolInputsComposeSchema = `{
   "type": "object",
-  "description": "Composite shows encoding/json's embedding rules.",
   "properties": {
     "id": {
       "type": "string",
