@@ -55,15 +55,34 @@ func NewMethodTools(env /*line ok-method-tools/spec.persona.yaml:3:5*/ *host. /*
 	if err != nil {
 		return nil, fmt.Errorf("NewMethodTools: %w", err)
 	}
+	lookupOrderTool2, err := tool.New(tool.Def{
+		Name:        "lookup-order",
+		Description: "LookupOrder looks up an order or invoice by its number and returns its status and total.\n\nIt only reads, so it may run again after a crash.",
+		InputSchema: json.RawMessage(methodToolsLookupOrderSchema2),
+		Idempotent:  true,
+	}, /*line ok-method-tools/spec.persona.yaml:19:13*/ env. /*line ok-method-tools/spec.persona.yaml:19:13*/ LookupOrder /*line ok-method-tools/out/method_tools.go:63:171*/)
+	if err != nil {
+		return nil, fmt.Errorf("NewMethodTools: %w", err)
+	}
+	tool2PingTool, err := tool.New(tool.Def{
+		Name:        "2-ping",
+		Description: "Ping takes no arguments.",
+		InputSchema: json.RawMessage(methodTools2PingSchema),
+	}, /*line ok-method-tools/spec.persona.yaml:20:11*/ host. /*line ok-method-tools/spec.persona.yaml:20:11*/ Ping /*line ok-method-tools/out/method_tools.go:71:165*/)
+	if err != nil {
+		return nil, fmt.Errorf("NewMethodTools: %w", err)
+	}
 	p := &runtime.Persona{
 		Name: "method-tools",
 		Tools: []runtime.Tool{
-			/*line ok-method-tools/spec.persona.yaml:5:4*/ host. /*line ok-method-tools/spec.persona.yaml:5:4*/ WebFetch, /*line ok-method-tools/out/method_tools.go:61:165*/
+			/*line ok-method-tools/spec.persona.yaml:5:4*/ host. /*line ok-method-tools/spec.persona.yaml:5:4*/ WebFetch, /*line ok-method-tools/out/method_tools.go:78:165*/
 			lookupOrderTool,
 			escalateToHumanTool,
 			pingTool,
-			/*line ok-method-tools/spec.persona.yaml:15:4*/ host. /*line ok-method-tools/spec.persona.yaml:15:4*/ SendEmail, /*line ok-method-tools/out/method_tools.go:65:168*/
+			/*line ok-method-tools/spec.persona.yaml:15:4*/ host. /*line ok-method-tools/spec.persona.yaml:15:4*/ SendEmail, /*line ok-method-tools/out/method_tools.go:82:168*/
 			searchTool,
+			lookupOrderTool2,
+			tool2PingTool,
 		},
 	}
 	return p, nil
@@ -134,5 +153,33 @@ const methodToolsSearchSchema = `{
     }
   },
   "required": ["text"],
+  "additionalProperties": false
+}`
+
+// methodToolsLookupOrderSchema2 is the input schema of the tool lookup-order (method env.LookupOrder, ok-method-tools/spec.persona.yaml:19:14), derived from host.OrderQuery at generate time.
+const methodToolsLookupOrderSchema2 = `{
+  "type": "object",
+  "properties": {
+    "number": {
+      "type": "string",
+      "description": "Number is the order or invoice number, e.g. INV-2024-0117."
+    },
+    "include": {
+      "type": "array",
+      "description": "Include lists extra sections to return.",
+      "items": {
+        "type": "string",
+        "description": "Section is a part of an order a lookup can include.",
+        "enum": ["captures", "refunds", "notes"]
+      }
+    }
+  },
+  "required": ["number"],
+  "additionalProperties": false
+}`
+
+// methodTools2PingSchema is the input schema of the tool 2-ping (function example.com/fixture/host.Ping, ok-method-tools/spec.persona.yaml:20:12), derived from host.Empty at generate time.
+const methodTools2PingSchema = `{
+  "type": "object",
   "additionalProperties": false
 }`
