@@ -24,7 +24,9 @@ import (
 // compiles, is not a main package, not another tree's internal package,
 // not the output package itself nor a package importing it), that every
 // declaration it names exists and has the kind and Go type the generated
-// code needs, that every `with` value fits its field, that static prompt
+// code needs, that every `with` value fits its field, that every method
+// and function tool has the tool signature, an input struct a JSON Schema
+// can be derived from (inputschema.go) and a description, that static prompt
 // and transcript paths exist (and parse), and that no generated file or
 // identifier replaces a hand-written one in Options.OutDir. It returns an
 // *OptionsError for an invalid Options.Package, when OutDir holds

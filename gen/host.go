@@ -37,12 +37,13 @@ type Host struct {
 }
 
 // Len returns how many packages the go command returned for the request
-// (host packages plus the runtime and context; a path it listed nothing
-// for is not counted).
+// (host packages plus context and the runtime packages generated code
+// imports; a path it listed nothing for is not counted).
 func (h *Host) Len() int { return len(h.pkgs) }
 
 // HostPackages returns the import paths the specs reference (env, qualified
-// loaders, serializer funcs, tools, use resolvers), sorted and unique.
+// loaders, serializer funcs, value and function tools, use resolvers),
+// sorted and unique.
 func HostPackages(specs []*spec.Persona) []string {
 	set := make(map[string]bool)
 	add := func(r spec.GoRef) {
@@ -82,7 +83,8 @@ func HostPackages(specs []*spec.Persona) []string {
 // LoadHost loads, in one go/packages call run from dir (the output
 // directory, or its nearest existing parent; "" for the working
 // directory), the packages the specs reference together with the runtime
-// and context, for their types only (export data, no syntax). A package
+// and context, for their types only (export data, no syntax; the files of
+// each package are listed, for the doc comments of tool inputs). A package
 // that does not exist or does not type-check is not an error here: Emit
 // reports it at every spec position that references it, with the go
 // command's own error text when it listed nothing (go.mod needs updates,
