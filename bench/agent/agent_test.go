@@ -111,14 +111,18 @@ var sides = []side{
 		return answer{run: run}, err
 	}},
 	{name: "langchaingo", setup: func(ctx context.Context, st *store.Store, tools *Tools, _ *Trips) (answer, error) {
-		return answer{run: func(ctx context.Context, in store.Message) (string, error) { return LangChainGo(ctx, st, tools, in, false) }}, nil
+		return answer{run: func(ctx context.Context, in store.Message) (string, error) {
+			return LangChainGo(ctx, st, tools, in, false)
+		}}, nil
 	}},
 	{name: "eino_messages", setup: func(ctx context.Context, st *store.Store, tools *Tools, _ *Trips) (answer, error) {
 		run, err := NewEino(ctx, st, tools, true)
 		return answer{run: run}, err
 	}},
 	{name: "langchaingo_messages", setup: func(ctx context.Context, st *store.Store, tools *Tools, _ *Trips) (answer, error) {
-		return answer{run: func(ctx context.Context, in store.Message) (string, error) { return LangChainGo(ctx, st, tools, in, true) }}, nil
+		return answer{run: func(ctx context.Context, in store.Message) (string, error) {
+			return LangChainGo(ctx, st, tools, in, true)
+		}}, nil
 	}},
 }
 

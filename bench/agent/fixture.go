@@ -72,7 +72,9 @@ func (t *Tools) Ran(name, q string) int {
 }
 
 // Query is the query of the call of tool name in round n of the run answering thread.
-func Query(thread string, n int, name string) string { return fmt.Sprintf("%s-r%d-%s", thread, n, name) }
+func Query(thread string, n int, name string) string {
+	return fmt.Sprintf("%s-r%d-%s", thread, n, name)
+}
 
 // CallID is the id of that call.
 func CallID(n int, name string) string { return fmt.Sprintf("call_%d_%s", n, name) }
