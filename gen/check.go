@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"go/types"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -25,22 +27,25 @@ import (
 // code needs, that every `with` value fits its field, that static prompt
 // and transcript paths exist (and parse), and that no generated file or
 // identifier replaces a hand-written one in Options.OutDir. It returns an
-// *OptionsError for an invalid Options.Package, or when OutDir holds
-// hand-written files of another package.
+// *OptionsError for an invalid Options.Package, when OutDir holds
+// hand-written files of another package, or when the package could not
+// build (see checkOutputPackage).
 func Check(specs []*spec.Persona, host *Host, opts Options) (*Plan, error) {
 	if err := opts.checkPackage(); err != nil {
 		return nil, err
 	}
+	out := readOutputDir(opts.OutDir, opts.Package)
+	if err := checkOutputPackage(opts, specs, out); err != nil {
+		return nil, err
+	}
 	diags := spec.CheckCollisions(specs)
 	outPath, _, _ := ImportPath(opts.OutDir)
-	out := readOutputDir(opts.OutDir, opts.Package)
 	plan := &Plan{opts: opts}
 	names := make(map[string]*spec.Persona)
 	for _, p := range specs {
-		name := FileName(p)
-		if other, dup := names[name]; dup {
-			diags = append(diags, spec.Diagnostic{Pos: p.Name.Pos, Message: fmt.Sprintf("generated file %s is also generated for the persona at %s", name, other.Name.Pos)})
-			continue
+		name := p.GoFileName()
+		if _, dup := names[name]; dup {
+			continue // spec.CheckCollisions reported it
 		}
 		names[name] = p
 		c := newChecker(p, host, opts, outPath, name)
@@ -55,6 +60,36 @@ func Check(specs []*spec.Persona, host *Host, opts Options) (*Plan, error) {
 		return nil, &Error{Diagnostics: spec.SortDiagnostics(diags)}
 	}
 	return plan, nil
+}
+
+// checkOutputPackage refuses an output package the generated files
+// cannot build in: package main without a hand-written func main (go
+// build fails to link), or a package name other than that of a personagen
+// file this run leaves in place (its spec exists but is not among specs),
+// which would give the directory two packages.
+func checkOutputPackage(opts Options, specs []*spec.Persona, out outputDir) error {
+	if _, hasMain := out.decls["main"]; opts.Package == "main" && !hasMain {
+		return &OptionsError{Field: "Package", err: ErrBadOptions, Message: "package main needs a func main, and no hand-written file of the output directory declares one (go build would fail to link); generate into a package of its own (personas) that your program imports, or write main.go first"}
+	}
+	produced := make(map[string]bool, len(specs))
+	for _, p := range specs {
+		produced[p.GoFileName()] = true
+	}
+	for _, l := range leftovers(opts.OutDir, produced) {
+		if !l.SpecExists {
+			continue
+		}
+		if pkg := packageClause(filepath.Join(opts.OutDir, l.Name)); pkg != "" && pkg != opts.Package {
+			dir := opts.OutDir
+			if dir == "" {
+				dir = "."
+			}
+			return &OptionsError{Field: "Package", err: ErrBadOptions, Message: fmt.Sprintf(
+				"output directory %s holds %s, generated from %s in package %s, which this run leaves in place (that spec is not among its specs); one directory holds one package: use package name %s, or generate all of the directory's specs together under the new name",
+				filepath.ToSlash(dir), l.Name, l.Source, pkg, pkg)}
+		}
+	}
+	return nil
 }
 
 // checker checks one spec and builds its filePlan.
@@ -102,8 +137,10 @@ func (c *checker) file() *filePlan {
 		c.checkEnv(*p.Env)
 	}
 	for _, t := range p.Tools {
-		if c.checkTool(t) {
-			fp.tools = append(fp.tools, c.qual(t))
+		if typ, ok := c.checkTool(t); ok {
+			q := c.qual(t)
+			q.goType = typ
+			fp.tools = append(fp.tools, q)
 		}
 	}
 	fp.responsibilities = p.Responsibilities
@@ -142,22 +179,11 @@ func (c *checker) importable(path string) string {
 	if c.outPath != "" && path == c.outPath {
 		return fmt.Sprintf("package %s is the output package, and generated code cannot import its own package (import cycle); generate into a separate package, e.g. %s/personas", path, path)
 	}
-	if parent, ok := internalParent(path); ok && !within(c.outPath, parent) {
-		switch {
-		case parent == "":
-			return fmt.Sprintf("package %s is internal to the Go standard library and cannot be imported", path)
-		case c.outPath == "":
-			// The output package's path is unknown (no module): go build
-			// will decide.
-		default:
-			return fmt.Sprintf("package %s is internal to %s, and the output package %s, outside that tree, cannot import it (Go's internal rule); name a declaration of a package outside internal/, or generate into a package below %s", path, parent, c.outPath, parent)
-		}
+	if msg := pathRefused(path); msg != "" {
+		return msg
 	}
-	if i := elementIndex(path, "vendor"); i >= 0 {
-		return fmt.Sprintf("package path %s names a vendored copy; write the package's own import path (%s), which the go command resolves to the vendored copy itself", path, strings.Join(strings.Split(path, "/")[i+1:], "/"))
-	}
-	if path == "builtin" {
-		return "package builtin only documents Go's predeclared identifiers and cannot be imported"
+	if parent, ok := internalParent(path); ok && parent != "" && c.outPath != "" && !within(c.outPath, parent) {
+		return fmt.Sprintf("package %s is internal to %s, and the output package %s, outside that tree, cannot import it (Go's internal rule); name a declaration of a package outside internal/, or generate into a package below %s", path, parent, c.outPath, parent)
 	}
 	if c.host == nil {
 		_, msg := c.host.pkg(path)
@@ -176,6 +202,25 @@ func (c *checker) importable(path string) string {
 		if via := c.host.importsPath(path, c.outPath); via != "" {
 			return fmt.Sprintf("package %s imports the output package %s (%s), so generated code importing it would be an import cycle; generate into a package that %s does not import", path, c.outPath, via, path)
 		}
+	}
+	return ""
+}
+
+// pathRefused says why no package can import the package at path, judged
+// by the path alone (so LoadPackages does not ask the go command for it),
+// or "".
+func pathRefused(path string) string {
+	if parent, ok := internalParent(path); ok && parent == "" {
+		return fmt.Sprintf("package %s is internal to the Go standard library and cannot be imported", path)
+	}
+	if i := elementIndex(path, "vendor"); i >= 0 {
+		return fmt.Sprintf("package path %s names a vendored copy; write the package's own import path (%s), which the go command resolves to the vendored copy itself", path, strings.Join(strings.Split(path, "/")[i+1:], "/"))
+	}
+	switch path {
+	case "builtin":
+		return "package builtin only documents Go's predeclared identifiers and cannot be imported"
+	case "C":
+		return "C is cgo's pseudo-package: its declarations exist only in the file that imports it, so generated code cannot name them; name a Go declaration that wraps it"
 	}
 	return ""
 }
@@ -284,27 +329,29 @@ func (c *checker) checkEnv(env spec.GoRef) {
 		return
 	}
 	c.envType = t
-	c.fp.env = &envPlan{typ: c.qual(env)}
+	q := c.qual(env)
+	q.goType = typeString(t)
+	c.fp.env = &envPlan{typ: q}
 }
 
 // checkTool reports whether t names a package-level variable implementing
-// runtime.Tool.
-func (c *checker) checkTool(t spec.GoRef) bool {
+// runtime.Tool, and its type.
+func (c *checker) checkTool(t spec.GoRef) (string, bool) {
 	obj, msg := c.lookup(t, isVar)
 	if obj == nil {
 		c.errf(t.Pos, "tool: %s", msg)
-		return false
+		return "", false
 	}
 	v, ok := obj.(*types.Var)
 	if !ok {
 		c.errf(t.Pos, "tool: %s is a %s; want a package-level variable implementing runtime.Tool", t, objKind(obj))
-		return false
+		return "", false
 	}
 	if !c.host.implements(v.Type(), c.host.tool) {
 		c.errf(t.Pos, "tool: %s (type %s) does not implement runtime.Tool: %s", t, typeString(v.Type()), missingMethod(v.Type(), c.host.tool))
-		return false
+		return "", false
 	}
-	return true
+	return typeString(v.Type()), true
 }
 
 func (c *checker) chain(rs []spec.Resolver, which string) []stepPlan {
@@ -344,6 +391,9 @@ func (c *checker) resolver(r spec.Resolver, st *stepPlan) {
 		st.loadRecord = c.loadRecord(r.LoadRecord)
 	case r.LoadTranscript != nil:
 		lt := r.LoadTranscript
+		if c.host != nil && c.host.transcriptErr != "" {
+			c.errf(r.Pos, "load_transcript: the generated code imports %s, and it cannot be loaded: %s", TranscriptPath, c.host.transcriptErr)
+		}
 		st.loadTranscript = &pathPlan{}
 		if lt.Path.IsStatic() {
 			st.loadTranscript.static = staticText(lt.Path)
@@ -450,9 +500,19 @@ func (c *checker) loadRecord(lr *spec.LoadRecord) *loadRecordPlan {
 	}
 	record, ok := c.host.loaderRecord(sig)
 	if !ok {
-		c.errf(ref.Pos, "load_record loader: %s has type %s; want %s", ref, typeString(sigNoRecv(sig)), wantLoader)
+		hint := ""
+		if r := sig.Results(); r.Len() == 2 {
+			if n, named := types.Unalias(r.At(0).Type()).(*types.Named); named {
+				if sl, ok := n.Underlying().(*types.Slice); ok {
+					hint = fmt.Sprintf(" (%s is a named slice type, which does not match []T: declare the result as []%s)", typeString(r.At(0).Type()), typeString(sl.Elem()))
+				}
+			}
+		}
+		c.errf(ref.Pos, "load_record loader: %s has type %s; want %s%s", ref, typeString(sigNoRecv(sig)), wantLoader, hint)
 		return lp
 	}
+	lp.loader.goType = typeString(sigNoRecv(sig))
+	lp.record = typeString(record)
 	if s := lr.Serialize; s != nil {
 		lp.serializer = c.serializer(s, record)
 	}
@@ -512,6 +572,7 @@ func (c *checker) serializer(s *spec.Serializer, record types.Type) *serializerP
 			return nil
 		}
 		q := c.qual(ref)
+		q.goType = typeString(sig)
 		return &serializerPlan{fn: &q, plain: plain}
 	}
 	m := *s.Method
@@ -539,7 +600,7 @@ func (c *checker) serializer(s *spec.Serializer, record types.Type) *serializerP
 }
 
 func deref(t types.Type) types.Type {
-	if p, ok := t.(*types.Pointer); ok {
+	if p, ok := types.Unalias(t).(*types.Pointer); ok {
 		return p.Elem()
 	}
 	return t
@@ -578,6 +639,7 @@ func (c *checker) use(u *spec.Use) *usePlan {
 		return nil
 	}
 	up := &usePlan{typ: c.qual(ref)}
+	up.typ.goType = typeString(tn.Type())
 	if u.With != nil {
 		up.fields = c.structFields(u.With.Map, tn.Type(), st, "with")
 	}
@@ -596,9 +658,19 @@ type outputDir struct {
 // file of the output directory, and generated top-level identifiers that
 // a hand-written file of the output package already declares.
 func (c *checker) checkOutput(out outputDir, fp *filePlan) {
+	fp.reserved = make(map[string]bool, len(out.decls))
+	for name := range out.decls {
+		fp.reserved[name] = true
+	}
 	if out.handWritten[fp.name] {
 		c.errf(c.p.Name.Pos, "the generated file %s would replace the hand-written file %s (it does not start with %q); rename the persona or that file", fp.name, filepath.ToSlash(filepath.Join(c.opts.OutDir, fp.name)), Header)
 		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(out.handWritten)) {
+		if strings.EqualFold(name, fp.name) {
+			c.errf(c.p.Name.Pos, "the generated file %s differs only in case from the hand-written file %s: on a case-insensitive file system it would replace it, and the go command refuses a module holding both; rename the persona or that file", fp.name, filepath.ToSlash(filepath.Join(c.opts.OutDir, name)))
+			return
+		}
 	}
 	for _, name := range fp.declared() {
 		if at, ok := out.decls[name]; ok {

@@ -3,6 +3,7 @@ package gen
 import (
 	"context"
 	"fmt"
+	"go/format"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -190,6 +191,7 @@ message_resolvers:
 	edit(t, hostFile, "*Limits           `yaml:\"backup\"`", "*Limit `yaml:\"backup\"`")
 	edit(t, hostFile, "Limits   Limits            `yaml:\"limits\"`", "Limits Limit `yaml:\"limits\"`")
 	edit(t, hostFile, "Steps    []Limits          `yaml:\"steps\"`", "Steps []Limit `yaml:\"steps\"`")
+	edit(t, hostFile, "\tLimits\n\tlimitsBase", "\tLimit\n\tlimitsBase")
 	edit(t, hostFile, "inv *runtime.Invocation) ([]Account, error) {\n\tif inv.Inbound == nil {", "inv *runtime.Invocation) ([]*Account, error) {\n\tif inv.Inbound == nil {")
 	edit(t, hostFile, "return []Account{a}, nil", "return []*Account{&a}, nil")
 	if out, err := goCmd(t, mod, "build", "./host"); err != nil {
@@ -238,4 +240,48 @@ func atoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestNoLineDirectivesOnlyDropsDirectives pins Options.NoLineDirectives'
+// contract: the output is the same code without the /*line*/ comments.
+func TestNoLineDirectivesOnlyDropsDirectives(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads a scratch module")
+	}
+	testdata, _ := filepath.Abs("testdata")
+	mod := scratchModule(t)
+	for _, c := range []string{"full", "ok-pointer-fields"} {
+		copyDir(t, filepath.Join(testdata, c), filepath.Join(mod, c), func(rel string) bool { return rel == "out" })
+	}
+	t.Chdir(mod)
+	for _, c := range []string{"full", "ok-pointer-fields"} {
+		specs, diags := spec.LoadPaths([]string{c})
+		if len(diags) > 0 {
+			t.Fatal(diags)
+		}
+		host, err := LoadHost(context.Background(), mod, specs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := Options{Package: "out", OutDir: c + "/out", Root: c, LineBase: "."}
+		with, err := Emit(specs, host, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.NoLineDirectives = true
+		without, err := Emit(specs, host, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stripped, err := format.Source(regexp.MustCompile(`/\*line [^*]*\*/`).ReplaceAll(with[0].Content, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(stripped) != string(without[0].Content) {
+			t.Errorf("%s: without directives differs from with directives stripped:\n%s\n---\n%s", c, without[0].Content, stripped)
+		}
+		if strings.Contains(string(without[0].Content), "/*line") {
+			t.Errorf("%s: NoLineDirectives output holds a directive", c)
+		}
+	}
 }

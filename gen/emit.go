@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,9 +15,19 @@ import (
 	"github.com/personagen/personagen/spec"
 )
 
-// locals are the identifiers generated constructors declare; an imported
-// package whose name equals one of them is imported under another name.
-var locals = map[string]bool{"env": true, "opts": true, "p": true, "inv": true, "r": true, "ctx": true, "dst": true, "path": true, "files": true}
+// locals are the identifiers generated constructors declare, and Go's
+// predeclared identifiers (generated code writes string, error, new, nil,
+// int, …, which a package named so would shadow); an imported package
+// whose name equals one of them is imported under another name.
+var locals = map[string]bool{
+	"env": true, "opts": true, "p": true, "inv": true, "r": true, "ctx": true, "dst": true, "path": true, "files": true,
+	"any": true, "append": true, "bool": true, "byte": true, "cap": true, "clear": true, "close": true, "comparable": true,
+	"complex": true, "complex128": true, "complex64": true, "copy": true, "delete": true, "error": true, "false": true,
+	"float32": true, "float64": true, "imag": true, "int": true, "int16": true, "int32": true, "int64": true, "int8": true,
+	"iota": true, "len": true, "make": true, "max": true, "min": true, "new": true, "nil": true, "panic": true,
+	"print": true, "println": true, "real": true, "recover": true, "rune": true, "string": true, "true": true,
+	"uint": true, "uint16": true, "uint32": true, "uint64": true, "uint8": true, "uintptr": true,
+}
 
 // Render writes the Go file of every spec in the plan, in spec order. It
 // looks nothing up: everything it writes comes from the plan. A generator
@@ -71,17 +82,30 @@ func (e *emitter) file() ([]byte, error) {
 		f.Line()
 		f.Add(h)
 	}
-	paths := make([]string, 0, len(fp.imports))
-	for path := range fp.imports {
-		paths = append(paths, path)
+	// An import whose name a local of the generated code or a
+	// package-level declaration of the output package also uses is
+	// renamed: the local would shadow it, the declaration clash with it.
+	names := map[string]string{
+		"context": "context", "errors": "errors", "fmt": "fmt", "path/filepath": "filepath",
+		"strings": "strings", "time": "time", RuntimePath: "runtime", TranscriptPath: "transcript",
 	}
-	slices.Sort(paths)
+	for path, name := range fp.imports {
+		names[path] = name
+	}
+	paths := slices.Sorted(maps.Keys(names))
 	for _, path := range paths {
-		if name := fp.imports[path]; locals[name] {
-			f.ImportAlias(path, name+"pkg")
-		} else {
-			f.ImportName(path, name)
+		name := names[path]
+		if !locals[name] && !fp.reserved[name] {
+			if _, host := fp.imports[path]; host {
+				f.ImportName(path, name)
+			}
+			continue
 		}
+		alias := name + "pkg"
+		for i := 1; fp.reserved[alias]; i++ {
+			alias = name + "pkg" + strconv.Itoa(i)
+		}
+		f.ImportAlias(path, alias)
 	}
 	return render(f, fp.genPath, e.lines)
 }
@@ -621,7 +645,12 @@ func (e *emitter) template(tp *templatePlan) jen.Code {
 		))
 	}
 	var value jen.Code = jen.Lit("")
-	if len(parts) > 0 {
+	switch {
+	case len(parts) > maxConcat:
+		// gofmt prints a chain of n + operators in time quadratic in n;
+		// a long template joins a slice instead.
+		value = jen.Qual("strings", "Join").Call(jen.Index().String().Add(multi("{", "}", parts)), jen.Lit(""))
+	case len(parts) > 0:
 		s := jen.Add(parts[0])
 		for _, p := range parts[1:] {
 			s = s.Op("+").Add(p)
@@ -634,6 +663,9 @@ func (e *emitter) template(tp *templatePlan) jen.Code {
 		Func().Id(tp.name).Params(jen.Id("inv").Op("*").Add(rt("Invocation"))).Params(jen.String(), jen.Error()).Block(body...))
 	return jen.Id(tp.name)
 }
+
+// maxConcat is the most parts a template helper concatenates with +.
+const maxConcat = 32
 
 // quoteDoc quotes a template for a doc comment, keeping it on one line and
 // unable to end the comment.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/mod/modfile"
+
 	"github.com/personagen/personagen/spec"
 )
 
@@ -122,11 +124,15 @@ func (e *OptionsError) Unwrap() error { return e.err }
 
 // Validate checks the options Generate and Resolve need: Package is a
 // valid package name and matches the hand-written Go files already in
-// OutDir (ErrBadOptions), and a go.mod governs OutDir (ErrNoModule). It
-// returns nil or an *OptionsError.
+// OutDir, OutDir is not a file (ErrBadOptions), and a go.mod governs
+// OutDir, in a workspace that uses its module if a go.work governs it
+// (ErrNoModule). It returns nil or an *OptionsError.
 func (o Options) Validate() error {
 	if err := o.checkPackage(); err != nil {
 		return err
+	}
+	if st, err := os.Stat(o.OutDir); err == nil && !st.IsDir() && o.OutDir != "" {
+		return &OptionsError{Field: "OutDir", err: ErrBadOptions, Message: fmt.Sprintf("output directory %s is a file, not a directory", filepath.ToSlash(o.OutDir))}
 	}
 	if _, modRoot, _ := ImportPath(o.OutDir); modRoot == "" {
 		dir := o.OutDir
@@ -134,8 +140,74 @@ func (o Options) Validate() error {
 			dir = "."
 		}
 		return &OptionsError{Field: "OutDir", err: ErrNoModule, Message: fmt.Sprintf("output directory %s is not inside a Go module (no go.mod in it or any parent directory); generate into a package directory of the module that imports the runtime and your host packages, or create one with go mod init", filepath.ToSlash(dir))}
+	} else if work := outsideWorkspace(modRoot); work != "" {
+		return &OptionsError{Field: "OutDir", err: ErrNoModule, Message: fmt.Sprintf("the module at %s, which holds the output directory, is not one of the modules %s uses, so the go command cannot build there; add it (go work use %s) or set GOWORK=off", filepath.ToSlash(modRoot), filepath.ToSlash(work), filepath.ToSlash(relOrAbs(filepath.Dir(work), modRoot)))}
 	}
 	return nil
+}
+
+// outsideWorkspace returns the go.work file that governs the module at
+// modRoot without listing it in a use directive (the go command refuses
+// to build there), or "". The file is $GOWORK, or the nearest go.work at
+// or above modRoot; GOWORK=off means none.
+func outsideWorkspace(modRoot string) string {
+	work := os.Getenv("GOWORK")
+	switch work {
+	case "off":
+		return ""
+	case "":
+		for d := modRoot; ; {
+			if st, err := os.Stat(filepath.Join(d, "go.work")); err == nil && st.Mode().IsRegular() {
+				work = filepath.Join(d, "go.work")
+				break
+			}
+			parent := filepath.Dir(d)
+			if parent == d {
+				return ""
+			}
+			d = parent
+		}
+	}
+	data, err := os.ReadFile(work)
+	if err != nil {
+		return ""
+	}
+	wf, err := modfile.ParseWork(work, data, nil)
+	if err != nil {
+		return "" // the go command reports a go.work it cannot parse
+	}
+	root := cleanAbs(modRoot)
+	for _, u := range wf.Use {
+		p := filepath.FromSlash(u.Path)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(work), p)
+		}
+		if cleanAbs(p) == root {
+			return ""
+		}
+	}
+	return work
+}
+
+// cleanAbs is path made absolute, with symbolic links resolved when it
+// exists.
+func cleanAbs(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	return filepath.Clean(path)
+}
+
+// relOrAbs is target relative to base when it can be expressed so, else
+// target.
+func relOrAbs(base, target string) string {
+	if rel, err := filepath.Rel(cleanAbs(base), cleanAbs(target)); err == nil {
+		return "./" + filepath.ToSlash(rel)
+	}
+	return target
 }
 
 // checkPackage is the part of Validate that Check makes too.
@@ -268,35 +340,6 @@ func modulePath(gomod []byte) string {
 		}
 	}
 	return ""
-}
-
-// FileName is the base name of the file generated for p: the persona name
-// with hyphens as underscores plus ".go" (support-agent → support_agent.go).
-// When that name would be a test file or carry a GOOS/GOARCH build
-// constraint (agent-test, bot-linux), "_persona" is inserted before ".go".
-func FileName(p *spec.Persona) string {
-	base := strings.ReplaceAll(p.Name.Value, "-", "_")
-	if base == "" {
-		base = "persona"
-	}
-	if i := strings.LastIndexByte(base, '_'); i >= 0 && constraintSuffix[base[i+1:]] {
-		base += "_persona"
-	}
-	return base + ".go"
-}
-
-// constraintSuffix holds the file-name elements the go command treats
-// specially (_test, and every GOOS and GOARCH it knows).
-var constraintSuffix = map[string]bool{
-	"test": true,
-	"aix":  true, "android": true, "darwin": true, "dragonfly": true, "freebsd": true, "hurd": true,
-	"illumos": true, "ios": true, "js": true, "linux": true, "nacl": true, "netbsd": true,
-	"openbsd": true, "plan9": true, "solaris": true, "wasip1": true, "windows": true, "zos": true,
-	"386": true, "amd64": true, "amd64p32": true, "arm": true, "armbe": true, "arm64": true,
-	"arm64be": true, "loong64": true, "mips": true, "mipsle": true, "mips64": true, "mips64le": true,
-	"mips64p32": true, "mips64p32le": true, "ppc": true, "ppc64": true, "ppc64le": true,
-	"riscv": true, "riscv64": true, "s390": true, "s390x": true, "sparc": true, "sparc64": true,
-	"wasm": true,
 }
 
 // displayPath renders path relative to base (slash-separated) when base is

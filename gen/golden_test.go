@@ -36,8 +36,9 @@ func goldenCases(t *testing.T) []string {
 // runCase loads and emits one case the way `personagen generate` does,
 // from the scratch module's root: specs under <case>/, output package
 // "out" in <case>/out, static paths checked against <case>/. It returns
-// the files and the diagnostics as the CLI prints them (one per line).
-func runCase(t *testing.T, name string, host *Host) ([]File, string) {
+// the files and the diagnostics as the CLI prints them (one per line), and
+// sets *planOut (when not nil) to the plan's listing.
+func runCase(t *testing.T, name string, host *Host, planOut *string) ([]File, string) {
 	t.Helper()
 	specs, diags := spec.LoadPaths([]string{name})
 	var stderr strings.Builder
@@ -47,7 +48,11 @@ func runCase(t *testing.T, name string, host *Host) ([]File, string) {
 	if len(diags) > 0 {
 		return nil, stderr.String()
 	}
-	files, err := Emit(specs, host, Options{Package: "out", OutDir: filepath.Join(name, "out"), Root: name, LineBase: "."})
+	plan, err := Check(specs, host, Options{Package: "out", OutDir: filepath.Join(name, "out"), Root: name, LineBase: "."})
+	var files []File
+	if err == nil {
+		files, err = plan.Render()
+	}
 	var ge *Error
 	switch {
 	case errors.As(err, &ge):
@@ -55,7 +60,10 @@ func runCase(t *testing.T, name string, host *Host) ([]File, string) {
 			stderr.WriteString(d.String() + "\n")
 		}
 	case err != nil:
-		t.Fatalf("Emit: %v", err)
+		t.Fatalf("Check or Render: %v", err)
+	}
+	if plan != nil && planOut != nil {
+		*planOut = plan.String()
 	}
 	return files, stderr.String()
 }
@@ -63,7 +71,7 @@ func runCase(t *testing.T, name string, host *Host) ([]File, string) {
 // TestGoldenCases runs every case in testdata/<case>/: the specs there
 // generate exactly testdata/<case>/out/*.go and print exactly
 // testdata/<case>/stderr.txt (absent means nothing), twice with identical
-// bytes; then all generated packages are built together with `go build`
+// bytes, from a plan listed exactly as testdata/<case>/plan.txt; then all generated packages are built together with `go build`
 // against the fixture host, in one scratch module. Go files of a case
 // (outside out/) are packages of that module (a case's own host code);
 // testdata/<case>/handwritten/ holds hand-written files of the output
@@ -102,13 +110,15 @@ func TestGoldenCases(t *testing.T) {
 	built := 0
 	for _, c := range cases {
 		t.Run(c, func(t *testing.T) {
-			files, stderr := runCase(t, c, host)
-			again, stderr2 := runCase(t, c, host)
+			var plan string
+			files, stderr := runCase(t, c, host, &plan)
+			again, stderr2 := runCase(t, c, host, nil)
 			if stderr != stderr2 || !sameFiles(files, again) {
 				t.Errorf("two runs differ")
 			}
 			golden := filepath.Join(testdata, c)
 			checkGolden(t, filepath.Join(golden, "stderr.txt"), []byte(stderr), true)
+			checkGolden(t, filepath.Join(golden, "plan.txt"), []byte(plan), true)
 			var names []string
 			for _, f := range files {
 				names = append(names, f.Name)

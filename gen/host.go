@@ -24,12 +24,13 @@ type Host struct {
 	pkgs map[string]*packages.Package // the packages asked for, by import path
 	all  map[string]*packages.Package // those and every package they import, by import path
 
-	ctxType    types.Type       // context.Context
-	invPtr     types.Type       // *runtime.Invocation
-	resolver   *types.Interface // runtime.Resolver
-	tool       *types.Interface // runtime.Tool
-	runtimeErr string           // why the runtime could not be loaded, if it could not
-	goErr      string           // the go command's error when it listed nothing for some paths, on one line
+	ctxType       types.Type       // context.Context
+	invPtr        types.Type       // *runtime.Invocation
+	resolver      *types.Interface // runtime.Resolver
+	tool          *types.Interface // runtime.Tool
+	runtimeErr    string           // why the runtime could not be loaded, if it could not
+	transcriptErr string           // why the transcript package (load_transcript's) could not be loaded
+	goErr         string           // the go command's error when it listed nothing for some paths, on one line
 }
 
 // Len returns how many packages the go command returned for the request
@@ -88,9 +89,16 @@ func LoadHost(ctx context.Context, dir string, specs []*spec.Persona) (*Host, er
 	return LoadPackages(ctx, dir, HostPackages(specs))
 }
 
-// LoadPackages is LoadHost for an explicit list of import paths.
+// LoadPackages is LoadHost for an explicit list of import paths. Paths no
+// package can import (a vendored copy, builtin, C, the standard library's
+// internal packages) are not asked for: Check refuses them by their path.
 func LoadPackages(ctx context.Context, dir string, paths []string) (*Host, error) {
-	want := append([]string{"context", RuntimePath}, paths...)
+	want := []string{"context", RuntimePath, TranscriptPath}
+	for _, p := range paths {
+		if pathRefused(p) == "" {
+			want = append(want, p)
+		}
+	}
 	slices.Sort(want)
 	want = slices.Compact(want)
 	cfg := &packages.Config{
@@ -152,6 +160,9 @@ func goListError(ctx context.Context, dir string, paths []string) string {
 }
 
 func (h *Host) initRuntime() {
+	if tp, msg := h.pkg(TranscriptPath); tp == nil {
+		h.transcriptErr = msg
+	}
 	rt, msg := h.pkg(RuntimePath)
 	if rt == nil {
 		h.runtimeErr = msg
@@ -215,11 +226,20 @@ func (h *Host) pkg(path string) (*types.Package, string) {
 	}
 	if len(p.Errors) > 0 || p.Types == nil {
 		for _, e := range p.Errors {
-			if e.Kind == packages.ListError {
-				// The go command's text names proxies and modules and
-				// varies with the network; the fact is stable.
-				return nil, "cannot find package " + path + " from the output directory's module (go get it, or fix the import path)"
+			if e.Kind != packages.ListError {
+				continue
 			}
+			switch {
+			case strings.Contains(e.Msg, "build constraints exclude all Go files"):
+				return nil, "package " + path + " has no Go files in this build: build constraints exclude all of them (a cgo package needs CGO_ENABLED=1 and a C compiler; check its //go:build lines against GOOS, GOARCH and the build tags)"
+			case strings.Contains(e.Msg, "no Go files in"):
+				return nil, "package " + path + " has no Go files"
+			case strings.Contains(e.Msg, "-mod=vendor"):
+				return nil, "package " + path + " is not in the module's vendor directory: import it from a package of the module (a blank import will do) and run go mod vendor"
+			}
+			// The go command's text names proxies and modules and
+			// varies with the network; the fact is stable.
+			return nil, "cannot find package " + path + " from the output directory's module (go get it, or fix the import path)"
 		}
 		msg := "package " + path + " does not compile"
 		if len(p.Errors) > 0 {
@@ -358,7 +378,7 @@ func (h *Host) loaderRecord(sig *types.Signature) (types.Type, bool) {
 	if !ok || !types.Identical(sig.Results().At(1).Type(), errorType) {
 		return nil, false
 	}
-	if _, named := sig.Results().At(0).Type().(*types.Named); named {
+	if _, named := types.Unalias(sig.Results().At(0).Type()).(*types.Named); named {
 		return nil, false // a named slice type does not unify with []T
 	}
 	return sl.Elem(), true
@@ -369,7 +389,7 @@ func (h *Host) loaderRecord(sig *types.Signature) (types.Type, bool) {
 func serializerResult(sig *types.Signature) (plain, ok bool) {
 	r := sig.Results()
 	isString := func(t types.Type) bool {
-		b, ok := t.(*types.Basic)
+		b, ok := types.Unalias(t).(*types.Basic)
 		return ok && b.Kind() == types.String
 	}
 	switch {

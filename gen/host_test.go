@@ -97,3 +97,39 @@ func TestGenerateOutsideAModule(t *testing.T) {
 		t.Errorf("error %q lacks %q", err, want)
 	}
 }
+
+// TestVendoredModuleLackingTheTranscriptPackage pins that in a module
+// whose vendor directory lacks runtime/transcript (nothing of the module
+// imported it when go mod vendor ran), a load_transcript entry is refused
+// at the spec — generated code importing it would fail go build in the
+// generated file — with what to do, and a spec without one still checks.
+func TestVendoredModuleLackingTheTranscriptPackage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("vendors a scratch module")
+	}
+	mod := scratchModule(t)
+	writeFile(t, filepath.Join(mod, "app", "app.go"), []byte("package app\n\nimport _ \"example.com/fixture/host\"\n"))
+	for _, args := range [][]string{{"mod", "tidy"}, {"mod", "vendor"}} {
+		if out, err := goCmd(t, mod, args...); err != nil {
+			t.Fatalf("go %s:\n%s", strings.Join(args, " "), out)
+		}
+	}
+	t.Setenv("GOFLAGS", "-mod=vendor")
+	host, err := LoadPackages(context.Background(), mod, []string{fixtureHost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, diags := spec.Load("a.persona.yaml", []byte("version: 1\nname: a\ntools: [example.com/fixture/host.WebFetch]\nmessage_resolvers:\n  - load_transcript: {path: \"x/{{ .Persona.Name }}.chat\"}\n"))
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	msgs := emitMessages(t, p, host, Options{Package: "out", OutDir: filepath.Join(mod, "out")})
+	want := "load_transcript: the generated code imports " + TranscriptPath + ", and it cannot be loaded: package " + TranscriptPath + " is not in the module's vendor directory: import it from a package of the module (a blank import will do) and run go mod vendor"
+	if len(msgs) != 1 || msgs[0] != want {
+		t.Errorf("diagnostics %q, want one: %q", msgs, want)
+	}
+	p.MessageResolvers = nil
+	if _, err := Emit([]*spec.Persona{p}, host, Options{Package: "out", OutDir: filepath.Join(mod, "out")}); err != nil {
+		t.Errorf("a spec without load_transcript: %v", err)
+	}
+}

@@ -121,7 +121,7 @@ func shiftBeforeComma(src []byte) []byte {
 	return beforeComma.ReplaceAllFunc(src, func(m []byte) []byte {
 		sm := beforeComma.FindSubmatch(m)
 		col, _ := strconv.Atoi(string(sm[3]))
-		if string(sm[1]) == "RESET" || col <= 1 {
+		if col <= 1 {
 			return m
 		}
 		return []byte(fmt.Sprintf("/*line %s:%s:%d*/, ", sm[1], sm[2], col-1))

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"bytes"
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -128,5 +129,45 @@ func TestScratchModuleOfflineWhenWarm(t *testing.T) {
 	t.Setenv("GOPROXY", "off")
 	if out, err := goCmd(t, mod, "build", "./host"); err != nil {
 		t.Fatalf("go build with a warm cache and GOPROXY=off:\n%s", out)
+	}
+}
+
+// TestOutputModuleOutsideTheWorkspace pins that Options.Validate refuses an
+// output directory whose module a governing go.work does not use (the go
+// command cannot build there, and every package would seem missing), and
+// accepts it when go.work uses it or GOWORK=off.
+func TestOutputModuleOutsideTheWorkspace(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "a", "go.mod"), []byte("module example.com/a\n"))
+	writeFile(t, filepath.Join(root, "b", "go.mod"), []byte("module example.com/b\n"))
+	opts := Options{Package: "personas", OutDir: filepath.Join(root, "a", "personas")}
+	t.Setenv("GOWORK", "")
+
+	writeFile(t, filepath.Join(root, "go.work"), []byte("go 1.26\n\nuse ./b\n"))
+	err := opts.Validate()
+	var oe *OptionsError
+	if !errors.As(err, &oe) || oe.Field != "OutDir" || !strings.Contains(err.Error(), "go work use ./a") {
+		t.Errorf("module outside the workspace: %v", err)
+	}
+	t.Setenv("GOWORK", "off")
+	if err := opts.Validate(); err != nil {
+		t.Errorf("GOWORK=off: %v", err)
+	}
+	t.Setenv("GOWORK", "")
+	writeFile(t, filepath.Join(root, "go.work"), []byte("go 1.26\n\nuse (\n\t./a\n\t./b\n)\n"))
+	if err := opts.Validate(); err != nil {
+		t.Errorf("module in the workspace: %v", err)
+	}
+}
+
+// TestOutputDirectoryThatIsAFile pins that -out naming a file is refused
+// by Options.Validate, before any package is loaded.
+func TestOutputDirectoryThatIsAFile(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "go.mod"), []byte("module example.com/m\n"))
+	writeFile(t, filepath.Join(root, "agents.go"), []byte("package m\n"))
+	err := Options{Package: "agents", OutDir: filepath.Join(root, "agents.go")}.Validate()
+	if !errors.Is(err, ErrBadOptions) || !strings.Contains(err.Error(), "is a file, not a directory") {
+		t.Errorf("Validate with a file as OutDir: %v", err)
 	}
 }

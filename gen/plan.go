@@ -1,6 +1,13 @@
 package gen
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
 	"github.com/personagen/personagen/spec"
 )
 
@@ -36,6 +43,9 @@ type filePlan struct {
 	// imports names each host package the file refers to by its package
 	// name (as declared, not as the path's last element).
 	imports map[string]string
+	// reserved are the package-level names hand-written files of the
+	// output package declare: no import of the file may use one.
+	reserved map[string]bool
 
 	env              *envPlan
 	model            *spec.Model
@@ -48,10 +58,12 @@ type filePlan struct {
 }
 
 // qualPlan is a package-level declaration of a host package named by the
-// spec at pos.
+// spec at pos; goType is its Go type as messages write it (host.Env,
+// func(context.Context, *runtime.Invocation) ([]host.Account, error)).
 type qualPlan struct {
 	path, name string
 	pos        spec.Pos
+	goType     string
 }
 
 // envPlan is the env type; the constructor takes a pointer to it.
@@ -112,6 +124,7 @@ type loadRecordPlan struct {
 	role       spec.Role
 	method     bool     // the loader is a method of env (ref.name on env)
 	loader     qualPlan // path is "" for a method
+	record     string   // the record type T, as messages write it
 	serializer *serializerPlan
 }
 
@@ -133,10 +146,11 @@ type usePlan struct {
 	fields []fieldPlan
 }
 
-// fieldPlan sets the struct field name from the spec entry at keyPos whose
-// value is at value.pos.
+// fieldPlan sets the struct field name (of Go type goType) from the spec
+// entry at keyPos whose value is at value.pos.
 type fieldPlan struct {
 	name   string
+	goType string
 	keyPos spec.Pos
 	value  valuePlan
 }
@@ -218,4 +232,170 @@ func (fp *filePlan) declared() []string {
 		}
 	}
 	return names
+}
+
+// String lists the plan readably, one generated file after another: the
+// file, its imports, and every resolved reference with its Go type and
+// every typed `with` value, each with its spec position (line:col). Tests
+// pin it as a golden file; it is also what to look at when a generated
+// file surprises.
+func (pl *Plan) String() string {
+	var b strings.Builder
+	for _, fp := range pl.files {
+		fmt.Fprintf(&b, "file %s from %s: package %s, persona %s, New%s\n", fp.name, fp.specPath, fp.pkg, fp.persona, fp.goName)
+		for _, path := range slices.Sorted(maps.Keys(fp.imports)) {
+			fmt.Fprintf(&b, "  import %s as %s\n", path, fp.imports[path])
+		}
+		if fp.env != nil {
+			fmt.Fprintf(&b, "  env %s: %s\n", fp.env.typ, fp.env.typ.goType)
+		}
+		for _, t := range fp.tools {
+			fmt.Fprintf(&b, "  tool %s: %s\n", t, t.goType)
+		}
+		if m := fp.mailbox; m != nil && m.Address.Value != "" {
+			fmt.Fprintf(&b, "  mailbox %s", m.Address.Value)
+			for _, a := range m.Aliases {
+				fmt.Fprintf(&b, ", alias %s", a.Value)
+			}
+			b.WriteString("\n")
+		}
+		for _, chain := range [][]stepPlan{fp.messageChain, fp.responsibility} {
+			for _, st := range chain {
+				fmt.Fprintf(&b, "  %s %s @%s: %s\n", st.id, st.kind, at(st.pos), st.describe())
+				if st.use != nil {
+					writeFields(&b, st.use.fields, "    ")
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+// String renders q as the spec wrote it, with its position.
+func (q qualPlan) String() string {
+	name := q.name
+	if q.path != "" {
+		name = q.path + "." + q.name
+	}
+	return name + " @" + at(q.pos)
+}
+
+// at is a position without its file: line:col.
+func at(p spec.Pos) string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
+
+// describe is one line about a step's plan.
+func (st stepPlan) describe() string {
+	switch {
+	case st.loadFile != nil:
+		return st.loadFile.describe()
+	case st.loadText != nil:
+		if st.loadText.computed != nil {
+			return "computed by " + st.loadText.computed.name
+		}
+		return strconv.Quote(st.loadText.static)
+	case st.loadTranscript != nil:
+		return st.loadTranscript.describe()
+	case st.loadRecord != nil:
+		lr := st.loadRecord
+		loader := lr.loader.String()
+		if lr.method {
+			loader = "env." + loader
+		}
+		s := fmt.Sprintf("loader %s: %s, record %s", loader, lr.loader.goType, lr.record)
+		switch ser := lr.serializer; {
+		case ser == nil:
+			s += ", serialized as JSON"
+		case ser.fn != nil:
+			s += fmt.Sprintf(", serialize func %s: %s", ser.fn, ser.fn.goType)
+		default:
+			s += fmt.Sprintf(", serialize method %s @%s on %s", ser.method, at(ser.pos), ser.record.describe())
+		}
+		return s
+	case st.threadHistory != nil:
+		th := st.threadHistory
+		limit := strconv.Itoa(th.Limit.Value)
+		if th.Limit.State == spec.LimitUnlimited {
+			limit = "none"
+		}
+		return fmt.Sprintf("limit %s, include_tool_calls %v", limit, th.IncludeToolCalls.Value)
+	case st.threadSummary != nil:
+		return "summary"
+	case st.use != nil:
+		return fmt.Sprintf("resolver %s: %s", st.use.typ, st.use.typ.goType)
+	}
+	return "?"
+}
+
+func (pp *pathPlan) describe() string {
+	if pp.computed != nil {
+		return "path computed by " + pp.computed.name
+	}
+	return "path " + strconv.Quote(pp.static)
+}
+
+// writeFields lists typed `with` fields, nested values indented further.
+func writeFields(b *strings.Builder, fs []fieldPlan, indent string) {
+	for _, f := range fs {
+		fmt.Fprintf(b, "%s%s %s = %s @%s\n", indent, f.name, f.goType, f.value.describe(), at(f.value.pos))
+		if len(f.value.fields) > 0 {
+			writeFields(b, f.value.fields, indent+"  ")
+		}
+		for _, el := range f.value.elems {
+			if len(el.fields) > 0 {
+				writeFields(b, el.fields, indent+"  ")
+			}
+		}
+	}
+}
+
+// describe writes a value's Go form in brief (composites by their type).
+func (v valuePlan) describe() string {
+	switch v.kind {
+	case valueString:
+		return strconv.Quote(v.str)
+	case valueBool:
+		return strconv.FormatBool(v.boolean)
+	case valueNumber:
+		return v.lit
+	case valueDuration:
+		return time.Duration(v.dur).String()
+	case valueAny:
+		return "any(" + kindName(v.spec) + ")"
+	case valueSlice, valueMap, valueStruct:
+		return fmt.Sprintf("%s{%d}", v.typ.describe(), len(v.elems)+len(v.fields))
+	case valueAddr:
+		return "&" + v.elems[0].describe()
+	case valueNew:
+		return "new(" + v.elems[0].describe() + ")"
+	case valueNewConv:
+		return "new(" + v.typ.describe() + "(" + v.elems[0].describe() + "))"
+	}
+	return "nil"
+}
+
+// describe writes a type expression as Go source, packages by import path.
+func (t typeExpr) describe() string {
+	switch t.kind {
+	case typeBasic:
+		return t.name
+	case typeNamed:
+		s := t.path + "." + t.name
+		if len(t.args) > 0 {
+			var args []string
+			for _, a := range t.args {
+				args = append(args, a.describe())
+			}
+			s += "[" + strings.Join(args, ", ") + "]"
+		}
+		return s
+	case typePointer:
+		return "*" + t.elem.describe()
+	case typeSlice:
+		return "[]" + t.elem.describe()
+	case typeArray:
+		return fmt.Sprintf("[%d]%s", t.length, t.elem.describe())
+	case typeMap:
+		return "map[" + t.key.describe() + "]" + t.elem.describe()
+	}
+	return "any"
 }

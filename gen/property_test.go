@@ -102,7 +102,7 @@ func (w *specWriter) chain(key string, responsibility, env bool) {
 	w.line("%s:", key)
 	summary, history := false, false
 	for range n {
-		switch w.r.IntN(9) {
+		switch w.r.IntN(10) {
 		case 0:
 			w.line("  - load_file: {path: %s%s}", q(w.pick("prompts/a.md", "prompts/b.md", "prompts/empty.md")), w.role())
 		case 1:
@@ -154,6 +154,18 @@ func (w *specWriter) chain(key string, responsibility, env bool) {
 			w.line("  - use: {resolver: %s.CustomerContext, with: %s}", fixtureHost, w.withValue())
 		case 8:
 			w.line("  - use: {resolver: %s.ValueResolver, with: {Text: %s}}", fixtureHost, q(w.text()))
+		case 9:
+			// Aliases, instantiated generics, pointer fields, embedded
+			// and dash-named fields, other modules' types.
+			w.line("  - %s", w.pick(
+				"use: {resolver: "+fixtureHost+".IntPair, with: {First: 1, second: -2}}",
+				"use: {resolver: "+fixtureHost+".ContextAlias, with: {tier: "+q(w.text())+", backup: null}}",
+				"use: {resolver: "+fixtureHost+".Pointers, with: {any: "+w.pick("null", "1", "{a: [x]}")+", tier: "+q(w.text())+", wait: 2h, twice: 7, labels: ["+q(w.text())+"], tiers: [a, b]}}",
+				"use: {resolver: "+fixtureHost+".Embedded, with: {Limits: {max_items: 2, window: 1s}, name: "+q(w.text())+"}}",
+				"use: {resolver: "+fixtureHost+".Dashed, with: {\"-\": "+q(w.text())+"}}",
+				"use: {resolver: example.com/other/api.Resolver, with: {name: "+q(w.text())+"}}",
+				"load_record: {loader: example.com/other/api.Load}",
+			))
 		}
 	}
 }
@@ -173,7 +185,7 @@ func (w *specWriter) spec(i int) string {
 		w.line("description: %s", q(w.text()))
 	}
 	if env {
-		w.line("env: %s.Env", fixtureHost)
+		w.line("env: %s.%s", fixtureHost, w.pick("Env", "EnvAlias"))
 	}
 	if w.r.IntN(2) == 0 {
 		w.line("model: {name: %s, max_tokens: %d, temperature: %s, stop: [%s], extra: {k: [1, %s]}}", q(w.text()+"m"), 1+w.r.IntN(10000), w.pick("0", "0.5", "2"), q(w.text()+"s"), q(w.text()))

@@ -108,6 +108,13 @@ func (c *checker) structFields(entries []spec.MapEntry, named types.Type, st *ty
 	for _, e := range entries {
 		fv, msg := findField(st, e.Key.Value)
 		if fv == nil {
+			if embedded, ok := promotedField(named, st, e.Key.Value); ok && !exported(embedded) {
+				c.errf(e.Key.Pos, "%s: %s is a field of the embedded %s, which is not exported: generated code cannot set it", what, e.Key.Value, embedded)
+				continue
+			} else if ok {
+				c.errf(e.Key.Pos, "%s: %s is a field of the embedded %s; a composite literal cannot set a promoted field: write it under the embedded field (%s: {%s: …})", what, e.Key.Value, embedded, embedded, e.Key.Value)
+				continue
+			}
 			c.errf(e.Key.Pos, "%s: %s%s", what, fmt.Sprintf(msg, typeString(named), e.Key.Value), suggest(e.Key.Value, fieldNames(st)))
 			continue
 		}
@@ -117,7 +124,7 @@ func (c *checker) structFields(entries []spec.MapEntry, named types.Type, st *ty
 		}
 		seen[fv.Name()] = e.Key.Pos
 		val := c.value(e.Value, fv.Type(), what+"."+e.Key.Value)
-		fields = append(fields, fieldPlan{name: fv.Name(), keyPos: e.Key.Pos, value: val})
+		fields = append(fields, fieldPlan{name: fv.Name(), goType: typeString(fv.Type()), keyPos: e.Key.Pos, value: val})
 	}
 	return fields
 }
@@ -156,6 +163,19 @@ func findField(st *types.Struct, key string) (*types.Var, string) {
 		}
 	}
 	return nil, "%s has no field %s"
+}
+
+// promotedField reports whether key names a field promoted into named
+// from an embedded field, and that embedded field's name.
+func promotedField(named types.Type, st *types.Struct, key string) (string, bool) {
+	if !exported(key) {
+		return "", false
+	}
+	obj, index, _ := types.LookupFieldOrMethod(named, false, nil, key)
+	if _, ok := obj.(*types.Var); !ok || len(index) < 2 {
+		return "", false
+	}
+	return st.Field(index[0]).Name(), true
 }
 
 func fieldNames(st *types.Struct) []string {
@@ -254,6 +274,10 @@ func (c *checker) value(v spec.Value, t types.Type, what string) valuePlan {
 		}
 		return valuePlan{kind: valueAny, pos: v.Pos, spec: v}
 	case *types.Pointer:
+		if selfPointer(t) {
+			c.errf(v.Pos, "%s: type %s is a pointer to itself, so null is its only value", what, typeString(t))
+			return failed
+		}
 		elem := u.Elem()
 		inner := c.value(v, elem, what)
 		switch elem.Underlying().(type) {
@@ -327,6 +351,25 @@ func (c *checker) value(v spec.Value, t types.Type, what string) valuePlan {
 	}
 	c.errf(v.Pos, "%s: values of type %s cannot be written in a spec", what, typeString(t))
 	return failed
+}
+
+// selfPointer reports whether following t's pointer elements leads back
+// to a type already met (type Loop *Loop): no value but nil has it.
+func selfPointer(t types.Type) bool {
+	var seen []types.Type
+	for {
+		p, ok := t.Underlying().(*types.Pointer)
+		if !ok {
+			return false
+		}
+		for _, s := range seen {
+			if types.Identical(s, t) {
+				return true
+			}
+		}
+		seen = append(seen, t)
+		t = p.Elem()
+	}
 }
 
 func (c *checker) basicValue(v spec.Value, t types.Type, u *types.Basic, what string) valuePlan {

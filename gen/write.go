@@ -20,14 +20,14 @@ import (
 // (its first line is Header) and returns the spec path its source line
 // names ("" when it has none).
 func FileSource(path string) (source string, generated bool) {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return "", false // opening a named pipe would block
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", false
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return "", false
-	}
 	sc := bufio.NewScanner(f)
 	if !sc.Scan() || sc.Text() != Header {
 		return "", false
@@ -140,8 +140,8 @@ func readOutputDir(dir, pkg string) outputDir {
 			continue
 		}
 		out.handWritten[n] = true
-		if e.IsDir() || strings.HasSuffix(n, "_test.go") {
-			continue
+		if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || strings.HasSuffix(n, "_test.go") {
+			continue // reading a named pipe would block
 		}
 		if ok, err := build.Default.MatchFile(dir, n); err != nil || !ok {
 			continue
@@ -203,6 +203,11 @@ func Leftovers(dir string, files []File) []Leftover {
 	for _, f := range files {
 		produced[f.Name] = true
 	}
+	return leftovers(dir, produced)
+}
+
+// leftovers is Leftovers for the set of file names a run produces.
+func leftovers(dir string, produced map[string]bool) []Leftover {
 	_, modRoot, _ := ImportPath(dir)
 	var out []Leftover
 	for _, n := range goFiles(dir) {

@@ -150,3 +150,73 @@ func TestDefaultPackage(t *testing.T) {
 		t.Errorf("DefaultPackage of a directory holding package personas = %q", got)
 	}
 }
+
+// TestOutputDirectoryWithANamedPipe pins that Check never opens a
+// non-regular file of the output directory (a named pipe would block it),
+// and refuses a spec whose generated file name is taken by one.
+func TestOutputDirectoryWithANamedPipe(t *testing.T) {
+	out := t.TempDir()
+	for _, name := range []string{"other.go", "a.go"} {
+		if err := syscall.Mkfifo(filepath.Join(out, name), 0o644); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+	}
+	p, diags := spec.Load("a.persona.yaml", []byte("version: 1\nname: a\n"))
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	_, err := Check([]*spec.Persona{p}, nil, Options{Package: "out", OutDir: out})
+	var ge *Error
+	if !errors.As(err, &ge) || len(ge.Diagnostics) != 1 || !strings.Contains(ge.Diagnostics[0].Message, "would replace the hand-written file") {
+		t.Errorf("Check with a pipe named a.go in -out: %v", err)
+	}
+	if _, err := Write(out, []File{{Name: "a.go", Content: []byte("x")}}); !errors.Is(err, ErrHandWritten) {
+		t.Errorf("Write over a pipe: %v", err)
+	}
+}
+
+// TestKeptFileOfAnotherPackage pins that a run over some specs only may
+// not give the output directory a second package: a personagen file it
+// leaves in place (its spec exists, and is not among the run's specs)
+// declares the package every generated file must use.
+func TestKeptFileOfAnotherPackage(t *testing.T) {
+	mod := t.TempDir()
+	writeFile(t, filepath.Join(mod, "go.mod"), []byte("module example.com/m\n"))
+	writeFile(t, filepath.Join(mod, "a.persona.yaml"), []byte("x"))
+	out := filepath.Join(mod, "out")
+	writeFile(t, filepath.Join(out, "a.go"), []byte(Header+"\n"+SourcePrefix+"a.persona.yaml\n\npackage first\n"))
+	b, diags := spec.Load(filepath.Join(mod, "b.persona.yaml"), []byte("version: 1\nname: b\n"))
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	_, err := Check([]*spec.Persona{b}, nil, Options{Package: "second", OutDir: out, LineBase: mod})
+	if !errors.Is(err, ErrBadOptions) || !strings.Contains(err.Error(), "holds a.go, generated from a.persona.yaml in package first") {
+		t.Errorf("Check with a kept file of another package: %v", err)
+	}
+	if _, err := Check([]*spec.Persona{b}, nil, Options{Package: "first", OutDir: out, LineBase: mod}); err != nil {
+		t.Errorf("Check in the kept file's package: %v", err)
+	}
+	a, _ := spec.Load(filepath.Join(mod, "a.persona.yaml"), []byte("version: 1\nname: a\n"))
+	if _, err := Check([]*spec.Persona{a, b}, nil, Options{Package: "second", OutDir: out, LineBase: mod}); err != nil {
+		t.Errorf("Check renaming the package of all the directory's specs: %v", err)
+	}
+}
+
+// TestPackageMainNeedsAMainFunc pins that generating into package main is
+// refused unless a hand-written file there declares func main: go build
+// would fail to link, at no position of the generated code.
+func TestPackageMainNeedsAMainFunc(t *testing.T) {
+	out := t.TempDir()
+	p, diags := spec.Load("a.persona.yaml", []byte("version: 1\nname: a\n"))
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	_, err := Check([]*spec.Persona{p}, nil, Options{Package: "main", OutDir: out})
+	if !errors.Is(err, ErrBadOptions) || !strings.Contains(err.Error(), "package main needs a func main") {
+		t.Errorf("Check into package main without main.go: %v", err)
+	}
+	writeFile(t, filepath.Join(out, "main.go"), []byte("package main\n\nfunc main() {}\n"))
+	if _, err := Check([]*spec.Persona{p}, nil, Options{Package: "main", OutDir: out}); err != nil {
+		t.Errorf("Check into package main next to main.go: %v", err)
+	}
+}

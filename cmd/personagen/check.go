@@ -78,9 +78,13 @@ func checkDiagnostics(ctx context.Context, a *genArgs, stderr io.Writer) ([]spec
 		}
 		_, _, err := gen.Resolve(ctx, specs, r.options())
 		var ge *gen.Error
+		var oe *gen.OptionsError
 		switch {
 		case errors.As(err, &ge):
 			diags = append(diags, ge.Diagnostics...)
+		case errors.As(err, &oe):
+			printOptionsError(stderr, "validate", err)
+			code = max(code, exitUsage)
 		case err != nil:
 			fmt.Fprintf(stderr, "personagen validate: %v\n", err)
 			code = max(code, exitFail)

@@ -25,10 +25,11 @@ type directive struct {
 	args []string
 }
 
-// generateDirectives walks the Go files below root, as `go generate ./...`
-// would (skipping testdata, vendor, directories starting with "." or "_",
-// nested modules, and files whose build constraints exclude them, with the
-// "generate" tag set as go generate sets it), and returns each
+// generateDirectives walks the Go files below root, test files included,
+// as `go generate ./...` would (skipping testdata, vendor, directories
+// starting with "." or "_", nested modules, and files whose build
+// constraints exclude them, with the "generate" tag set as go generate
+// sets it), and returns each
 // //go:generate line whose command is personagen's generate:
 // `personagen generate`, `go tool personagen generate`, or
 // `go run <…/cmd/personagen[@version]> generate`, also through a
@@ -57,7 +58,7 @@ func generateDirectives(root string) ([]directive, error) {
 			return nil
 		}
 		name := d.Name()
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || !d.Type().IsRegular() {
+		if !strings.HasSuffix(name, ".go") || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || !d.Type().IsRegular() {
 			return nil
 		}
 		if ok, err := ctxt.MatchFile(filepath.Dir(p), name); err != nil || !ok {

@@ -12,7 +12,8 @@ import (
 // lines bare verify and validate -check find, and the arguments they take
 // from them: a tab after the directive, a -command alias, $GOPACKAGE and
 // $DOLLAR expansion, go run with an @version, -pkg's value left alone in a
-// subdirectory, paths after "--" rebased; lines go generate would not run
+// subdirectory, paths after "--" rebased, a line in a test file (go
+// generate runs those too); lines go generate would not run
 // (a space before the directive, a file excluded by build constraints, a
 // file starting with "_") are not found.
 func TestGenerateDirectivesReadLinesAsGoGenerateDoes(t *testing.T) {
@@ -25,6 +26,8 @@ func TestGenerateDirectivesReadLinesAsGoGenerateDoes(t *testing.T) {
 		"a/ignored.go": "//go:build ignore\n\npackage agents\n\n//go:generate personagen generate -pkg no specs\n",
 		"a/gen_tag.go": "//go:build generate\n\npackage agents\n\n//go:generate personagen generate -pkg tagged specs\n",
 		"a/_skip.go":   "package agents\n\n//go:generate personagen generate -pkg no specs\n",
+		"a/eq.go":      "package agents\n\n//go:generate personagen generate -out=gen -pkg=p --root ../prompts -v specs\n",
+		"a/x_test.go":  "package agents_test\n\n//go:generate personagen generate -pkg fromtest specs\n",
 	}
 	for name, text := range files {
 		p := filepath.Join(dir, name)
@@ -43,8 +46,10 @@ func TestGenerateDirectivesReadLinesAsGoGenerateDoes(t *testing.T) {
 	want := []directive{
 		{pos: "a/alias.go:4", args: []string{"-root", "a", "-pkg", "agents", "-out", "a/out$", "a/specs"}},
 		{pos: "a/dash.go:3", args: []string{"-out", "a", "-root", "a", "-pkg", "x", "--", "a/-odd.persona.yaml"}},
+		{pos: "a/eq.go:3", args: []string{"-out=a/gen", "-pkg=p", "--root", "prompts", "-v", "a/specs"}},
 		{pos: "a/gen_tag.go:5", args: []string{"-out", "a", "-root", "a", "-pkg", "tagged", "a/specs"}},
 		{pos: "a/tab.go:3", args: []string{"-out", "a", "-root", "a", "-pkg", "demo", "a/specs"}},
+		{pos: "a/x_test.go:3", args: []string{"-out", "a", "-root", "a", "-pkg", "fromtest", "a/specs"}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		var b strings.Builder

@@ -69,15 +69,25 @@ func (a *genArgs) resolve(name string, stderr io.Writer) (int, bool) {
 		a.pkg = gen.DefaultPackage(a.out)
 	}
 	if err := a.options().Validate(); err != nil {
-		flagName := "-out"
-		var oe *gen.OptionsError
-		if errors.As(err, &oe) && oe.Field == "Package" {
-			flagName = "-pkg"
-		}
-		fmt.Fprintf(stderr, "personagen %s: %s: %v\n", name, flagName, err)
+		printOptionsError(stderr, name, err)
 		return exitUsage, false
 	}
 	return 0, true
+}
+
+// printOptionsError prints an *gen.OptionsError naming the flag it is
+// about (-pkg or -out), or any other error as it is.
+func printOptionsError(stderr io.Writer, name string, err error) {
+	var oe *gen.OptionsError
+	if !errors.As(err, &oe) {
+		fmt.Fprintf(stderr, "personagen %s: %v\n", name, err)
+		return
+	}
+	flagName := "-out"
+	if oe.Field == "Package" {
+		flagName = "-pkg"
+	}
+	fmt.Fprintf(stderr, "personagen %s: %s: %v\n", name, flagName, err)
 }
 
 // options are the generator options a stands for; file names in
@@ -89,32 +99,38 @@ func (a *genArgs) options() gen.Options {
 }
 
 // generateFiles loads the specs and generates their files, printing
-// diagnostics as file:line:col: message lines to stderr. ok is false when
-// anything failed (the caller exits with exitFail).
-func generateFiles(ctx context.Context, name string, a *genArgs, stderr io.Writer) ([]gen.File, bool) {
+// diagnostics as file:line:col: message lines to stderr. When anything
+// failed it returns the exit code: exitUsage for options gen refuses
+// only once it sees the specs and the output directory together (a kept
+// file of another package), else exitFail; 0 on success.
+func generateFiles(ctx context.Context, name string, a *genArgs, stderr io.Writer) ([]gen.File, int) {
 	specs, diags := spec.LoadPaths(a.paths)
 	if len(diags) > 0 {
 		for _, d := range diags {
 			fmt.Fprintln(stderr, d.String())
 		}
-		return nil, false
+		return nil, exitFail
 	}
 	files, st, err := gen.Generate(ctx, specs, a.options())
 	if a.verbose {
 		fmt.Fprintf(stderr, "personagen %s: %d spec(s); loaded %d packages in %v; checked in %v; emitted in %v\n", name, len(specs), st.Packages, st.Load.Round(1e6), st.Check.Round(1e3), st.Emit.Round(1e3))
 	}
 	var ge *gen.Error
+	var oe *gen.OptionsError
 	switch {
 	case errors.As(err, &ge):
 		for _, d := range ge.Diagnostics {
 			fmt.Fprintln(stderr, d.String())
 		}
-		return nil, false
+		return nil, exitFail
+	case errors.As(err, &oe):
+		printOptionsError(stderr, name, err)
+		return nil, exitUsage
 	case err != nil:
 		fmt.Fprintf(stderr, "personagen %s: %v\n", name, err)
-		return nil, false
+		return nil, exitFail
 	}
-	return files, true
+	return files, exitOK
 }
 
 // reportKept names the generated files a run left alone because their spec
@@ -137,9 +153,9 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if !ok {
 		return code
 	}
-	files, ok := generateFiles(ctx, "generate", a, stderr)
-	if !ok {
-		return exitFail
+	files, code := generateFiles(ctx, "generate", a, stderr)
+	if code != exitOK {
+		return code
 	}
 	res, err := gen.Write(a.out, files)
 	for _, l := range res.Removed {

@@ -148,6 +148,13 @@ func TestGenerateKeepsFilesOfSpecsNotGiven(t *testing.T) {
 	if code, stdout, stderr := runCLI(t, append([]string{"verify"}, one...)...); code != exitOK || len(stdout) > 0 || !strings.Contains(string(stderr), "kept: generated from examples/sales-coach.persona.yaml") {
 		t.Errorf("verify over one spec: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
+
+	// The kept files declare package demo: one spec cannot move to another.
+	other := []string{"-out", out, "-pkg", "other", "-root", "examples", "examples/support-agent.persona.yaml"}
+	code, _, stderr = runCLI(t, append([]string{"generate"}, other...)...)
+	if want := "personagen generate: -pkg: output directory " + out + " holds research_assistant.go, generated from examples/research-assistant.persona.yaml in package demo"; code != exitUsage || !strings.HasPrefix(string(stderr), want) {
+		t.Errorf("generate over one spec into another package: exit %d, stderr:\n%s\nwant exit 2 and %q", code, stderr, want)
+	}
 }
 
 // TestGenerateErrorsArePositioned checks the exit codes and the

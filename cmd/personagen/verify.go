@@ -69,9 +69,9 @@ func verifyDirectives(ctx context.Context, stdout, stderr io.Writer) int {
 
 // verifyArgs compares what generate would write for a with -out.
 func verifyArgs(ctx context.Context, a *genArgs, stdout, stderr io.Writer) int {
-	files, ok := generateFiles(ctx, "verify", a, stderr)
-	if !ok {
-		return exitFail
+	files, code := generateFiles(ctx, "verify", a, stderr)
+	if code != exitOK {
+		return code
 	}
 	var stale, missing int
 	for _, f := range files {

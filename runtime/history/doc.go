@@ -16,8 +16,9 @@
 //     never orders anything: a sender's clock can run hours off, and a reply must still follow
 //     the question it answers.
 //   - Window: the most recent messages the Query selects, at most Query.Limit of them (one
-//     convention everywhere: 0 means [DefaultLimit], [NoLimit] means all), oldest first, and
-//     how many selected messages lie before the window (Window.Omitted).
+//     convention everywhere: 0 means [DefaultLimit], [NoLimit] means all), oldest first, and,
+//     when the Query sets CountOmitted, how many selected messages lie before the window
+//     (Window.Omitted; a source may leave it 0 otherwise, as counting reads past the window).
 //   - Tool uses: a message's tool uses may come in any order; their Seqs must increase in the
 //     order they were recorded. The replay orders them (rounds by recording order, calls by
 //     Position), so a source never sorts them.

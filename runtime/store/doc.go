@@ -92,7 +92,7 @@
 // TestAppendsToOneThreadBecomeVisibleInSeqOrder catches that. The price is throughput per
 // thread: each append to a thread waits for the previous one's commit, one log flush (fsync)
 // each, while appends to different threads commit side by side and share flushes (group
-// commit); see the README's store section for measured rates. A thread receiving mail gets a
+// commit); BenchmarkAppendMessage measures both. A thread receiving mail gets a
 // message every few seconds at most, far below the limit. On SQLite every write transaction
 // holds the database's write lock, so all appends serialise, one WAL flush each.
 //

@@ -17,8 +17,9 @@ import (
 //
 // mail.Ingest looks the message's own id up (ThreadOf) before it appends, so AppendMail writes a
 // message without attachments or run key as single statements instead of a transaction: the
-// message row (one INSERT, atomic by itself), preceded by the thread's row only when the thread
-// is new. Ingesting a reply that joins a thread then costs 2 round trips (lookup, INSERT), a
+// message row (one INSERT, atomic by itself, which write-locks the thread's row before the seq
+// is handed out, so the thread's messages still become visible in seq order), preceded by the
+// thread's row only when the thread is new. Ingesting a reply that joins a thread then costs 2 round trips (lookup, INSERT), a
 // message that starts a thread 3; one with attachments is one transaction (BEGIN, thread,
 // message, attachments, COMMIT) after the lookup. An interruption between the thread's row and
 // the message row leaves an empty thread row, which nothing reads as a message; the retry

@@ -87,13 +87,14 @@ func (s *Store) AppendMessage(ctx context.Context, m Message) (Appended, error) 
 }
 
 // appendMessage is AppendMessage with two shortcuts for a caller that has just looked the
-// mailbox up (AppendMail). threadStored says another message of m.ThreadID is stored, so the
-// thread's row exists and is not written again (a thread deleted in between makes the message
-// insert fail on its foreign key, and the caller's retry, finding nothing, writes the row).
-// rowAtATime lets a message without attachments or run key be written as single statements
-// that commit on their own — the thread's row when it is new, then the message row, atomic by
-// itself — instead of a transaction; an interruption between them, or a duplicate the lookup
-// missed, leaves at most an empty thread row, which nothing reads as a message.
+// mailbox up (AppendMail). rowAtATime lets a message without attachments or run key be written
+// as single statements that commit on their own (see appendRow) — the thread's row when it is
+// new, then the message row, atomic by itself and taking the thread row's lock — instead of a
+// transaction; an interruption between them, or a duplicate the lookup missed, leaves at most
+// an empty thread row, which nothing reads as a message. threadStored says another message of
+// m.ThreadID is stored, so such a single-statement write does not write the thread's row first
+// (a thread deleted in between is noticed, and its row written). A transaction always starts
+// with the thread's upsert, which is its lock.
 func (s *Store) appendMessage(ctx context.Context, m Message, threadStored, rowAtATime bool) (Appended, error) {
 	if err := m.validate(); err != nil {
 		return Appended{}, err
@@ -117,13 +118,15 @@ func (s *Store) appendMessage(ctx context.Context, m Message, threadStored, rowA
 		var seq int64
 		var err error
 		if single {
-			seq, err = s.appendRow(ctx, m.ThreadID, threadStored, insertThread, insertMessage, args)
+			seq, err = s.appendRow(ctx, m.ThreadID, threadStored, insertThread, args)
 		} else {
 			err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-				if !threadStored {
-					if _, err := tx.ExecContext(ctx, insertThread, m.ThreadID); err != nil {
-						return err
-					}
+				// First, even for a thread known to be stored: the upsert takes the thread row's
+				// write lock, held to the commit, so the thread's seqs commit in the order they
+				// are handed out (see the package doc, Concurrency). Do not skip it or move it
+				// after the message's insert.
+				if _, err := tx.ExecContext(ctx, insertThread, m.ThreadID); err != nil {
+					return err
 				}
 				res, err := tx.ExecContext(ctx, insertMessage, args...)
 				if err != nil {
@@ -165,19 +168,37 @@ func (s *Store) appendMessage(ctx context.Context, m Message, threadStored, rowA
 	return fail(errors.New("the message id was stored and removed while appending"))
 }
 
-// appendRow writes a message that is one row: the thread's row when it may be new, then the
-// message row, each statement committing on its own.
-func (s *Store) appendRow(ctx context.Context, threadID string, threadStored bool, insertThread, insertMessage string, args []any) (int64, error) {
-	if !threadStored {
-		if _, err := s.exec(ctx, insertThread, threadID); err != nil {
+// appendRow writes a message without attachments or run key as single statements: the thread's
+// row when it is new, then the message row in one INSERT … SELECT that write-locks the thread's
+// row first (FOR UPDATE; SQLite's single writer needs no clause), so that, as in AppendMessage's
+// transaction, the seq is handed out under the thread's lock and the thread's seqs commit in the
+// order they were handed out. Inserting the message from the thread's row also finds a thread
+// deleted since the caller's lookup: no row is inserted, and the thread's row is written and the
+// insert repeated.
+func (s *Store) appendRow(ctx context.Context, threadID string, threadStored bool, insertThread string, args []any) (int64, error) {
+	d := s.dialect
+	insertMessage := d.rebind(`INSERT INTO messages (thread_id, mailbox, message_id, in_reply_to, refs, direction,
+		sender, recipients, cc, reply_to, subject, sent_at, text_body, html_body, run_key, not_to_answer, problems)
+		SELECT ` + placeholders(len(args)) + ` FROM threads WHERE id = ?` + d.forUpdate())
+	args = append(args[:len(args):len(args)], threadID)
+	for range 2 {
+		if !threadStored {
+			if _, err := s.exec(ctx, insertThread, threadID); err != nil {
+				return 0, err
+			}
+		}
+		res, err := s.exec(ctx, insertMessage, args...)
+		if err != nil {
 			return 0, err
 		}
+		if n, err := res.RowsAffected(); err != nil {
+			return 0, err
+		} else if n == 1 {
+			return res.LastInsertId()
+		}
+		threadStored = false // the thread's row went away since the lookup
 	}
-	res, err := s.exec(ctx, insertMessage, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.LastInsertId()
+	return 0, fmt.Errorf("the thread %q was deleted while appending", threadID)
 }
 
 // insertAttachments writes the attachments' metadata of message seq in one INSERT.

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -328,6 +330,62 @@ func TestHistoryCountsOmittedOnlyWhenAsked(t *testing.T) {
 					t.Errorf("%+v: window holds the excluded message", c.q)
 				}
 			}
+		}
+	})
+}
+
+// A window of more than maxListedSeqs messages reads its attachments and tool uses by its seq
+// range instead of listing its seqs: both ways give every message exactly its own, never a
+// neighbouring thread's, and the newest 50 of a large window equal a 50-message window.
+func TestHistoryLargeWindowsReadTheirOwnRows(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		big := scaleThread{id: "big", n: 2 * maxListedSeqs}
+		seeded := seedScale(t, s, []scaleThread{big, {id: "beside", n: maxListedSeqs}})
+		ctx := context.Background()
+		all, err := s.History(ctx, history.Query{ThreadID: big.id, Limit: history.NoLimit, ToolUses: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all.Messages) != big.n {
+			t.Fatalf("%d messages, want %d", len(all.Messages), big.n)
+		}
+		for i, m := range all.Messages {
+			if m.Seq != seeded[big.id].seqs[i] || m.MessageID != scaleMessageID(big.id, i) {
+				t.Fatalf("message %d is %s (seq %d)", i, m.MessageID, m.Seq)
+			}
+			wantAtts, wantUses := 0, 0
+			if i%7 == 3 {
+				wantAtts = 1
+			}
+			if scaleHasRound(i) {
+				wantUses = 3
+			}
+			if len(m.Attachments) != wantAtts || len(m.ToolUses) != wantUses {
+				t.Fatalf("message %d: %d attachments, %d tool uses; want %d, %d", i, len(m.Attachments), len(m.ToolUses), wantAtts, wantUses)
+			}
+			for _, u := range m.ToolUses {
+				if u.RunID != "run-"+itoa(int(m.Seq)) {
+					t.Fatalf("message %d (seq %d) carries a tool use of run %s", i, m.Seq, u.RunID)
+				}
+			}
+			for _, a := range m.Attachments {
+				if a.ID != "att-"+itoa(int(m.Seq)) {
+					t.Fatalf("message %d (seq %d) carries attachment %s", i, m.Seq, a.ID)
+				}
+			}
+		}
+		w, err := s.History(ctx, history.Query{ThreadID: big.id, ToolUses: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tail := all.Messages[len(all.Messages)-len(w.Messages):]
+		for _, ms := range [][]history.Message{w.Messages, tail} { // tool uses come in no particular order
+			for _, m := range ms {
+				slices.SortFunc(m.ToolUses, func(a, b history.ToolUse) int { return cmp.Compare(a.Seq, b.Seq) })
+			}
+		}
+		if !reflect.DeepEqual(w.Messages, tail) {
+			t.Error("the 50-message window differs from the newest 50 of the whole thread")
 		}
 	})
 }

@@ -263,3 +263,66 @@ type Pointers struct {
 func (p *Pointers) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
 	return dst, nil
 }
+
+// limitsBase is an unexported embedded struct with an exported field.
+type limitsBase struct {
+	Quota int
+}
+
+// Embedded is a use resolver that embeds a struct (Limits) and an
+// unexported one (limitsBase), whose fields are promoted.
+type Embedded struct {
+	Limits
+	limitsBase
+	Name string `yaml:"name"`
+}
+
+// Resolve adds nothing.
+func (e *Embedded) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+	return dst, nil
+}
+
+// Loop is a pointer type that points to itself: only nil is a Loop.
+type Loop *Loop
+
+// Nest is a slice of itself.
+type Nest []Nest
+
+// Recursive is a use resolver with self-referential field types.
+type Recursive struct {
+	Loop Loop       `yaml:"loop"`
+	Nest Nest       `yaml:"nest"`
+	Next *Recursive `yaml:"next"`
+	Name string     `yaml:"name"`
+}
+
+// Resolve adds nothing.
+func (r *Recursive) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+	return dst, nil
+}
+
+// Accounts is a named slice type: a loader returning it does not unify
+// with []T.
+type Accounts []Account
+
+// AccountList is an alias of Accounts, still a named slice type.
+type AccountList = Accounts
+
+// AccountSlice is an alias of an unnamed slice type, which unifies with []T.
+type AccountSlice = []Account
+
+// NamedSliceLoader returns a named slice type through an alias.
+func NamedSliceLoader(ctx context.Context, inv *runtime.Invocation) (AccountList, error) {
+	return nil, nil
+}
+
+// AliasSliceLoader returns an alias of []Account.
+func AliasSliceLoader(ctx context.Context, inv *runtime.Invocation) (AccountSlice, error) {
+	return nil, nil
+}
+
+// Headline is a serializer method whose result is an alias of string.
+func (a Account) Headline() Text { return a.Email }
+
+// AccountTitle is a serializer func whose result is an alias of string.
+func AccountTitle(a Account) (Text, error) { return a.Plan, nil }

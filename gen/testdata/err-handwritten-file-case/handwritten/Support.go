@@ -1,0 +1,4 @@
+package out
+
+// Hand-written.
+const Support = 1
