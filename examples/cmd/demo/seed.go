@@ -124,7 +124,7 @@ func followUp(ctx context.Context, st *store.Store, reply *store.Message) (store
 	m := history.Message{
 		ThreadID: threadID, MessageID: "<c4@brightline.io>", InReplyTo: reply.MessageID,
 		References: append(append([]string(nil), reply.References...), reply.MessageID),
-		Direction:  history.Inbound, From: "Jonas Brandt <jonas.brandt@brightline.io>", To: []string{supportMailbox},
+		Direction:  history.Inbound, From: "Jonas Brandt <jonas.brandt@brightline.io>", To: []string{"Acme Tracker Support <support@acme.example>"},
 		Subject: "Re: Invoice INV-2025-0117 charged twice", Date: time.Date(2025, 3, 6, 16, 10, 0, 0, time.UTC),
 		Text: "Thanks for digging into this. Our new card ends in 4242; if a transfer is easier, our IBAN is DE02 1203 0000 0000 2020 51.\n\nJonas",
 	}
@@ -136,8 +136,9 @@ func followUp(ctx context.Context, st *store.Store, reply *store.Message) (store
 	return store.Message{Message: m, Mailbox: supportMailbox}, nil
 }
 
-// supportMailbox is the support agent's mailbox (its spec's mailbox address).
-const supportMailbox = "support@acme.example"
+// supportMailbox is the store mailbox of the support agent's messages: the persona's name, as
+// mail.Ingest files a persona's mail.
+const supportMailbox = "support-agent"
 
 // newEnv returns the example host's data: the customers' accounts, their
 // orders and invoices, and the research assistant's topics.
