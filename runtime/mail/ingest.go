@@ -15,14 +15,17 @@ import (
 // ids: Ingest uses the persona's name, so one email delivered to two personas is stored once
 // for each.
 type Store interface {
-	// ThreadOf returns the thread of the first of ids that is stored in mailbox, and that id;
-	// found is false when none is. Ingest lists the message's own id first.
-	ThreadOf(ctx context.Context, mailbox string, ids []string) (threadID, messageID string, found bool, err error)
+	// ThreadOf returns the thread of the first of ids that mailbox holds, that id and its seq (a
+	// store's seqs start at 1); when it holds none of them, newThread with seq 0 and no id if a
+	// message of that thread is stored; else "", "", 0. Ingest lists the message's own id first,
+	// so a second copy is recognised here, before anything is written, and passes the thread the
+	// message would start (an earlier reply to the same unknown parent may have started it).
+	ThreadOf(ctx context.Context, mailbox string, ids []string, newThread string) (threadID, messageID string, seq int64, err error)
 	// AppendMail stores m (its ThreadID set) in mailbox with the not-to-answer text and the
-	// parse problems, idempotently by (mailbox, m.MessageID): when that id is already stored it
-	// writes nothing and returns the stored seq and thread with duplicate true. threadStored
-	// says ThreadOf just found another message of m.ThreadID (so the thread exists). A retry
-	// after any error is safe.
+	// parse problems, idempotently by (mailbox, m.MessageID): when that id is already stored (a
+	// copy stored since the lookup) it writes nothing and returns the stored seq and thread
+	// with duplicate true. threadStored says ThreadOf just found another message of m.ThreadID
+	// (so the thread exists). A retry after any error is safe.
 	AppendMail(ctx context.Context, m history.Message, mailbox, notToAnswer string, problems []string, threadStored bool) (seq int64, threadID string, duplicate bool, err error)
 }
 
@@ -67,7 +70,8 @@ type Delivered struct {
 	// history.Outbound when the message comes from the persona's own address (its own sent
 	// mail, replayed as its own turn), else history.Inbound.
 	Message history.Message
-	// Joined is true when the message joined a thread the mailbox already held.
+	// Joined is true when the message joined a thread the mailbox already held: the thread of a
+	// message it references, or the thread an earlier message naming the same root started.
 	Joined bool
 	// Duplicate is true when the mailbox already held a message with this id: nothing was
 	// written, and ThreadID and Seq are the stored copy's (the first copy stays).
@@ -85,11 +89,13 @@ func (d Delivered) Answer() bool { return !d.Duplicate && !d.NoReply.Skip() }
 // with the stored thread and seq. Messages that must not be answered are stored all the same,
 // with their reason.
 //
-// Per persona it costs one lookup (ThreadOf with the message's own id first, so a second copy is
-// recognised before anything is written, then the ids it references) and one append (on
-// runtime/store: one INSERT for a message without attachments, plus one for the thread's row
-// when the thread is new); attachment bytes go to Blobs first (content-addressed, so a crash between the two
-// leaves at most an unreferenced blob, and the retry writes the same one).
+// Per persona it costs one lookup (ThreadOf with the message's own id first, then the ids it
+// references, and the thread it would start) and, unless the lookup found the message itself (a second copy: then nothing is
+// written), one append. On runtime/store the append is one INSERT whether the message joins a
+// thread or starts one, attachments' metadata included, so a message costs two database round
+// trips per persona and a second copy one; a message routed to n personas costs n times that.
+// Attachment bytes go to Blobs first (content-addressed, so a crash between the two leaves at
+// most an unreferenced blob, and the retry writes the same one).
 //
 // Errors: Parse's (ErrTooLarge, a read error), and the store's or Blobs' errors wrapped with the
 // persona's name; deliveries made before the error are returned with it, and a retry of the
@@ -126,26 +132,26 @@ func Ingest(ctx context.Context, st Store, r io.Reader, in Ingestion) (*Ingested
 	for _, d := range routes {
 		mailbox := d.Persona.Name
 		// One lookup: the message's own id first (a second copy is found before anything is
-		// written), then the ids it references.
-		known := map[string]string{}
-		thread, id, found, err := st.ThreadOf(ctx, mailbox, append([]string{m.MessageID}, ThreadCandidates(&m.Message)...))
+		// written), then the ids it references, and the thread it would start.
+		newThread, _ := ThreadID(mailbox, &m.Message, func(string) (string, bool) { return "", false })
+		thread, id, seq, err := st.ThreadOf(ctx, mailbox, append([]string{m.MessageID}, ThreadCandidates(&m.Message)...), newThread)
 		if err != nil {
 			return out, fmt.Errorf("mail: ingest %s for %s: %w", m.MessageID, mailbox, err)
 		}
-		if found {
-			known[id] = thread
-		}
-		stored := found && id == m.MessageID
-		joined := found && !stored
-		if !stored {
-			thread, joined = ThreadID(mailbox, &m.Message, func(id string) (string, bool) { t, ok := known[id]; return t, ok })
-		}
 		msg := m.Message
-		msg.ThreadID = thread
 		if d.Own {
 			msg.Direction = history.Outbound
 		}
-		seq, storedThread, dup, err := st.AppendMail(ctx, msg, mailbox, d.NoReply.String(), problems, found)
+		if seq != 0 && id == m.MessageID { // a second copy: the first stays
+			msg.Seq, msg.ThreadID = seq, thread
+			out.Deliveries = append(out.Deliveries, Delivered{Delivery: d, Message: msg, Duplicate: true})
+			continue
+		}
+		known := func(ref string) (string, bool) { return thread, seq != 0 && ref == id }
+		var joined bool
+		msg.ThreadID, joined = ThreadID(mailbox, &m.Message, known)
+		joined = joined || thread == newThread // the thread an earlier reply to the same root started
+		seq, storedThread, dup, err := st.AppendMail(ctx, msg, mailbox, d.NoReply.String(), problems, joined)
 		if err != nil {
 			return out, fmt.Errorf("mail: ingest %s for %s: %w", m.MessageID, mailbox, err)
 		}

@@ -29,16 +29,21 @@ type memRow struct {
 	msg                  history.Message
 }
 
-func (s *memStore) ThreadOf(_ context.Context, mailbox string, ids []string) (string, string, bool, error) {
+func (s *memStore) ThreadOf(_ context.Context, mailbox string, ids []string, newThread string) (string, string, int64, error) {
 	s.calls++
 	for _, id := range ids {
 		for _, r := range s.rows {
 			if r.mailbox == mailbox && r.msg.MessageID == id {
-				return r.msg.ThreadID, id, true, nil
+				return r.msg.ThreadID, id, r.msg.Seq, nil
 			}
 		}
 	}
-	return "", "", false, nil
+	for _, r := range s.rows {
+		if r.msg.ThreadID == newThread {
+			return newThread, "", 0, nil
+		}
+	}
+	return "", "", 0, nil
 }
 
 func (s *memStore) AppendMail(_ context.Context, m history.Message, mailbox, notToAnswer string, problems []string, _ bool) (int64, string, bool, error) {
@@ -199,12 +204,13 @@ func TestIngestKeepsWhatTheRunNeeds(t *testing.T) {
 	if html.Text == "" || !strings.Contains(html.Text, "annual billing") || html.HTML == "" {
 		t.Errorf("HTML-only message: text %q", html.Text)
 	}
-	// A new conversation: still one lookup (its own id), one append; a second copy the same.
-	for range 2 {
+	// A new conversation: still one lookup (its own id), one append; a second copy only the
+	// lookup, which finds it.
+	for copy, want := range []int{2, 1} {
 		st.calls = 0
-		ingest(t, st, []byte(msg("new question", "From: x@cust.example", "To: support@acme.example", "Message-ID: <n1@cust.example>")), Ingestion{})
-		if st.calls != 2 {
-			t.Errorf("%d store calls for a new conversation, want 2", st.calls)
+		got := ingest(t, st, []byte(msg("new question", "From: x@cust.example", "To: support@acme.example", "Message-ID: <n1@cust.example>")), Ingestion{})
+		if st.calls != want || got.Deliveries[0].Duplicate != (copy == 1) {
+			t.Errorf("copy %d of a new conversation: %d store calls, duplicate %v; want %d", copy+1, st.calls, got.Deliveries[0].Duplicate, want)
 		}
 	}
 }
@@ -281,8 +287,8 @@ func TestIngestErrors(t *testing.T) {
 
 type failingStore struct{ err error }
 
-func (s *failingStore) ThreadOf(context.Context, string, []string) (string, string, bool, error) {
-	return "", "", false, s.err
+func (s *failingStore) ThreadOf(context.Context, string, []string, string) (string, string, int64, error) {
+	return "", "", 0, s.err
 }
 
 func (s *failingStore) AppendMail(context.Context, history.Message, string, string, []string, bool) (int64, string, bool, error) {
@@ -292,3 +298,28 @@ func (s *failingStore) AppendMail(context.Context, history.Message, string, stri
 type failingBlobs struct{ err error }
 
 func (b failingBlobs) Put(context.Context, string, []byte) error { return b.err }
+
+// Two replies to a message the mailbox never got: the first starts the thread rooted at the
+// missing parent, the second joins it (Joined), found by the same one lookup, and each costs a
+// lookup and an append.
+func TestIngestRepliesToAnUnknownParentShareItsThread(t *testing.T) {
+	st := &memStore{}
+	reply := func(id string) *Delivered {
+		st.calls = 0
+		got := ingest(t, st, []byte(msg("me too\r\n", "From: x@cust.example", "To: support@acme.example",
+			"Message-ID: <"+id+">", "In-Reply-To: <lost@cust.example>", "References: <lost@cust.example>")),
+			Ingestion{Personas: []*runtime.Persona{supportAgent}})
+		if len(got.Deliveries) != 1 || st.calls != 2 {
+			t.Fatalf("%s: %d deliveries, %d store calls; want 1, 2", id, len(got.Deliveries), st.calls)
+		}
+		return &got.Deliveries[0]
+	}
+	first, second := reply("r1@cust.example"), reply("r2@cust.example")
+	want := NewThreadID("support-agent", "lost@cust.example")
+	if first.Joined || first.Message.ThreadID != want {
+		t.Errorf("first reply: joined %v, thread %s; want a new thread %s", first.Joined, first.Message.ThreadID, want)
+	}
+	if !second.Joined || second.Message.ThreadID != want || second.Duplicate {
+		t.Errorf("second reply: joined %v, thread %s, duplicate %v; want it to join %s", second.Joined, second.Message.ThreadID, second.Duplicate, want)
+	}
+}

@@ -10,9 +10,9 @@ import (
 // BenchmarkAppendMessage appends messages from 8 concurrent writers (4 per CPU on the
 // benchmark's 2), all to one thread ("one_thread") or each to its own ("distinct_threads"), on
 // MariaDB and SQLite. An op is one append; appends/s is the rate all writers reach together.
-// On one thread each append waits for the previous one's commit (the thread row's lock, which
-// keeps seq order equal to commit order): one log flush each; distinct threads commit side by
-// side and share flushes. On SQLite every write holds the database's lock, so both serialise.
+// On one thread each append waits for the previous one's commit (the lock on the thread's first
+// row, which keeps seq order equal to commit order): one log flush each; distinct threads commit
+// side by side and share flushes. On SQLite every write holds the database's lock, so both serialise.
 func BenchmarkAppendMessage(b *testing.B) {
 	for _, d := range []Dialect{DialectMySQL, DialectSQLite} {
 		b.Run(string(d), func(b *testing.B) {

@@ -9,9 +9,9 @@ import (
 )
 
 // Appends to one thread become visible in seq order: a reader that sees a message of the thread
-// sees every earlier one. AppendMessage takes the thread row's write lock first (the upsert of
-// the thread) and holds it to its commit, so seqs, which the database hands out at the insert,
-// are committed in the order they were handed out. Without that, a run answering message n
+// sees every earlier one. An append write-locks the thread's first row (in its INSERT, before
+// the seq is handed out) and holds the lock to its commit, so seqs, which the database hands out
+// at the insert, are committed in the order they were handed out. Without that, a run answering message n
 // could miss an earlier message still committing, and its retry would replay differently.
 // Four writers append to one thread (and one to another, so the thread's seqs have gaps) while
 // a reader keeps reading the thread's seqs; every read must be a prefix of the final list.
@@ -24,8 +24,8 @@ func TestAppendsToOneThreadBecomeVisibleInSeqOrder(t *testing.T) {
 	})
 }
 
-// The same for AppendMail, mail's ingestion path, into a thread it knows is stored: it writes
-// the message as one statement, without the thread row's lock.
+// The same for AppendMail, mail's ingestion path, into a thread it knows is stored: the same
+// single INSERT, told the thread is stored.
 func TestAppendMailToAStoredThreadBecomesVisibleInSeqOrder(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		for _, th := range []string{"t", "other"} {

@@ -142,12 +142,14 @@ func (t *dbTime) parse(s string) error {
 const (
 	mysqlDupEntry         = 1062 // ER_DUP_ENTRY
 	mysqlDupEntryWithKey  = 1586 // ER_DUP_ENTRY_WITH_KEY_NAME
+	mysqlBadNull          = 1048 // ER_BAD_NULL_ERROR
 	mysqlLockWaitTimeout  = 1205 // ER_LOCK_WAIT_TIMEOUT
 	mysqlLockDeadlock     = 1213 // ER_LOCK_DEADLOCK
 	sqlitePrimaryBusy     = 5    // SQLITE_BUSY (primary code; extended codes keep it in the low byte)
 	sqlitePrimaryLocked   = 6    // SQLITE_LOCKED
 	sqliteConstraintPK    = 1555 // SQLITE_CONSTRAINT_PRIMARYKEY
 	sqliteConstraintUniqu = 2067 // SQLITE_CONSTRAINT_UNIQUE
+	sqliteConstraintNull  = 1299 // SQLITE_CONSTRAINT_NOTNULL
 )
 
 // isDuplicateKey reports whether err is a unique or primary key violation, judged by the
@@ -160,6 +162,20 @@ func isDuplicateKey(err error) bool {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		return se.Code() == sqliteConstraintUniqu || se.Code() == sqliteConstraintPK
+	}
+	return false
+}
+
+// isNotNull reports whether err is a NULL written to a NOT NULL column, judged by the driver's
+// error code.
+func isNotNull(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == mysqlBadNull
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() == sqliteConstraintNull
 	}
 	return false
 }

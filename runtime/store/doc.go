@@ -1,5 +1,5 @@
-// Package store is personagen's SQL store (through github.com/jmoiron/sqlx): threads and their
-// messages with attachment metadata, reply and scheduled runs with their status trail and lease,
+// Package store is personagen's SQL store (through github.com/jmoiron/sqlx): threads of messages
+// with their attachment metadata, reply and scheduled runs with their status trail and lease,
 // and the tool uses of every run, so an agent remembers what it did. It implements history.Source
 // (package runtime/history) for history replay and compaction (history.go, compaction.go).
 //
@@ -34,14 +34,17 @@
 //     the fields a second copy differs in), RecordRound by (owner, run id, turn), StartRun by
 //     run key, RenewLease / TakeOverRun / FinishRun by run key and holder, AbandonRun by run
 //     key, Compact by (thread, boundary), DeleteThread by thread id.
-//   - AppendMessage writes the thread row (if new), the message and its attachments in one
+//   - A message is one row, written by one statement: its attachments' metadata is a column of
+//     it (JSON), and a thread is its first message (thread_start), so storing a message — into a
+//     new thread or a stored one — can never leave half of it, and costs one round trip. Only an
+//     outbound reply (with its outbox entry) and a message too large for one statement take a
 //     transaction.
 //   - Every field has one limit (limits.go), checked before anything is written, so both dialects
 //     refuse the same values with ErrInvalid naming the field.
 //   - Runs: at most one running run per persona and thread and per persona and responsibility,
 //     one run per fire, leases renewed by their holder and taken over exactly once after expiry.
-//   - DeleteThread removes a thread and everything recorded for it (tool uses, attachments,
-//     compactions, reply runs, messages) in one transaction.
+//   - DeleteThread removes a thread and everything recorded for it (tool uses, compactions, reply
+//     runs, outbox entries, messages) in one transaction.
 //   - RecordRound stores a tool-calling round in one transaction with one multi-row INSERT (three
 //     round trips on MySQL: BEGIN, INSERT, COMMIT, against 2N+2 for a find-or-create per row): all
 //     rows or none; a count mismatch between calls and results is an error before anything is
@@ -65,8 +68,8 @@
 // the database holds: the window backwards along messages (thread_id, seq, message_id)
 // stopped after its limit; the omitted count, only when the query asks
 // (history.Query.CountOmitted, which thread_history sets after a summary), inside that index
-// without reading a row; attachments
-// and tool uses by one index probe per message of the window. Each of these queries names its
+// without reading a row; attachments come with the window's rows, and tool uses by one index
+// probe per message of the window. Each of these queries names its
 // index (FORCE INDEX on MySQL, INDEXED BY on SQLite; see Dialect.indexed in dialect.go) so
 // that skewed statistics cannot turn a probe into a scan of the thread or the database;
 // TestHistoryQueryPlans pins the plans on both databases, with and without statistics.
@@ -83,18 +86,19 @@
 // connection: operations queue for it, and nothing else may hold that connection (do not keep a
 // transaction from DB open while calling the store).
 //
-// Appends to one thread are serialised, on purpose. AppendMessage's first statement, the
-// thread's upsert, takes the thread row's write lock and holds it to the commit, so within a
-// thread seqs (handed out at the insert) commit in the order they were handed out: a reader that
-// sees a message of the thread sees every earlier one, so a run answering message n replays
-// exactly what came before it, and so does its retry. Without the lock (a non-locking existence
-// check instead of the upsert) readers do see later messages before earlier ones;
-// TestAppendsToOneThreadBecomeVisibleInSeqOrder catches that. The price is throughput per
-// thread: each append to a thread waits for the previous one's commit, one log flush (fsync)
-// each, while appends to different threads commit side by side and share flushes (group
-// commit); BenchmarkAppendMessage measures both. A thread receiving mail gets a
-// message every few seconds at most, far below the limit. On SQLite every write transaction
-// holds the database's write lock, so all appends serialise, one WAL flush each.
+// Appends to one thread are serialised, on purpose. An append to a stored thread reads the
+// thread's first row (the one whose thread_start is the thread id) with a write lock, in the
+// INSERT itself, before the database hands out the new row's seq, and holds it to the commit; a
+// message that starts a thread creates that row, and a second message starting the same thread
+// at once waits on its unique key and then joins. So within a thread seqs commit in the order
+// they were handed out: a reader that sees a message of the thread sees every earlier one, so a
+// run answering message n replays exactly what came before it, and so does its retry. Without
+// the lock readers do see later messages before earlier ones (the append-order tests catch
+// that). The price is throughput per thread: each append to a thread waits for the previous
+// one's commit, one log flush (fsync) each, while appends to different threads commit side by
+// side and share flushes (group commit); BenchmarkAppendMessage measures both. A thread
+// receiving mail gets a message every few seconds at most, far below the limit. On SQLite every
+// write holds the database's write lock, so all appends serialise, one WAL flush each.
 //
 // # Scale-out
 //
@@ -117,7 +121,9 @@
 //     thread_id as well. Scheduled-run rounds have no thread; shard them by owner_id or keep
 //     them unsharded.
 //   - A transaction never spans two threads, so no cross-shard transaction is needed; DeleteThread
-//     and AppendMessage touch one thread each.
+//     and AppendMessage touch one thread each. An append reads its thread's first row inside its
+//     INSERT (a subquery on messages by thread_start, unique per thread), which stays on the
+//     thread's shard.
 //   - Migrations are plain DDL; apply them with the sharding system's schema tool (vtctl
 //     ApplySchema, TiDB online DDL) rather than goose when the system requires it.
 package store

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/history"
+	"github.com/personagen/personagen/runtime/mail"
 )
 
 // cutter decides which statement loses its acknowledgement: armed with a statement prefix, it
@@ -294,8 +296,9 @@ func TestEveryWriteRetriedAfterALostCommitIsStoredOnce(t *testing.T) {
 			m := msg(thread, thread+"-in", baseTime)
 			m.Attachments = []history.Attachment{{ID: "a", Filename: "f.pdf", ContentType: "application/pdf", Size: 9}}
 
-			// AppendMessage: the retry returns the stored seq, already stored, identical.
-			lose("AppendMessage", "COMMIT", func() error { _, err := s.AppendMessage(ctx, m); return err },
+			// AppendMessage (one INSERT that commits on its own, after the append to a stored
+			// thread found none): the retry returns the stored seq, already stored, identical.
+			lose("AppendMessage", startInsert(s.dialect), func() error { _, err := s.AppendMessage(ctx, m); return err },
 				func() bool { return count("messages", "message_id = ?", m.MessageID) == 1 })
 			stored, err := direct.Message(ctx, "", m.MessageID)
 			if err != nil {
@@ -404,12 +407,15 @@ func TestEveryWriteRetriedAfterALostCommitIsStoredOnce(t *testing.T) {
 			// Exactly one copy of everything this round wrote.
 			for table, where := range map[string]string{
 				"messages":    "thread_id = ?",
-				"attachments": "message_seq IN (SELECT seq FROM messages WHERE thread_id = ?)",
+				"attachments": "thread_id = ? AND attachments IS NOT NULL",
 				"tool_uses":   "thread_id = ?",
 				"runs":        "thread_id = ?",
 				"compactions": "thread_id = ?",
 			} {
 				want := map[string]int{"messages": 3, "attachments": 1, "tool_uses": 3, "runs": 1, "compactions": 2}[table]
+				if table == "attachments" {
+					table = "messages" // a column of the message's row
+				}
 				if n := count(table, where, thread); n != want {
 					t.Errorf("round %d: %d %s rows, want %d", i, n, table, want)
 				}
@@ -430,4 +436,133 @@ func TestEveryWriteRetriedAfterALostCommitIsStoredOnce(t *testing.T) {
 			t.Errorf("%d cuts, want %d", cuts, want)
 		}
 	}, WithClock(clock.Now))
+}
+
+// startInsert and joinInsert are the statements that write a message that starts a thread and
+// one that joins a stored thread, as the fault layers see their text (whitespace collapsed):
+// with '?' placeholders on SQLite, the values interpolated on MySQL.
+func startInsert(d Dialect) string {
+	p := strings.Join(strings.Fields("INSERT INTO messages ("+messageInsertColumns+") VALUES ("), " ")
+	if d == DialectSQLite {
+		return p + "?"
+	}
+	return p + "'"
+}
+
+func joinInsert() string {
+	return strings.Join(strings.Fields("INSERT INTO messages ("+messageInsertColumns+") VALUES ((SELECT"), " ")
+}
+
+// Ingestion through mail.Ingest, each of its writes with its acknowledgement lost (the database
+// committed, the caller got an error), then retried: the message is stored once, whole (its
+// attachments with it), and the retry reports it as the duplicate it is, with the stored seq and
+// thread. The writes: the INSERT that starts a thread, the INSERT that joins one (each a single
+// statement that commits on its own, so there is nothing between two writes to interrupt), and
+// the two transactions of the write path — an outbound reply with its outbox entry, and a message
+// too large for one statement, whose attachments follow in an UPDATE — with their COMMIT cut.
+func TestIngestRetriedAfterALostCommitIsStoredOnce(t *testing.T) {
+	attached, err := os.ReadFile("../../examples/mail/05-customer-attachment.eml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := ingestion()
+	eachFaultyDB(t, func(t *testing.T, s, direct *Store, cut *cutter) {
+		ctx := context.Background()
+		// lose arms the cutter for prefix, ingests raw through the faulty store (which must fail:
+		// the cut fired), checks that the message is stored once with its attachments, ingests it
+		// again and checks the retry says duplicate with the stored seq and thread.
+		lose := func(what, prefix string, raw []byte, wantAtts int) history.Message {
+			t.Helper()
+			before := cut.count()
+			cut.arm(prefix)
+			_, err := mail.Ingest(ctx, s, bytes.NewReader(raw), in)
+			cut.arm("")
+			if cut.count() != before+1 {
+				t.Fatalf("%s: the cut on %q never fired (err %v)", what, prefix, err)
+			}
+			if err == nil {
+				t.Fatalf("%s: succeeded although its acknowledgement was cut", what)
+			}
+			parsed, err := (&mail.Parser{}).Parse(bytes.NewReader(raw), in.Arrived)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := parsed.MessageID
+			if n := countRows(t, direct, "messages", "message_id = ?", id); n != 1 {
+				t.Fatalf("%s: %d rows after the cut, want 1 (the cut came after the commit)", what, n)
+			}
+			stored, err := direct.Message(ctx, "support-agent", id)
+			if err != nil || len(stored.Attachments) != wantAtts {
+				t.Fatalf("%s: stored %d attachments, %v; want %d", what, len(stored.Attachments), err, wantAtts)
+			}
+			got, err := mail.Ingest(ctx, s, bytes.NewReader(raw), in)
+			if err != nil || len(got.Deliveries) != 1 {
+				t.Fatalf("%s: retry: %+v, %v", what, got, err)
+			}
+			d := got.Deliveries[0]
+			if !d.Duplicate || d.Message.Seq != stored.Seq || d.Message.ThreadID != stored.ThreadID {
+				t.Fatalf("%s: retry = duplicate %v, seq %d, thread %s; want duplicate, %d, %s", what, d.Duplicate,
+					d.Message.Seq, d.Message.ThreadID, stored.Seq, stored.ThreadID)
+			}
+			if n := countRows(t, direct, "messages", "message_id = ?", id); n != 1 {
+				t.Fatalf("%s: %d rows after the retry, want 1", what, n)
+			}
+			return stored.Message
+		}
+
+		root := lose("new thread with an attachment", startInsert(s.dialect), attached, 1)
+		if n := countRows(t, direct, "messages", "thread_start = ?", root.ThreadID); n != 1 {
+			t.Fatalf("the new thread has %d first rows, want 1", n)
+		}
+		reply := bytes.Replace(attached, []byte("Message-ID: <c3@brightline.io>"), []byte("Message-ID: <c4@brightline.io>"), 1)
+		reply = bytes.Replace(reply, []byte("In-Reply-To: <s2@acme.example>"), []byte("In-Reply-To: <c3@brightline.io>"), 1)
+		reply = bytes.Replace(reply, []byte("References: <c1@brightline.io> <s1@acme.example> <c2@brightline.io>\r\n <s2@acme.example>"),
+			[]byte("References: <c3@brightline.io>"), 1)
+		if joined := lose("reply with an attachment", joinInsert(), reply, 1); joined.ThreadID != root.ThreadID {
+			t.Fatalf("the reply went to thread %s, want %s", joined.ThreadID, root.ThreadID)
+		}
+		plain := []byte("From: Lena <lena@cust.example>\r\nTo: support@acme.example\r\nSubject: Re: x\r\n" +
+			"Date: Thu, 06 Mar 2025 16:00:00 +0100\r\nMessage-ID: <c5@brightline.io>\r\nIn-Reply-To: <c4@brightline.io>\r\n\r\nAnd?\r\n")
+		lose("reply", joinInsert(), plain, 0)
+
+		// The persona's reply with its outbox entry: one transaction, its COMMIT cut.
+		out := msg(root.ThreadID, "r1@acme.example", baseTime)
+		out.Mailbox, out.Direction, out.RunKey = "support-agent", history.Outbound, "run-1"
+		before := cut.count()
+		cut.arm("COMMIT")
+		_, err := s.AppendMessage(ctx, out)
+		cut.arm("")
+		if cut.count() != before+1 || err == nil {
+			t.Fatalf("outbound reply: cut fired %d times, err %v", cut.count()-before, err)
+		}
+		if a, err := s.AppendMessage(ctx, out); err != nil || a.Outcome != AlreadyStored || a.Differs != nil {
+			t.Fatalf("retried outbound reply = %+v, %v; want already stored, identical", a, err)
+		}
+		if n := countRows(t, direct, "mail_outbox", "message_seq IN (SELECT seq FROM messages WHERE run_key = 'run-1')"); n != 1 {
+			t.Fatalf("%d outbox entries for the reply, want 1", n)
+		}
+
+		// A message too large for one statement: INSERT and UPDATE in one transaction.
+		big := largestMessage(root.ThreadID, "big@brightline.io")
+		big.Mailbox, big.RunKey = "support-agent", ""
+		if !newMessageRow(s.dialect, big).split {
+			t.Fatal("the largest message fits one statement; the split path goes untested")
+		}
+		before = cut.count()
+		cut.arm("COMMIT")
+		_, err = s.AppendMessage(ctx, big)
+		cut.arm("")
+		if cut.count() != before+1 || err == nil {
+			t.Fatalf("large message: cut fired %d times, err %v", cut.count()-before, err)
+		}
+		if a, err := s.AppendMessage(ctx, big); err != nil || a.Outcome != AlreadyStored || a.Differs != nil {
+			t.Fatalf("retried large message = %+v, %.200v; want already stored, identical", a, err)
+		}
+		if n := countRows(t, direct, "messages", "message_id = 'big@brightline.io'"); n != 1 {
+			t.Fatalf("%d copies of the large message, want 1", n)
+		}
+		if n := countRows(t, direct, "messages", "thread_id = ?", root.ThreadID); n != 5 {
+			t.Errorf("the thread holds %d messages, want 5", n)
+		}
+	})
 }

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -27,7 +26,7 @@ type historyToolUseRow struct {
 	Succeeded  bool   `db:"succeeded"`
 }
 
-// maxListedSeqs is the largest window whose attachments and tool uses are read by naming its
+// maxListedSeqs is the largest window whose tool uses are read by naming its
 // seqs (an IN list, one index lookup per seq); a larger one (a compaction's read of a whole
 // stretch) selects them by the window's seq range within the thread instead. Either way the
 // rows read are the window's own; the list keeps well below both databases' limits on
@@ -37,12 +36,13 @@ const maxListedSeqs = 500
 // History implements [history.Source]: the window of q.ThreadID's messages that q selects, in
 // the order the store received them (by seq, the insertion key; sent_at, which the sender sets,
 // plays no part), at most q.Limit of them (0 = history.DefaultLimit, history.NoLimit = all),
-// each with its attachments' metadata in their stored order and, when q.ToolUses is set, the
+// each with its attachments' metadata in their stored order (a column of the message's row) and,
+// when q.ToolUses is set, the
 // tool uses recorded for it (owner_type 'message'), in no particular order (the replay orders
 // them by seq). When q.CountOmitted is set, Omitted counts the selected messages left before
 // the window by the limit; otherwise it is 0.
 //
-// Its cost follows the window, not the thread or the database: at most four queries, each
+// Its cost follows the window, not the thread or the database: at most three queries, each
 // reading only the window's rows through an index (the plans are pinned by
 // TestHistoryQueryPlans on both databases):
 //
@@ -50,15 +50,15 @@ const maxListedSeqs = 500
 //     (thread_id, seq) and stopped after the limit;
 //  2. with q.CountOmitted and a full window only, the omitted count: index entries of
 //     (thread_id, seq) between q.AfterSeq and the window, counted without reading a row;
-//  3. the window's attachments, and 4. with q.ToolUses, its tool uses: looked up by the
-//     window's seqs (up to maxListedSeqs of them, one index probe each), or, for a larger
-//     window, by the window's seq range within the thread.
+//  3. with q.ToolUses, the window's tool uses: looked up by the window's seqs (up to
+//     maxListedSeqs of them, one index probe each), or, for a larger window, by the window's
+//     seq range within the thread.
 //
-// Queries 3 and 4 are skipped for an empty window. They name the window's own seqs (or its
-// first and last), so a message appended while History runs is not mixed in. An unknown thread
+// Query 3 is skipped for an empty window. It names the window's own seqs (or its first and
+// last), so a message appended while History runs is not mixed in. An unknown thread
 // gives an empty Window. Errors: a query that fails [history.Query.Check] (wrapping
 // history.ErrInvalidQuery), the database's, wrapped with the thread id, or a stored address
-// list that is not a JSON array of strings.
+// list that is not a JSON array of strings, or stored attachments that are not a JSON array.
 func (s *Store) History(ctx context.Context, q history.Query) (*history.Window, error) {
 	if err := q.Check(); err != nil {
 		return nil, fmt.Errorf("store: history: %w", err)
@@ -93,25 +93,6 @@ func (s *Store) History(ctx context.Context, q history.Query) (*history.Window, 
 		}
 	}
 
-	var atts []attachmentRow
-	query, args = attachmentsQuery(s.dialect, q.ThreadID, seqs)
-	if err := s.db.SelectContext(ctx, &atts, s.dialect.rebind(query), args...); err != nil {
-		return nil, fmt.Errorf("store: history attachments of thread %q: %w", q.ThreadID, err)
-	}
-	// Sorting in Go rather than in SQL spares the server a sort.
-	slices.SortFunc(atts, func(a, b attachmentRow) int {
-		if c := cmp.Compare(a.MessageSeq, b.MessageSeq); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Position, b.Position)
-	})
-	for _, a := range atts {
-		if i, ok := index[a.MessageSeq]; ok {
-			w.Messages[i].Attachments = append(w.Messages[i].Attachments, history.Attachment{
-				ID: a.AttachmentID, Filename: a.Filename, ContentType: a.ContentType, Size: a.SizeBytes,
-			})
-		}
-	}
 	if !q.ToolUses {
 		return w, nil
 	}
@@ -135,10 +116,9 @@ func (s *Store) History(ctx context.Context, q history.Query) (*history.Window, 
 
 // The indexes the history queries read through (see Dialect.indexed).
 const (
-	indexThreadWindow   = "messages_thread_window"       // messages (thread_id, seq, message_id)
-	indexAttachmentsMsg = "attachments_message_position" // attachments (message_seq, position)
-	indexUsesOwner      = "tool_uses_round_position"     // tool_uses (owner_type, owner_id, run_id, …)
-	indexUsesThread     = "tool_uses_thread_owner"       // tool_uses (thread_id, owner_id, seq)
+	indexThreadWindow = "messages_thread_window"   // messages (thread_id, seq, message_id)
+	indexUsesOwner    = "tool_uses_round_position" // tool_uses (owner_type, owner_id, run_id, …)
+	indexUsesThread   = "tool_uses_thread_owner"   // tool_uses (thread_id, owner_id, seq)
 )
 
 // windowQuery returns the query of q's window, newest first: the selected messages of the
@@ -170,21 +150,6 @@ func omittedQuery(d Dialect, q history.Query, first int64) (string, []any) {
 		args = append(args, q.InboundUpToSeq)
 	}
 	return query, args
-}
-
-// attachmentsQuery returns the query of the attachments of the window whose message seqs are
-// seqs (ascending), in no particular order: one probe of (message_seq, position) per seq, or
-// for a window of more than maxListedSeqs messages the thread's messages in the window's seq
-// range, read along (thread_id, seq), each joined to its attachments.
-func attachmentsQuery(d Dialect, thread string, seqs []int64) (string, []any) {
-	const cols = `a.message_seq, a.position, a.attachment_id, a.filename, a.content_type, a.size_bytes`
-	if len(seqs) <= maxListedSeqs {
-		return `SELECT ` + cols + ` FROM ` + d.indexed("attachments a", indexAttachmentsMsg) +
-			` WHERE a.message_seq IN (` + placeholders(len(seqs)) + `)`, seqArgs(seqs)
-	}
-	return `SELECT ` + cols + ` FROM ` + d.indexed("messages m", indexThreadWindow) + ` ` + d.joinInOrder() + ` ` +
-		d.indexed("attachments a", indexAttachmentsMsg) + ` ON a.message_seq = m.seq
-		WHERE m.thread_id = ? AND m.seq >= ? AND m.seq <= ?`, []any{thread, seqs[0], seqs[len(seqs)-1]}
 }
 
 // toolUsesQuery returns the query of the tool uses recorded for the window's messages, whose

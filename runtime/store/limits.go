@@ -12,8 +12,9 @@ import (
 // naming the field. Keys are counted in characters (Unicode code points), as MySQL's VARCHAR
 // columns count them; text is counted in bytes of UTF-8, as its TEXT columns count them. Every
 // column holds its limit (VARCHAR(191) and VARCHAR(255) keys, TEXT for the short texts, MEDIUMTEXT
-// for bodies, lists and summaries), and the largest message the limits allow, with every
-// byte escaped, stays under MariaDB's default 16 MiB max_allowed_packet.
+// for bodies, lists, attachment metadata and summaries), and the largest message the limits
+// allow, with every byte escaped, is written in statements that each stay under MariaDB's
+// default 16 MiB max_allowed_packet.
 const (
 	// MaxThreadIDChars bounds a thread id.
 	MaxThreadIDChars = 191

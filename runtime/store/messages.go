@@ -66,156 +66,265 @@ type Appended struct {
 	Differs  []string
 }
 
-// AppendMessage stores m at the end of its thread, creating the thread when it is new, in one
-// transaction with its attachments' metadata and, for an outbound reply (a run key), its outbox
-// entry (BEGIN, thread, message, attachments, outbox, COMMIT), and returns the message's seq: the
-// monotonic insertion key, which orders Thread and History (Date, which the sender sets, is only
-// shown, never used to order).
+// AppendMessage stores m at the end of its thread, creating the thread when it is new, and
+// returns the message's seq: the monotonic insertion key, which orders Thread and History (Date,
+// which the sender sets, is only shown, never used to order). The message is one row, written
+// by one statement that commits on its own (one round trip): its attachments' metadata is a
+// column of the row, and a message that starts a thread is the thread's first row. So nothing
+// can be left half-written: the row with its attachments is there or it is not. Two cases add a
+// transaction around that statement: an outbound reply with a run key, whose outbox entry is
+// written with it (BEGIN, message, outbox, COMMIT), and a message too large for one statement
+// (see maxRowStatementBytes), whose attachments follow in an UPDATE of the same transaction.
+//
+// An append into a stored thread first write-locks the thread's first row and holds the lock
+// until it commits, so a thread's seqs commit in the order they are handed out (see the package
+// doc, Concurrency). AppendMessage first assumes the thread is stored; when it is not, a second
+// statement starts it (two round trips in all).
 //
 // It is idempotent by (m.Mailbox, m.MessageID): when a message with that id is stored in the
 // mailbox (in any thread), it writes nothing and returns the stored seq with AlreadyStored,
 // naming the fields in which m differs from the stored copy (for example a second delivery of
-// one email with another list footer). So after any error — an ambiguous commit included, when
-// the connection broke after the server committed — calling AppendMessage again with the same
-// message is safe: it stores the message once and always yields its seq.
+// one email with another list footer); finding that out costs one more read. So after any error
+// — an ambiguous commit included, when the connection broke after the server committed —
+// calling AppendMessage again with the same message is safe: it stores the message once and
+// always yields its seq.
 //
 // Errors, with nothing written: ErrInvalid (wrapped) for a missing, over-long or malformed field;
 // ErrConflict (wrapped) when m.RunKey already has another reply; ctx's error; the database's
 // (wrapped). Lock races are retried up to 5 times.
 func (s *Store) AppendMessage(ctx context.Context, m Message) (Appended, error) {
-	return s.appendMessage(ctx, m, false, false)
+	return s.appendMessage(ctx, m, true)
 }
 
-// appendMessage is AppendMessage with two shortcuts for a caller that has just looked the
-// mailbox up (AppendMail). rowAtATime lets a message without attachments or run key be written
-// as single statements that commit on their own (see appendRow) — the thread's row when it is
-// new, then the message row, atomic by itself and taking the thread row's lock — instead of a
-// transaction; an interruption between them, or a duplicate the lookup missed, leaves at most
-// an empty thread row, which nothing reads as a message. threadStored says another message of
-// m.ThreadID is stored, so such a single-statement write does not write the thread's row first
-// (a thread deleted in between is noticed, and its row written). A transaction always starts
-// with the thread's upsert, which is its lock.
-func (s *Store) appendMessage(ctx context.Context, m Message, threadStored, rowAtATime bool) (Appended, error) {
+// maxRowStatementBytes bounds the SQL text of a message's INSERT: the text of its values as the
+// MySQL driver escapes them into the statement (interpolateParams), every quote, backslash, NUL
+// and line break doubled. A larger message (possible only near several limits at once: both
+// bodies and hundreds of long attachment names) is written as the INSERT without its
+// attachments and an UPDATE that sets them, in one transaction, so that no statement exceeds
+// MariaDB's default max_allowed_packet of 16 MiB.
+const maxRowStatementBytes = 12 << 20
+
+// appendMessage is AppendMessage with a hint: threadStored says whether the caller believes
+// m.ThreadID is stored (AppendMail's caller has just looked it up), so the first statement is
+// the one that appends to a stored thread, or the one that starts a thread. A wrong guess costs
+// one statement more and nothing else: the append finds no first row to lock and starts the
+// thread, or the start meets the thread's first row (a duplicate thread_start) and joins it.
+func (s *Store) appendMessage(ctx context.Context, m Message, threadStored bool) (Appended, error) {
 	if err := m.validate(); err != nil {
 		return Appended{}, err
 	}
-	d := s.dialect
-	to, cc, replyTo, refs := encodeList(m.To), encodeList(m.Cc), encodeList(m.ReplyTo), encodeList(m.References)
-	problems := encodeList(m.Problems)
 	fail := func(err error) (Appended, error) {
 		return Appended{}, fmt.Errorf("store: append message %q to thread %q: %w", m.MessageID, m.ThreadID, err)
 	}
-	insertThread := d.insertIgnoringConflict("threads", []string{"id"}, []string{"id"})
-	insertMessage := d.rebind(`INSERT INTO messages (thread_id, mailbox, message_id, in_reply_to,
-		refs, direction, sender, recipients, cc, reply_to, subject, sent_at, text_body, html_body, run_key,
-		not_to_answer, problems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	args := []any{m.ThreadID, m.Mailbox, m.MessageID, m.InReplyTo, refs, string(m.Direction), m.From, to, cc, replyTo,
-		m.Subject, d.timeArg(m.Date), m.Text, m.HTML, nullString(m.RunKey), m.NotToAnswer, problems}
-	single := rowAtATime && len(m.Attachments) == 0 && m.RunKey == ""
-	// A duplicate whose stored copy vanished before we read it (a concurrent DeleteThread) sends
-	// us round again; twice is enough for any real interleaving.
-	for range 2 {
-		var seq int64
-		var err error
-		if single {
-			seq, err = s.appendRow(ctx, m.ThreadID, threadStored, insertThread, args)
-		} else {
-			err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-				// First, even for a thread known to be stored: the upsert takes the thread row's
-				// write lock, held to the commit, so the thread's seqs commit in the order they
-				// are handed out (see the package doc, Concurrency). Do not skip it or move it
-				// after the message's insert.
-				if _, err := tx.ExecContext(ctx, insertThread, m.ThreadID); err != nil {
-					return err
-				}
-				res, err := tx.ExecContext(ctx, insertMessage, args...)
-				if err != nil {
-					return err
-				}
-				if seq, err = res.LastInsertId(); err != nil {
-					return err
-				}
-				if m.RunKey != "" && m.Direction == history.Outbound {
-					// A reply enters the outbox with it (see UnsentReplies).
-					if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO mail_outbox (message_seq, mailbox) VALUES (?, ?)`), seq, m.Mailbox); err != nil {
-						return err
-					}
-				}
-				return insertAttachments(ctx, tx, d, seq, m.Attachments)
-			})
-		}
+	row := newMessageRow(s.dialect, m)
+	join := threadStored
+	// Each round is one of: stored; the thread had no first row (start it); a duplicate key,
+	// which is the message id (already stored: done) or the thread's first row, written by
+	// another append since (join it). Three rounds cover any real interleaving, a concurrent
+	// DeleteThread included.
+	for range 3 {
+		seq, err := s.writeMessage(ctx, m, row, join)
 		if err == nil {
 			return Appended{Seq: seq, ThreadID: m.ThreadID, Outcome: Stored}, nil
+		}
+		if errors.Is(err, errNoThreadRow) {
+			join = false
+			continue
 		}
 		if !isDuplicateKey(err) {
 			return fail(err)
 		}
 		stored, err := s.messageWhere(ctx, "mailbox = ? AND message_id = ?", m.Mailbox, m.MessageID)
-		if errors.Is(err, ErrMessageNotFound) {
-			if m.RunKey != "" {
-				if reply, err := s.messageWhere(ctx, "run_key = ?", m.RunKey); err == nil {
-					return fail(fmt.Errorf("%w: run %q already has the reply %q", ErrConflict, m.RunKey, reply.MessageID))
-				}
-			}
-			threadStored = false
-			continue
+		if err == nil {
+			return Appended{Seq: stored.Seq, ThreadID: stored.ThreadID, Outcome: AlreadyStored, Differs: m.differences(stored)}, nil
 		}
-		if err != nil {
+		if !errors.Is(err, ErrMessageNotFound) {
 			return fail(err)
 		}
-		return Appended{Seq: stored.Seq, ThreadID: stored.ThreadID, Outcome: AlreadyStored, Differs: m.differences(stored)}, nil
-	}
-	return fail(errors.New("the message id was stored and removed while appending"))
-}
-
-// appendRow writes a message without attachments or run key as single statements: the thread's
-// row when it is new, then the message row in one INSERT … SELECT that write-locks the thread's
-// row first (FOR UPDATE; SQLite's single writer needs no clause), so that, as in AppendMessage's
-// transaction, the seq is handed out under the thread's lock and the thread's seqs commit in the
-// order they were handed out. Inserting the message from the thread's row also finds a thread
-// deleted since the caller's lookup: no row is inserted, and the thread's row is written and the
-// insert repeated.
-func (s *Store) appendRow(ctx context.Context, threadID string, threadStored bool, insertThread string, args []any) (int64, error) {
-	d := s.dialect
-	insertMessage := d.rebind(`INSERT INTO messages (thread_id, mailbox, message_id, in_reply_to, refs, direction,
-		sender, recipients, cc, reply_to, subject, sent_at, text_body, html_body, run_key, not_to_answer, problems)
-		SELECT ` + placeholders(len(args)) + ` FROM threads WHERE id = ?` + d.forUpdate())
-	args = append(args[:len(args):len(args)], threadID)
-	for range 2 {
-		if !threadStored {
-			if _, err := s.exec(ctx, insertThread, threadID); err != nil {
-				return 0, err
+		if m.RunKey != "" {
+			if reply, err := s.messageWhere(ctx, "run_key = ?", m.RunKey); err == nil {
+				return fail(fmt.Errorf("%w: run %q already has the reply %q", ErrConflict, m.RunKey, reply.MessageID))
 			}
 		}
-		res, err := s.exec(ctx, insertMessage, args...)
-		if err != nil {
-			return 0, err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return 0, err
-		} else if n == 1 {
-			return res.LastInsertId()
-		}
-		threadStored = false // the thread's row went away since the lookup
+		join = true // the key was thread_start: another append started the thread meanwhile
 	}
-	return 0, fmt.Errorf("the thread %q was deleted while appending", threadID)
+	return fail(errors.New("the thread was started and removed while appending"))
 }
 
-// insertAttachments writes the attachments' metadata of message seq in one INSERT.
-func insertAttachments(ctx context.Context, tx *sqlx.Tx, d Dialect, seq int64, atts []history.Attachment) error {
+// errNoThreadRow says an append to a stored thread found no first row: the thread is new, or
+// was deleted since the caller looked.
+var errNoThreadRow = errors.New("store: the thread has no first row")
+
+// writeMessage writes row: one statement that commits on its own, or, for an outbound reply with
+// a run key or a message over maxRowStatementBytes, that statement and the rest in one
+// transaction. join says which statement: the append to a stored thread (errNoThreadRow when it
+// has no first row; inside a transaction the start follows at once) or the thread's start.
+func (s *Store) writeMessage(ctx context.Context, m Message, row messageWrite, join bool) (int64, error) {
+	outbox := m.RunKey != "" && m.Direction == history.Outbound
+	if !outbox && !row.split {
+		return row.insert(ctx, storeExec{s}, join)
+	}
+	var seq int64
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var err error
+		seq, err = row.insert(ctx, tx, join)
+		if errors.Is(err, errNoThreadRow) {
+			seq, err = row.insert(ctx, tx, false)
+		}
+		if err != nil {
+			return err
+		}
+		if row.split {
+			if _, err := tx.ExecContext(ctx, s.dialect.rebind(`UPDATE messages SET attachments = ? WHERE seq = ?`), row.attachments, seq); err != nil {
+				return err
+			}
+		}
+		if outbox {
+			// A reply enters the outbox with it (see UnsentReplies).
+			if _, err := tx.ExecContext(ctx, s.dialect.rebind(`INSERT INTO mail_outbox (message_seq, mailbox) VALUES (?, ?)`), seq, m.Mailbox); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return seq, err
+}
+
+// execer runs one statement: a transaction, or the store outside one (storeExec).
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// storeExec runs each statement on its own, retrying lost lock races (Store.exec).
+type storeExec struct{ s *Store }
+
+func (e storeExec) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return e.s.exec(ctx, query, args...)
+}
+
+// messageWrite is a message's row ready to insert: the two statements that write it and their
+// arguments.
+type messageWrite struct {
+	start, join         string // the INSERTs that start the thread and that append to it
+	startArgs, joinArgs []any
+	attachments         any  // the attachments column's value (NULL or JSON text)
+	split               bool // the attachments are set by an UPDATE after the INSERT
+}
+
+// messageInsertColumns are the columns AppendMessage writes, in the order of messageWrite's
+// arguments; thread_start is the second.
+const messageInsertColumns = `thread_id, thread_start, mailbox, message_id, in_reply_to, refs, direction, sender,
+	recipients, cc, reply_to, subject, sent_at, text_body, html_body, attachments, run_key, not_to_answer, problems`
+
+// newMessageRow prepares m's row (m is valid).
+func newMessageRow(d Dialect, m Message) messageWrite {
+	w := messageWrite{attachments: encodeAttachments(m.Attachments)}
+	values := []any{m.MessageID, m.InReplyTo, encodeList(m.References), string(m.Direction), m.From, encodeList(m.To),
+		encodeList(m.Cc), encodeList(m.ReplyTo), m.Subject, d.timeArg(m.Date), m.Text, m.HTML, w.attachments,
+		nullString(m.RunKey), m.NotToAnswer, encodeList(m.Problems)}
+	if statementBytes(m.Mailbox, m.ThreadID, values) > maxRowStatementBytes {
+		w.split, values[12] = true, nil
+	}
+	// The thread's first row carries thread_start; the others NULL. An append to a stored
+	// thread takes its thread_id from the thread's first row, write-locking that row (FOR
+	// UPDATE; on SQLite every write holds the database's write lock) before the row's seq is
+	// handed out; without a first row the thread_id is NULL, which the column refuses. (A
+	// subquery in VALUES, not INSERT ... SELECT: MariaDB takes its table-wide AUTO-INC lock for
+	// an INSERT ... SELECT of unknown row count and then deadlocks appends to different threads
+	// against each other; the derived table with LIMIT is what MySQL needs to read the table it
+	// inserts into.)
+	w.start = d.rebind(`INSERT INTO messages (` + messageInsertColumns + `) VALUES (` + placeholders(19) + `)`)
+	w.startArgs = append([]any{m.ThreadID, m.ThreadID, m.Mailbox}, values...)
+	w.join = d.rebind(`INSERT INTO messages (` + messageInsertColumns + `) VALUES ((SELECT f.thread_start FROM
+		(SELECT thread_start FROM messages WHERE thread_start = ? LIMIT 1` + d.forUpdate() + `) f), NULL, ` + placeholders(17) + `)`)
+	w.joinArgs = append([]any{m.ThreadID, m.Mailbox}, values...)
+	return w
+}
+
+// insert runs the INSERT that appends to a stored thread (join) or the one that starts the
+// thread, and returns the new row's seq. An append that finds no first row inserts nothing and
+// returns errNoThreadRow.
+func (w messageWrite) insert(ctx context.Context, ex execer, join bool) (int64, error) {
+	query, args := w.start, w.startArgs
+	if join {
+		query, args = w.join, w.joinArgs
+	}
+	res, err := ex.ExecContext(ctx, query, args...)
+	if join && isNotNull(err) {
+		return 0, errNoThreadRow
+	}
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// statementBytes returns the length of the SQL text the MySQL driver writes for a message's
+// string values (each quoted, its quotes, backslashes, NULs, line breaks and ^Z escaped).
+func statementBytes(mailbox, threadID string, values []any) int {
+	n := 0
+	add := func(v string) {
+		n += len(v) + 2
+		for i := 0; i < len(v); i++ {
+			switch v[i] {
+			case 0, '\n', '\r', 0x1a, '\'', '"', '\\':
+				n++
+			}
+		}
+	}
+	add(mailbox)
+	add(threadID)
+	add(threadID)
+	for _, v := range values {
+		if s, ok := v.(string); ok {
+			add(s)
+		}
+	}
+	return n
+}
+
+// attachmentJSON is one attachment in messages.attachments.
+type attachmentJSON struct {
+	ID          string `json:"id"`
+	Filename    string `json:"filename"`
+	ContentType string `json:"content_type"`
+	Size        int64  `json:"size"`
+}
+
+// encodeAttachments returns the attachments column's value: NULL for none, else the JSON array
+// of their metadata in order, without HTML escaping (Data is never stored).
+func encodeAttachments(atts []history.Attachment) any {
 	if len(atts) == 0 {
 		return nil
 	}
-	const cols = 6
-	args := make([]any, 0, cols*len(atts))
-	rows := make([]string, len(atts))
+	list := make([]attachmentJSON, len(atts))
 	for i, a := range atts {
-		rows[i] = "(" + placeholders(cols) + ")"
-		args = append(args, seq, i, a.ID, a.Filename, a.ContentType, a.Size)
+		list[i] = attachmentJSON{ID: a.ID, Filename: a.Filename, ContentType: a.ContentType, Size: a.Size}
 	}
-	_, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO attachments
-		(message_seq, position, attachment_id, filename, content_type, size_bytes) VALUES `+strings.Join(rows, ", ")), args...)
-	return err
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(list) // strings and integers always encode
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// decodeAttachments reads the attachments column (Valid false: none).
+func decodeAttachments(col sql.NullString) ([]history.Attachment, error) {
+	if !col.Valid {
+		return nil, nil
+	}
+	var list []attachmentJSON
+	if err := json.Unmarshal([]byte(col.String), &list); err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, nil
+	}
+	out := make([]history.Attachment, len(list))
+	for i, a := range list {
+		out[i] = history.Attachment{ID: a.ID, Filename: a.Filename, ContentType: a.ContentType, Size: a.Size}
+	}
+	return out, nil
 }
 
 // differences names the fields in which m differs from stored, in Message's field order; nil
@@ -363,8 +472,8 @@ func encodeList(list []string) string {
 }
 
 // Message returns the message stored under messageID in mailbox, with its attachments'
-// metadata (ToolUses empty) and the store-only fields. One query for the message and one for
-// its attachments. Errors: ErrMessageNotFound (wrapped), or the database's (wrapped).
+// metadata (ToolUses empty) and the store-only fields. One query. Errors: ErrMessageNotFound
+// (wrapped), or the database's (wrapped).
 func (s *Store) Message(ctx context.Context, mailbox, messageID string) (Message, error) {
 	m, err := s.messageWhere(ctx, "mailbox = ? AND message_id = ?", mailbox, messageID)
 	if err != nil {
@@ -373,36 +482,54 @@ func (s *Store) Message(ctx context.Context, mailbox, messageID string) (Message
 	return m, nil
 }
 
-// ThreadOf returns the thread of the first of messageIDs that is stored in mailbox, and that
-// id: how an email joins the thread of the first message it references that the store knows
-// (its References, then its In-Reply-To). found is false when none is stored. One query; at
-// most MaxReferences+1 ids. Errors: ErrInvalid for too many ids, or the database's (wrapped).
-func (s *Store) ThreadOf(ctx context.Context, mailbox string, messageIDs []string) (threadID, messageID string, found bool, err error) {
-	if len(messageIDs) == 0 {
-		return "", "", false, nil
-	}
+// ThreadOf returns the thread a message belongs to as far as mailbox knows, in one query: the
+// thread of the first of messageIDs the mailbox holds, that id and its seq; when it holds none
+// of them, newThread (the thread the message would start; "" for none) with seq 0 and no id if a
+// message of that thread is stored, else "", "", 0. That is how an email joins the thread of the
+// first message it references that the store knows (its References, then its In-Reply-To), or
+// the thread an earlier reply to the same unknown message started; and, with the email's own id
+// listed first, how a second copy is recognised before anything is written. It reads the
+// (mailbox, message id) index and, for newThread, the thread's first row. At most
+// MaxReferences+1 ids. Errors: ErrInvalid for too many ids, or the database's (wrapped).
+func (s *Store) ThreadOf(ctx context.Context, mailbox string, messageIDs []string, newThread string) (threadID, messageID string, seq int64, err error) {
 	if len(messageIDs) > MaxReferences+1 {
-		return "", "", false, fmt.Errorf("%w: %d message ids to look up (at most %d)", ErrInvalid, len(messageIDs), MaxReferences+1)
+		return "", "", 0, fmt.Errorf("%w: %d message ids to look up (at most %d)", ErrInvalid, len(messageIDs), MaxReferences+1)
+	}
+	var parts []string
+	var args []any
+	if len(messageIDs) > 0 {
+		parts = append(parts, `SELECT message_id, thread_id, seq FROM messages WHERE mailbox = ? AND message_id IN (`+
+			placeholders(len(messageIDs))+`)`)
+		args = append(append(args, mailbox), anySlice(messageIDs)...)
+	}
+	if newThread != "" {
+		parts = append(parts, `SELECT '' AS message_id, thread_id, 0 AS seq FROM messages WHERE thread_start = ?`)
+		args = append(args, newThread)
+	}
+	if len(parts) == 0 {
+		return "", "", 0, nil
 	}
 	var rows []struct {
 		MessageID string `db:"message_id"`
 		ThreadID  string `db:"thread_id"`
+		Seq       int64  `db:"seq"`
 	}
-	args := append([]any{mailbox}, anySlice(messageIDs)...)
-	if err := s.db.SelectContext(ctx, &rows, s.dialect.rebind(`SELECT message_id, thread_id FROM messages
-		WHERE mailbox = ? AND message_id IN (`+placeholders(len(messageIDs))+`)`), args...); err != nil {
-		return "", "", false, fmt.Errorf("store: look up the threads of %d message ids: %w", len(messageIDs), err)
-	}
-	threads := make(map[string]string, len(rows))
-	for _, r := range rows {
-		threads[r.MessageID] = r.ThreadID
+	if err := s.db.SelectContext(ctx, &rows, s.dialect.rebind(strings.Join(parts, " UNION ALL ")), args...); err != nil {
+		return "", "", 0, fmt.Errorf("store: look up the threads of %d message ids: %w", len(messageIDs), err)
 	}
 	for _, id := range messageIDs {
-		if t, ok := threads[id]; ok {
-			return t, id, true, nil
+		for _, r := range rows {
+			if r.MessageID == id && r.Seq != 0 {
+				return r.ThreadID, id, r.Seq, nil
+			}
 		}
 	}
-	return "", "", false, nil
+	for _, r := range rows {
+		if r.Seq == 0 {
+			return r.ThreadID, "", 0, nil
+		}
+	}
+	return "", "", 0, nil
 }
 
 func anySlice(v []string) []any {
@@ -423,40 +550,20 @@ type storedMessageRow struct {
 	Problems    sql.NullString `db:"problems"`
 }
 
+// storedMessageColumns are the columns of a storedMessageRow.
+const storedMessageColumns = messageColumns + `, thread_id, mailbox, run_key, not_to_answer, problems`
+
 // messageWhere reads the one message matching where (a condition on messages' columns) with its
-// attachments; ErrMessageNotFound when none matches.
+// attachments; ErrMessageNotFound when none matches. One query.
 func (s *Store) messageWhere(ctx context.Context, where string, args ...any) (Message, error) {
-	d := s.dialect
 	var rows []storedMessageRow
-	if err := s.db.SelectContext(ctx, &rows, d.rebind(`SELECT `+messageColumns+`, thread_id, mailbox, run_key,
-		not_to_answer, problems FROM messages WHERE `+where), args...); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, s.dialect.rebind(`SELECT `+storedMessageColumns+` FROM messages WHERE `+where), args...); err != nil {
 		return Message{}, err
 	}
 	if len(rows) == 0 {
 		return Message{}, fmt.Errorf("%w: %v", ErrMessageNotFound, args)
 	}
-	r := rows[0]
-	hm, err := r.stored(r.ThreadID)
-	if err != nil {
-		return Message{}, err
-	}
-	m := Message{Message: hm, Mailbox: r.Mailbox, RunKey: r.RunKey.String, NotToAnswer: r.NotToAnswer.String}
-	if r.Problems.Valid {
-		if err := decodeList(r.Problems.String, &m.Problems); err != nil {
-			return Message{}, fmt.Errorf("message %q problems: %w", r.MessageID, err)
-		}
-	}
-	var atts []attachmentRow
-	if err := s.db.SelectContext(ctx, &atts, d.rebind(`SELECT message_seq, position, attachment_id, filename,
-		content_type, size_bytes FROM attachments WHERE message_seq = ? ORDER BY position`), m.Seq); err != nil {
-		return Message{}, err
-	}
-	for _, a := range atts {
-		m.Attachments = append(m.Attachments, history.Attachment{
-			ID: a.AttachmentID, Filename: a.Filename, ContentType: a.ContentType, Size: a.SizeBytes,
-		})
-	}
-	return m, nil
+	return rows[0].message()
 }
 
 // messageInThread reports whether seq is a message of threadID.
@@ -468,74 +575,46 @@ func (s *Store) messageInThread(ctx context.Context, seq int64, threadID string)
 
 // messageRow is a messages row as Thread and History read it (messageColumns).
 type messageRow struct {
-	Seq        int64          `db:"seq"`
-	MessageID  string         `db:"message_id"`
-	InReplyTo  string         `db:"in_reply_to"`
-	Refs       sql.NullString `db:"refs"`
-	Direction  string         `db:"direction"`
-	Sender     string         `db:"sender"`
-	Recipients string         `db:"recipients"`
-	Cc         string         `db:"cc"`
-	ReplyTo    sql.NullString `db:"reply_to"`
-	Subject    string         `db:"subject"`
-	SentAt     dbTime         `db:"sent_at"`
-	TextBody   string         `db:"text_body"`
-	HTMLBody   string         `db:"html_body"`
+	Seq         int64          `db:"seq"`
+	MessageID   string         `db:"message_id"`
+	InReplyTo   string         `db:"in_reply_to"`
+	Refs        sql.NullString `db:"refs"`
+	Direction   string         `db:"direction"`
+	Sender      string         `db:"sender"`
+	Recipients  string         `db:"recipients"`
+	Cc          string         `db:"cc"`
+	ReplyTo     sql.NullString `db:"reply_to"`
+	Subject     string         `db:"subject"`
+	SentAt      dbTime         `db:"sent_at"`
+	TextBody    string         `db:"text_body"`
+	HTMLBody    string         `db:"html_body"`
+	Attachments sql.NullString `db:"attachments"`
 }
 
 // messageColumns are the columns of a messageRow, for SELECTs from messages.
 const messageColumns = `seq, message_id, in_reply_to, refs, direction, sender, recipients, cc, reply_to, subject,
-	sent_at, text_body, html_body`
-
-// attachmentRow is an attachments row as Thread and History read it.
-type attachmentRow struct {
-	MessageSeq   int64  `db:"message_seq"`
-	Position     int    `db:"position"`
-	AttachmentID string `db:"attachment_id"`
-	Filename     string `db:"filename"`
-	ContentType  string `db:"content_type"`
-	SizeBytes    int64  `db:"size_bytes"`
-}
+	sent_at, text_body, html_body, attachments`
 
 // Thread returns every message of threadID in the order History replays them: by seq, the order
-// the store received them in, each with its attachments' metadata in the
-// order they were appended (Data nil).
-// ToolUses is left empty; the history source reads those. It runs two queries whatever the
-// thread's length. An unknown thread yields no messages and no error.
+// the store received them in, each with its attachments' metadata in the order they were
+// appended (Data nil). ToolUses is left empty; the history source reads those. One query
+// whatever the thread's length. An unknown thread yields no messages and no error.
 func (s *Store) Thread(ctx context.Context, threadID string) ([]history.Message, error) {
-	d := s.dialect
 	var rows []messageRow
-	if err := s.db.SelectContext(ctx, &rows, d.rebind(`SELECT `+messageColumns+` FROM messages
+	if err := s.db.SelectContext(ctx, &rows, s.dialect.rebind(`SELECT `+messageColumns+` FROM messages
 		WHERE thread_id = ? ORDER BY seq`), threadID); err != nil {
 		return nil, fmt.Errorf("store: read thread %q: %w", threadID, err)
 	}
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	var atts []attachmentRow
-	if err := s.db.SelectContext(ctx, &atts, d.rebind(`SELECT a.message_seq, a.position, a.attachment_id,
-		a.filename, a.content_type, a.size_bytes FROM attachments a JOIN messages m ON m.seq = a.message_seq
-		WHERE m.thread_id = ? ORDER BY a.message_seq, a.position`), threadID); err != nil {
-		return nil, fmt.Errorf("store: read attachments of thread %q: %w", threadID, err)
-	}
 	out := make([]history.Message, len(rows))
-	index := make(map[int64]int, len(rows))
 	for i, r := range rows {
 		m, err := r.stored(threadID)
 		if err != nil {
 			return nil, fmt.Errorf("store: read thread %q: %w", threadID, err)
 		}
 		out[i] = m
-		index[r.Seq] = i
-	}
-	for _, a := range atts {
-		i, ok := index[a.MessageSeq]
-		if !ok { // appended between the two queries
-			continue
-		}
-		out[i].Attachments = append(out[i].Attachments, history.Attachment{
-			ID: a.AttachmentID, Filename: a.Filename, ContentType: a.ContentType, Size: a.SizeBytes,
-		})
 	}
 	return out, nil
 }
@@ -570,6 +649,11 @@ func (r messageRow) stored(threadID string) (history.Message, error) {
 			return m, fmt.Errorf("message %q references: %w", r.MessageID, err)
 		}
 	}
+	atts, err := decodeAttachments(r.Attachments)
+	if err != nil {
+		return m, fmt.Errorf("message %q attachments: %w", r.MessageID, err)
+	}
+	m.Attachments = atts
 	return m, nil
 }
 
@@ -589,20 +673,18 @@ func decodeList(text string, dst *[]string) error {
 }
 
 // DeleteThread removes threadID and everything recorded for it, in one transaction: its tool
-// uses, its messages' attachments, its compactions, its reply runs, its messages and the thread
-// row. Deleting an unknown thread does nothing and returns nil, so a retry after an error is
+// uses, its compactions, its reply runs, its replies' outbox entries and its messages (with
+// their attachments' metadata; the first of them stood for the thread). Deleting an unknown thread does nothing and returns nil, so a retry after an error is
 // safe. Scheduled runs and their tool uses belong to no thread and are kept.
 func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 	d := s.dialect
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		for _, q := range []string{
 			"DELETE FROM tool_uses WHERE thread_id = ?",
-			"DELETE FROM attachments WHERE message_seq IN (SELECT seq FROM messages WHERE thread_id = ?)",
 			"DELETE FROM compactions WHERE thread_id = ?",
 			"DELETE FROM runs WHERE thread_id = ?",
 			"DELETE FROM mail_outbox WHERE message_seq IN (SELECT seq FROM messages WHERE thread_id = ?)",
 			"DELETE FROM messages WHERE thread_id = ?",
-			"DELETE FROM threads WHERE id = ?",
 		} {
 			if _, err := tx.ExecContext(ctx, d.rebind(q), threadID); err != nil {
 				return err

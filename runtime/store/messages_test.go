@@ -192,14 +192,11 @@ func TestAppendOfAStoredMessageIDReturnsItsSeq(t *testing.T) {
 		if err != nil || !equalAppended(got, want) {
 			t.Errorf("differing copy = %+v, %v; want %+v", got, err, want)
 		}
-		if n := countRows(t, s, "threads", "id = ?", "t2"); n != 0 {
+		if n := countRows(t, s, "messages", "thread_id = ?", "t2"); n != 0 {
 			t.Errorf("thread t2 created by the second copy (%d rows)", n)
 		}
 		if n := countRows(t, s, "messages", ""); n != 1 {
 			t.Errorf("%d messages stored, want 1", n)
-		}
-		if n := countRows(t, s, "attachments", ""); n != 1 {
-			t.Errorf("%d attachments stored, want the first copy's 1", n)
 		}
 		m, err := s.Message(ctx, "", "m1")
 		if err != nil || m.ThreadID != "t1" || m.Seq != seq || m.Text != first.Text || len(m.Attachments) != 1 ||
@@ -275,9 +272,6 @@ func TestAppendMessageRejectsInvalidValues(t *testing.T) {
 		if n := countRows(t, s, "messages", ""); n != 0 {
 			t.Errorf("%d messages stored, want 0", n)
 		}
-		if n := countRows(t, s, "threads", ""); n != 0 {
-			t.Errorf("%d threads stored, want 0", n)
-		}
 	})
 	if sq, my := errs[DialectSQLite], errs[DialectMySQL]; len(my) > 0 && !slices.Equal(sq, my) {
 		t.Errorf("the dialects refuse differently:\nsqlite %.300q\nmysql  %.300q", sq, my)
@@ -285,13 +279,40 @@ func TestAppendMessageRejectsInvalidValues(t *testing.T) {
 }
 
 // The largest message the limits allow is stored and read back byte for byte on both dialects,
-// even when every byte of it needs the most escaping (a NUL in a list entry is 6 bytes of JSON
-// and 7 in the SQL text; a quote in a body 2), so no value within the limits meets a column
-// size or MariaDB's 16 MiB max_allowed_packet.
+// even when every byte of it needs the most escaping (a NUL in a list entry or an attachment's
+// metadata is 6 bytes of JSON and 7 in the SQL text; a quote in a body 2), so no value within
+// the limits meets a column size or MariaDB's 16 MiB max_allowed_packet: its INSERT would be
+// larger, so its attachments follow in an UPDATE of the same transaction.
 func TestLargestAllowedMessageRoundTrips(t *testing.T) {
+	m := largestMessage("t", "largest")
+	if !newMessageRow(DialectMySQL, m).split {
+		t.Error("the largest message is written as one statement, over MariaDB's 16 MiB max_allowed_packet")
+	}
+	eachDB(t, func(t *testing.T, s *Store) {
+		seq := mustAppend(t, s, m)
+		got, err := s.Message(context.Background(), m.Mailbox, "largest")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Seq != seq || got.From != m.From || got.Subject != m.Subject || got.Text != m.Text || got.HTML != m.HTML ||
+			!slices.Equal(got.To, m.To) || !slices.Equal(got.Cc, m.Cc) || !slices.Equal(got.ReplyTo, m.ReplyTo) ||
+			got.InReplyTo != m.InReplyTo || !slices.Equal(got.References, m.References) ||
+			!slices.Equal(got.Problems, m.Problems) || got.NotToAnswer != m.NotToAnswer || got.RunKey != m.RunKey ||
+			!sameAttachments(got.Attachments, m.Attachments) {
+			t.Error("the largest allowed message did not round-trip byte for byte")
+		}
+		if a, err := s.AppendMessage(context.Background(), m); err != nil || a.Outcome != AlreadyStored || a.Differs != nil {
+			t.Errorf("the largest message again = %+v, %.200v; want already stored, identical", a, err)
+		}
+	})
+}
+
+// largestMessage returns the largest message the limits allow, every byte of it as costly to
+// escape as can be (NULs in lists and attachment ids, quotes and backslashes in the bodies).
+func largestMessage(thread, id string) Message {
 	escaped := func(n int) string { return strings.Repeat("'\\\"\n\x00", n/5+1)[:n] }
 	nuls := strings.Repeat("\x00", MaxAddressBytes)
-	m := msg("t", "largest", baseTime)
+	m := msg(thread, id, baseTime)
 	m.From = nuls
 	m.Subject = strings.Repeat("😀", MaxSubjectBytes/4)
 	m.Text = strings.Repeat("'", MaxBodyBytes)
@@ -312,23 +333,10 @@ func TestLargestAllowedMessageRoundTrips(t *testing.T) {
 	m.NotToAnswer = nuls
 	m.Mailbox, m.RunKey = strings.Repeat("😀", MaxNameChars), strings.Repeat("😀", MaxNameChars)
 	for i := range MaxAttachments {
-		m.Attachments = append(m.Attachments, history.Attachment{ID: escaped(MaxAttachmentIDBytes),
+		m.Attachments = append(m.Attachments, history.Attachment{ID: strings.Repeat("\x00", MaxAttachmentIDBytes),
 			Filename: escaped(MaxFilenameBytes), ContentType: strings.Repeat("😀", MaxContentTypeChars), Size: int64(i)})
 	}
-	eachDB(t, func(t *testing.T, s *Store) {
-		seq := mustAppend(t, s, m)
-		got, err := s.Message(context.Background(), m.Mailbox, "largest")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Seq != seq || got.From != m.From || got.Subject != m.Subject || got.Text != m.Text || got.HTML != m.HTML ||
-			!slices.Equal(got.To, m.To) || !slices.Equal(got.Cc, m.Cc) || !slices.Equal(got.ReplyTo, m.ReplyTo) ||
-			got.InReplyTo != m.InReplyTo || !slices.Equal(got.References, m.References) ||
-			!slices.Equal(got.Problems, m.Problems) || got.NotToAnswer != m.NotToAnswer || got.RunKey != m.RunKey ||
-			!sameAttachments(got.Attachments, m.Attachments) {
-			t.Error("the largest allowed message did not round-trip byte for byte")
-		}
-	})
+	return m
 }
 
 func TestThreadOfUnknownThreadIsEmpty(t *testing.T) {
@@ -374,12 +382,10 @@ func TestDeleteThreadLeavesNoneOfItsRows(t *testing.T) {
 			t.Fatalf("DeleteThread: %v", err)
 		}
 		for table, where := range map[string]string{
-			"threads":     "id = ?",
 			"compactions": "thread_id = ?",
 			"runs":        "thread_id = ?",
 			"messages":    "thread_id = ?",
 			"tool_uses":   "thread_id = ?",
-			"attachments": "message_seq IN (SELECT seq FROM messages WHERE thread_id = ?)",
 		} {
 			if n := countRows(t, s, table, where, "doomed"); n != 0 {
 				t.Errorf("%s: %d rows of the deleted thread remain", table, n)
@@ -388,8 +394,8 @@ func TestDeleteThreadLeavesNoneOfItsRows(t *testing.T) {
 				t.Errorf("%s: the other thread's rows were deleted too", table)
 			}
 		}
-		if n := countRows(t, s, "attachments", ""); n != 3 {
-			t.Errorf("%d attachments left, want the kept thread's 3", n)
+		if n := countRows(t, s, "messages", "attachments IS NOT NULL"); n != 3 {
+			t.Errorf("%d messages with attachments left, want the kept thread's 3", n)
 		}
 		if n := countRows(t, s, "tool_uses", "owner_type = 'run'"); n != 2 {
 			t.Errorf("scheduled run tool uses = %d, want 2 kept", n)
@@ -425,8 +431,8 @@ func TestConcurrentAppendsToANewThreadAllLand(t *testing.T) {
 		if err != nil || len(got) != n {
 			t.Errorf("Thread = %d messages, %v; want %d", len(got), err, n)
 		}
-		if c := countRows(t, s, "threads", ""); c != 1 {
-			t.Errorf("%d thread rows, want 1", c)
+		if c := countRows(t, s, "messages", "thread_start = ?", "new-thread"); c != 1 {
+			t.Errorf("%d first rows of the thread, want 1", c)
 		}
 	})
 }
@@ -495,32 +501,36 @@ func TestARunHasAtMostOneReply(t *testing.T) {
 func TestThreadOfFindsTheFirstStoredReference(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
+		seqs := map[string]int64{}
 		for _, m := range []struct{ mailbox, thread, id string }{
 			{"a", "a/t1", "<m1@x>"}, {"a", "a/t2", "<m2@x>"}, {"b", "b/t3", "<m3@x>"},
 		} {
 			mm := msg(m.thread, m.id, baseTime)
 			mm.Mailbox = m.mailbox
-			mustAppend(t, s, mm)
+			seqs[m.id] = mustAppend(t, s, mm)
 		}
 		cases := []struct {
 			mailbox    string
 			ids        []string
+			newThread  string
 			thread, id string
-			found      bool
 		}{
-			{"a", []string{"<unknown@x>", "<m2@x>", "<m1@x>"}, "a/t2", "<m2@x>", true},
-			{"a", []string{"<m1@x>", "<m2@x>"}, "a/t1", "<m1@x>", true},
-			{"b", []string{"<m1@x>", "<m2@x>"}, "", "", false},
-			{"a", nil, "", "", false},
+			{"a", []string{"<unknown@x>", "<m2@x>", "<m1@x>"}, "", "a/t2", "<m2@x>"},
+			{"a", []string{"<m1@x>", "<m2@x>"}, "a/t9", "a/t1", "<m1@x>"}, // a stored id wins over the new thread
+			{"b", []string{"<m1@x>", "<m2@x>"}, "", "", ""},
+			{"a", nil, "", "", ""},
+			{"a", []string{"<unknown@x>"}, "a/t2", "a/t2", ""}, // none stored, but the thread it would start is
+			{"a", []string{"<unknown@x>"}, "a/t9", "", ""},
+			{"a", nil, "a/t1", "a/t1", ""},
 		}
 		for _, c := range cases {
-			thread, id, found, err := s.ThreadOf(ctx, c.mailbox, c.ids)
-			if err != nil || thread != c.thread || id != c.id || found != c.found {
-				t.Errorf("ThreadOf(%q, %q) = %q, %q, %t, %v; want %q, %q, %t", c.mailbox, c.ids, thread, id, found, err,
-					c.thread, c.id, c.found)
+			thread, id, seq, err := s.ThreadOf(ctx, c.mailbox, c.ids, c.newThread)
+			if err != nil || thread != c.thread || id != c.id || seq != seqs[c.id] {
+				t.Errorf("ThreadOf(%q, %q, %q) = %q, %q, %d, %v; want %q, %q, %d", c.mailbox, c.ids, c.newThread, thread, id, seq, err,
+					c.thread, c.id, seqs[c.id])
 			}
 		}
-		if _, _, _, err := s.ThreadOf(ctx, "a", make([]string, MaxReferences+2)); !errors.Is(err, ErrInvalid) {
+		if _, _, _, err := s.ThreadOf(ctx, "a", make([]string, MaxReferences+2), ""); !errors.Is(err, ErrInvalid) {
 			t.Errorf("ThreadOf(too many ids) error = %v, want ErrInvalid", err)
 		}
 	})

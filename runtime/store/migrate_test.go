@@ -39,7 +39,7 @@ func TestMigrateTwiceIsIdempotent(t *testing.T) {
 			if again, err := Migrate(context.Background(), s.DB().DB, d); err != nil || len(again) != 0 {
 				t.Errorf("second Migrate applied %v, %v; want nothing", again, err)
 			}
-			for _, table := range []string{"threads", "messages", "attachments", "runs", "tool_uses", "compactions"} {
+			for _, table := range []string{"messages", "runs", "tool_uses", "compactions", "mail_outbox"} {
 				var n int
 				if err := s.DB().GetContext(context.Background(), &n, "SELECT COUNT(*) FROM "+table); err != nil {
 					t.Errorf("table %s: %v", table, err)

@@ -36,7 +36,7 @@ func TestOptimizeAnalyzesSQLiteTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := statTables(t, s)
-	for _, want := range []string{"attachments", "messages", "tool_uses"} {
+	for _, want := range []string{"messages", "tool_uses"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("no statistics for %s after Optimize (tables with statistics: %v)", want, got)
 		}

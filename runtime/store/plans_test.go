@@ -139,8 +139,6 @@ var planExpect = map[string]struct {
 }{
 	"messages":    {[]string{indexThreadWindow}, []string{"thread_id=?"}},
 	"m":           {[]string{indexThreadWindow}, []string{"thread_id=?"}},
-	"attachments": {[]string{indexAttachmentsMsg}, []string{"message_seq=?"}},
-	"a":           {[]string{indexAttachmentsMsg}, []string{"message_seq=?"}},
 	"tool_uses":   {[]string{indexUsesOwner, indexUsesThread}, []string{"owner_type=? AND owner_id=?", "thread_id=?"}},
 	"compactions": {[]string{"compactions_thread_status", "compactions_thread_boundary"}, []string{"thread_id=?"}},
 }
@@ -192,8 +190,6 @@ func tableOf(alias string) string {
 	switch alias {
 	case "m":
 		return "messages"
-	case "a":
-		return "attachments"
 	}
 	return alias
 }
@@ -243,15 +239,13 @@ func TestHistoryQueryPlans(t *testing.T) {
 					}
 					budget := map[string]float64{"messages": float64(max(len(w.Messages), w.Omitted) + 2)}
 					for _, m := range w.Messages {
-						budget["attachments"] += float64(len(m.Attachments))
 						budget["tool_uses"] += float64(len(m.ToolUses))
 					}
-					budget["attachments"]++
 					budget["tool_uses"]++
 					queries := log.take()
-					want := 3
+					want := 2 // the window (attachments are a column of its rows) and its tool uses
 					if c.q.CountOmitted {
-						want = 4
+						want = 3
 						if w.Omitted != th.keep-1-history.DefaultLimit {
 							t.Errorf("%s: Omitted %d, want %d", label, w.Omitted, th.keep-1-history.DefaultLimit)
 						}
@@ -283,7 +277,7 @@ func analyze(t *testing.T, s *Store) {
 	ctx := context.Background()
 	stmts := []string{"ANALYZE"}
 	if s.dialect == DialectMySQL {
-		stmts = []string{"ANALYZE TABLE messages, attachments, tool_uses, compactions"}
+		stmts = []string{"ANALYZE TABLE messages, tool_uses, compactions"}
 	}
 	for _, q := range stmts {
 		rows, err := s.db.QueryContext(ctx, q) // ANALYZE TABLE answers with a result set
@@ -334,9 +328,9 @@ func TestHistoryCountsOmittedOnlyWhenAsked(t *testing.T) {
 	})
 }
 
-// A window of more than maxListedSeqs messages reads its attachments and tool uses by its seq
-// range instead of listing its seqs: both ways give every message exactly its own, never a
-// neighbouring thread's, and the newest 50 of a large window equal a 50-message window.
+// A window of more than maxListedSeqs messages reads its tool uses by its seq range instead of
+// listing its seqs: both ways give every message exactly its own tool uses and attachments,
+// never a neighbouring thread's, and the newest 50 of a large window equal a 50-message window.
 func TestHistoryLargeWindowsReadTheirOwnRows(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		big := scaleThread{id: "big", n: 2 * maxListedSeqs}

@@ -15,13 +15,15 @@ import (
 type tripConnector struct {
 	driver.Connector
 	trips *atomic.Int64
-	log   *queryLog // when set, records every query run (not statements)
+	log   *queryLog // when set, records every query run and, apart, every statement and transaction
 }
 
-// queryLog records the text and arguments of the queries a tripConnector's connections run.
+// queryLog records the text and arguments of the queries a tripConnector's connections run,
+// and apart from them the statements they execute (BEGIN, COMMIT and ROLLBACK included).
 type queryLog struct {
 	mu      sync.Mutex
 	queries []loggedQuery
+	execs   []string
 }
 
 type loggedQuery struct {
@@ -37,6 +39,24 @@ func (l *queryLog) add(query string, args []driver.NamedValue) {
 	l.mu.Lock()
 	l.queries = append(l.queries, loggedQuery{query, vals})
 	l.mu.Unlock()
+}
+
+func (l *queryLog) addExec(stmt string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.execs = append(l.execs, stmt)
+	l.mu.Unlock()
+}
+
+// takeExecs returns the statements recorded since the last takeExecs.
+func (l *queryLog) takeExecs() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.execs
+	l.execs = nil
+	return e
 }
 
 // take returns the queries recorded since the last take.
@@ -74,7 +94,8 @@ func (c *tripConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.T
 	if c.count(err) != nil {
 		return nil, err
 	}
-	return tripTx{Tx: tx, trips: c.trips}, nil
+	c.log.addExec("BEGIN")
+	return tripTx{Tx: tx, trips: c.trips, log: c.log}, nil
 }
 
 func (c *tripConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
@@ -87,6 +108,9 @@ func (c *tripConn) PrepareContext(ctx context.Context, query string) (driver.Stm
 
 func (c *tripConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	r, err := c.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
+	if !errors.Is(err, driver.ErrSkip) {
+		c.log.addExec(query)
+	}
 	return r, c.count(err)
 }
 
@@ -126,10 +150,11 @@ func (c *tripConn) CheckNamedValue(nv *driver.NamedValue) error {
 type tripTx struct {
 	driver.Tx
 	trips *atomic.Int64
+	log   *queryLog
 }
 
-func (t tripTx) Commit() error   { t.trips.Add(1); return t.Tx.Commit() }
-func (t tripTx) Rollback() error { t.trips.Add(1); return t.Tx.Rollback() }
+func (t tripTx) Commit() error   { t.trips.Add(1); t.log.addExec("COMMIT"); return t.Tx.Commit() }
+func (t tripTx) Rollback() error { t.trips.Add(1); t.log.addExec("ROLLBACK"); return t.Tx.Rollback() }
 
 type tripStmt struct {
 	driver.Stmt

@@ -82,21 +82,14 @@ func seedScale(tb testing.TB, s *Store, threads []scaleThread) map[string]*seede
 			exec(head+" VALUES "+strings.Join(vals, ", "), args...)
 		}
 	}
-	var threadRows [][]any
-	for _, st := range threads {
-		threadRows = append(threadRows, []any{st.id})
-	}
-	bulk("INSERT INTO threads (id)", 1, threadRows)
-
 	result := `{"items":[` + strings.Repeat(`{"title":"Exporting large boards","url":"https://help.acme.test/x"},`, 5) + `{}]}`
-	var msgs, atts, uses [][]any
+	var msgs, uses [][]any
 	flush := func() {
-		bulk(`INSERT INTO messages (seq, thread_id, message_id, direction, sender, recipients, cc, subject, sent_at,
-			text_body, html_body)`, 11, msgs)
-		bulk(`INSERT INTO attachments (message_seq, position, attachment_id, filename, content_type, size_bytes)`, 6, atts)
+		bulk(`INSERT INTO messages (seq, thread_id, thread_start, message_id, direction, sender, recipients, cc, subject,
+			sent_at, text_body, html_body, attachments)`, 13, msgs)
 		bulk(`INSERT INTO tool_uses (owner_type, owner_id, thread_id, persona, run_id, turn_index, position,
 			tool_call_id, tool_name, arguments, result, succeeded)`, 12, uses)
-		msgs, atts, uses = msgs[:0], atts[:0], uses[:0]
+		msgs, uses = msgs[:0], uses[:0]
 	}
 	for k, it := range order {
 		seq := int64(k + 1)
@@ -107,11 +100,15 @@ func seedScale(tb testing.TB, s *Store, threads []scaleThread) map[string]*seede
 			dir, from, to = "outbound", "support@acme.test", `["Ada Lovelace <ada@example.com>"]`
 		}
 		body := strings.Repeat(scaleBody, 7+it.i%2) // 707 or 808 bytes
-		msgs = append(msgs, []any{seq, st.id, scaleMessageID(st.id, it.i), dir, from, to, `[]`,
-			"Re: Export fails", d.timeArg(h0.Add(time.Duration(seq) * time.Second)), body, ""})
-		if it.i%7 == 3 {
-			atts = append(atts, []any{seq, 0, "att-" + itoa(int(seq)), "export.log", "text/plain", 1234})
+		var start, atts any                         // the thread's first row stands for it (thread_start)
+		if it.i == 0 {
+			start = st.id
 		}
+		if it.i%7 == 3 {
+			atts = `[{"id":"att-` + itoa(int(seq)) + `","filename":"export.log","content_type":"text/plain","size":1234}]`
+		}
+		msgs = append(msgs, []any{seq, st.id, start, scaleMessageID(st.id, it.i), dir, from, to, `[]`,
+			"Re: Export fails", d.timeArg(h0.Add(time.Duration(seq) * time.Second)), body, "", atts})
 		if scaleHasRound(it.i) {
 			for pos := range 3 {
 				uses = append(uses, []any{"message", seq, st.id, "bench", "run-" + itoa(int(seq)), 0, pos,

@@ -133,3 +133,42 @@ func TestGrowthTableRatiosAndTargets(t *testing.T) {
 		t.Errorf("growth table printed for no ReplayScale results: %q", empty.String())
 	}
 }
+
+// TestIngestRowJudgesRoundTripsPerPersona: the ingestion row is met when every case of both
+// databases reported at most 3 round trips per message and persona (the two-persona case's 4 is
+// 2 each), not met when a case costs more, and not met when cases are missing.
+func TestIngestRowJudgesRoundTripsPerPersona(t *testing.T) {
+	lines := func(worst string) string {
+		var b strings.Builder
+		for _, db := range []string{"mysql", "sqlite"} {
+			for _, c := range ingestCases {
+				trips := "2.000"
+				switch {
+				case c.name == "duplicate":
+					trips = "1.000"
+				case c.personas == 2:
+					trips = "4.000"
+				case db == "sqlite" && c.name == "reply_with_attachment":
+					trips = worst
+				}
+				b.WriteString("BenchmarkIngest/" + db + "/" + c.name + "-2  100  300000 ns/op  " + trips + " roundtrips/op  1000 B/op  100 allocs/op\n")
+			}
+		}
+		return b.String()
+	}
+	for _, c := range []struct{ in, want string }{
+		{lines("2.000"), "| at most 2 round trips per message and persona (mysql/reply) | ≤3 round trips per message and persona, every case | yes |"},
+		{lines("5.000"), "| at most 5 round trips per message and persona (sqlite/reply_with_attachment) | ≤3 round trips per message and persona, every case | **no** |"},
+		{lines("2.000")[:strings.Index(lines("2.000"), "BenchmarkIngest/sqlite")], "| at most 2 round trips per message and persona (mysql/reply); 8 cases missing | ≤3 round trips per message and persona, every case | **no** |"},
+	} {
+		s := newResults()
+		if err := s.read(strings.NewReader(c.in), "sample"); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		printTable(&b, s)
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("table lacks %q:\n%s", c.want, b.String())
+		}
+	}
+}
