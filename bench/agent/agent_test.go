@@ -256,6 +256,16 @@ func TestRoundTripBudget(t *testing.T) {
 				}
 				t.Logf("%s resumed=%t: %d round trips; before the first model call, between calls..., after the last: %s",
 					kind, resumed, end-start, strings.Join(phases, " "))
+				// start 2 + history 2; per tool turn 5; the final answer 1 + the reply 4 + finishing 1.
+				// Resumed: the run read back (+1), the reply looked up (+1), rounds (+1) and model
+				// calls (+2), then the third turn and the end.
+				want := "4 5 5 5 6"
+				if resumed {
+					want = "9 5 6"
+				}
+				if got := strings.Join(phases, " "); got != want {
+					t.Errorf("round trips by phase = %s, want %s", got, want)
+				}
 				for i := 1; i < len(marks)-2; i++ {
 					if n := marks[i+1] - marks[i]; n > 3+2 {
 						t.Errorf("model turn %d cost %d round trips, more than RecordRound's 3 + 2", i, n)

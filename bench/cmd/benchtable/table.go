@@ -65,10 +65,10 @@ const (
 )
 
 // replyBudget is the round trips of one reply run of 3 rounds × 3 calls (one of them not
-// idempotent): start 2 (view, StartRun), history 3, per tool turn 5 (the answer and started
-// marker 1, the outcome of the call that is not idempotent 1, RecordRound 3), the final answer 1,
-// the reply 5 (BEGIN, thread, message, outbox, COMMIT), finishing 1.
-const replyBudget = 2 + 3 + 3*5 + 1 + 5 + 1
+// idempotent): start 2 (view, StartRun), history 2 (window, tool uses), per tool turn 5 (the
+// answer and started marker 1, the outcome of the call that is not idempotent 1, RecordRound 3),
+// the final answer 1, the reply 4 (BEGIN, message, outbox, COMMIT), finishing 1.
+const replyBudget = 2 + 2 + 3*5 + 1 + 4 + 1
 
 // ingestCases are BenchmarkIngest's cases and the personas each message is routed to: the
 // round-trip target is per message and persona.
