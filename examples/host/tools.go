@@ -100,12 +100,12 @@ type Page struct {
 // Web is the small web the research assistant's tools search and fetch.
 var Web = []Page{
 	{Title: "Code review agents move into the IDE", URL: "https://news.example/2025/03/ide-review-agents",
-		Published: time.Date(2025, 3, 5, 9, 0, 0, 0, time.UTC),
+		Published: time.Date(2025, 3, 6, 9, 0, 0, 0, time.UTC),
 		Snippet:   "Three vendors shipped agents that review pull requests inside the editor.",
 		Text:      "Three vendors shipped code review agents this week that run inside the IDE and comment on pull requests before they are opened. Early users report fewer review rounds; security teams ask where the code is sent.",
 		Keywords:  []string{"ai", "coding", "code review", "agents", "ide", "assistant"}},
 	{Title: "EU Data Act: cloud switching rules apply from September", URL: "https://news.example/2025/03/data-act-switching",
-		Published: time.Date(2025, 3, 4, 15, 30, 0, 0, time.UTC),
+		Published: time.Date(2025, 3, 6, 15, 30, 0, 0, time.UTC),
 		Snippet:   "Providers must let customers export their data and switch within 30 days.",
 		Text:      "From 12 September 2025 the EU Data Act requires cloud and SaaS providers to let customers export their data in a structured format and switch providers within 30 days, with switching charges phased out by 2027.",
 		Keywords:  []string{"eu", "data act", "portability", "cloud", "switching", "export"}},
