@@ -30,6 +30,13 @@
 // pairing invariant: every tool result follows the assistant message that called it, within
 // one complete round.
 //
+// # Tools
+//
+// A Tool is what the model may call: its name, description and input schema, whether it is
+// idempotent, and Call, which runs it for one call of a run. Package runtime/tool builds tools
+// from typed Go functions; package runtime/agent runs them for the model, in parallel, at most
+// once when they are not idempotent.
+//
 // # Built-in resolvers
 //
 // LoadFile (a prompt file from a Files root: a directory read through os.Root, or an fs.FS such

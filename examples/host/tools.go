@@ -15,7 +15,9 @@ import (
 // The tools the example personas offer. SearchHelpCenter, WebSearch and WebFetch are
 // package-level values over content this package ships (the help center, a small web); the
 // specs name them. LookupOrder and EscalateTicket are methods of Env, since they read and change
-// the host's data; Env.SupportTools binds them.
+// the host's data; the support-agent spec names them as method tools, and the generator derives
+// their input schemas from OrderQuery and Escalation (the field doc comments below are what the
+// model reads about each property).
 
 // HelpQuery is the input of search_help_center.
 type HelpQuery struct {
@@ -98,12 +100,12 @@ type Page struct {
 // Web is the small web the research assistant's tools search and fetch.
 var Web = []Page{
 	{Title: "Code review agents move into the IDE", URL: "https://news.example/2025/03/ide-review-agents",
-		Published: time.Date(2025, 3, 5, 9, 0, 0, 0, time.UTC),
+		Published: time.Date(2025, 3, 6, 9, 0, 0, 0, time.UTC),
 		Snippet:   "Three vendors shipped agents that review pull requests inside the editor.",
 		Text:      "Three vendors shipped code review agents this week that run inside the IDE and comment on pull requests before they are opened. Early users report fewer review rounds; security teams ask where the code is sent.",
 		Keywords:  []string{"ai", "coding", "code review", "agents", "ide", "assistant"}},
 	{Title: "EU Data Act: cloud switching rules apply from September", URL: "https://news.example/2025/03/data-act-switching",
-		Published: time.Date(2025, 3, 4, 15, 30, 0, 0, time.UTC),
+		Published: time.Date(2025, 3, 6, 15, 30, 0, 0, time.UTC),
 		Snippet:   "Providers must let customers export their data and switch within 30 days.",
 		Text:      "From 12 September 2025 the EU Data Act requires cloud and SaaS providers to let customers export their data in a structured format and switch providers within 30 days, with switching charges phased out by 2027.",
 		Keywords:  []string{"eu", "data act", "portability", "cloud", "switching", "export"}},
@@ -189,8 +191,8 @@ type Payment struct {
 	Status    string    `json:"status,omitempty"`
 }
 
-// LookupOrder returns the order or invoice numbered in.Number. It only reads, so it is
-// idempotent.
+// LookupOrder looks up an order or invoice by its number and returns its status, amount, card
+// captures and refunds.
 func (e *Env) LookupOrder(ctx context.Context, inv *runtime.Invocation, in OrderQuery) (Order, error) {
 	o, ok := e.Orders[strings.ToUpper(strings.TrimSpace(in.Number))]
 	if !ok {
@@ -251,22 +253,4 @@ func (e *Env) Tickets() []Ticket {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return slices.Clone(e.tickets)
-}
-
-// SupportTools returns lookup_order and escalate_ticket bound to e. A host adds them to the
-// support agent's tools (the spec names only its package-level tools).
-func (e *Env) SupportTools() []runtime.Tool {
-	return []runtime.Tool{
-		tool.Must(tool.New(tool.Def{
-			Name:        "lookup_order",
-			Description: "Look up an order or invoice by its number and return its status, amount, captures and refunds.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"number":{"type":"string","minLength":1,"description":"order or invoice number, e.g. INV-2024-0117"}},"required":["number"],"additionalProperties":false}`),
-			Idempotent:  true,
-		}, e.LookupOrder)),
-		tool.Must(tool.New(tool.Def{
-			Name:        "escalate_ticket",
-			Description: "Hand the thread to a human colleague with a one-paragraph summary and a reason.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"summary":{"type":"string","minLength":1},"reason":{"type":"string","enum":["refund","bug","security","other"]}},"required":["summary","reason"],"additionalProperties":false}`),
-		}, e.EscalateTicket)),
-	}
 }

@@ -40,7 +40,13 @@ func runBaseline(t *testing.T, d *db) baseline {
 	m := &model{}
 	r := runner(st, m, "w0")
 	var b baseline
-	agent.SetHook(r, func(point string) error { b.points = append(b.points, point); return nil })
+	var mu sync.Mutex // tool points are passed from the tools' goroutines
+	agent.SetHook(r, func(point string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		b.points = append(b.points, point)
+		return nil
+	})
 	res, err := r.Reply(ctx, agent.Inbound{Persona: persona(st, newToolbox().tools()), Message: in})
 	if err != nil {
 		t.Fatal(err)

@@ -213,7 +213,7 @@ func (b *toolbox) tools() []runtime.Tool {
 // persona returns the test persona: a system prompt, the thread (summary, history with tool
 // rounds), and the three tools.
 func persona(st *store.Store, tools []runtime.Tool) *runtime.Persona {
-	return &runtime.Persona{
+	p := &runtime.Persona{
 		Name: "support", Description: "Test support agent.",
 		Model: runtime.ModelSettings{Name: "test-model", MaxTokens: 1024},
 		Tools: tools,
@@ -227,6 +227,8 @@ func persona(st *store.Store, tools []runtime.Tool) *runtime.Persona {
 		),
 		Responsibilities: []runtime.Responsibility{{Name: "digest", Schedule: "0 8 * * *", Enabled: true}},
 	}
+	p.Mailbox.Address, p.Mailbox.Name = mailbox, "Acme Support"
+	return p
 }
 
 // rounds is how many tool rounds the test model asks for before its final answer.

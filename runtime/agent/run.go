@@ -12,6 +12,7 @@ import (
 
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/history"
+	"github.com/personagen/personagen/runtime/mail"
 	"github.com/personagen/personagen/runtime/store"
 )
 
@@ -93,14 +94,18 @@ func (a *attempt) runReply(ctx context.Context) (res *Result, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: reply to %q: %w", m.MessageID, err)
 	}
-	if done, err := a.claim(ctx, run, out); done != nil || err != nil {
-		return done, err
+	done, err := a.claim(ctx, run, out)
+	if err != nil {
+		return nil, err
 	}
 	a.owner = store.Owner{Type: store.OwnerMessage, ID: m.Seq}
 	if a.view, err = a.storedView(ctx, view); err != nil {
 		return a.result(), err
 	}
 	a.inv = a.invocation()
+	if done {
+		return a.finished(ctx)
+	}
 	return a.execute(ctx)
 }
 
@@ -120,8 +125,14 @@ func (a *attempt) runFire(ctx context.Context) (res *Result, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("agent: fire %s/%s: %w", a.p.Name, a.responsibility.Name, err)
 		}
-		if done, err := a.claim(ctx, run, out); done != nil || err != nil {
-			return done, err
+		done, err := a.claim(ctx, run, out)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			a.owner = store.Owner{Type: store.OwnerRun, ID: a.run.ID}
+			a.inv = a.invocation()
+			return a.finished(ctx)
 		}
 	}
 	a.owner = store.Owner{Type: store.OwnerRun, ID: a.run.ID}
@@ -145,59 +156,68 @@ func (a *attempt) indexTools() error {
 }
 
 // claim decides what to do with the run StartRun returned: work on a new run, resume one that
-// is this holder's or whose lease expired, or return a finished one. It returns a Result when
-// the run had finished, and an error when another worker holds it.
-func (a *attempt) claim(ctx context.Context, run store.Run, out store.Outcome) (*Result, error) {
+// is this holder's or whose lease expired, or report a finished one (done). It returns an error
+// when another worker holds the run.
+func (a *attempt) claim(ctx context.Context, run store.Run, out store.Outcome) (done bool, err error) {
 	switch {
 	case out == store.Stored:
 		a.run = run
 		a.log.Info("run started")
-		return nil, nil
+		return false, nil
 	case run.Status != store.RunRunning:
-		return a.finished(ctx, run)
+		a.run, a.resumed = run, true
+		return true, nil
 	case run.Lease.Holder == a.holder:
 		a.run, a.resumed = run, true
 		a.log.Info("run resumed", "attempt", run.Attempt)
-		return nil, nil
+		return false, nil
 	}
 	taken, err := a.st.TakeOverRun(ctx, a.key, a.holder, a.r.leaseFor())
 	if errors.Is(err, store.ErrRunFinished) {
 		if run, rerr := a.st.Run(ctx, a.key); rerr == nil {
-			return a.finished(ctx, run)
+			a.run, a.resumed = run, true
+			return true, nil
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("agent: run %q is in progress elsewhere: %w", a.key, err)
+		return false, fmt.Errorf("agent: run %q is in progress elsewhere: %w", a.key, err)
 	}
 	a.run, a.resumed = taken, true
 	a.log.Info("run taken over", "attempt", taken.Attempt, "from", run.Lease.Holder)
-	return nil, nil
+	return false, nil
 }
 
-// finished returns the Result of a run that finished before this call: its reply or output
-// when it succeeded; otherwise an error wrapping store.ErrRunFinished with its status and reason.
-func (a *attempt) finished(ctx context.Context, run store.Run) (*Result, error) {
-	a.run = run
-	res := &Result{Run: run, AlreadyFinished: true, Usage: run.Usage, StopReason: runtime.StopReason(run.StopReason),
-		Finish: store.Finish{Status: run.Status, Reason: run.Reason, StopReason: run.StopReason, Usage: run.Usage}}
-	if run.Status != store.RunSucceeded {
-		return res, fmt.Errorf("agent: run %q is %s (%s): %w", a.key, run.Status, run.Reason, store.ErrRunFinished)
-	}
-	turns, err := a.st.Turns(ctx, run.ID)
-	if err != nil {
+// finished returns the Result of a run that finished before this call, without calling the
+// model or any tool: for a run that succeeded, its reply or output and its conversation as
+// recorded (the request rebuilt, the rounds read back); otherwise an error wrapping
+// store.ErrRunFinished with its status and reason.
+func (a *attempt) finished(ctx context.Context) (*Result, error) {
+	run := a.run
+	a.finish = store.Finish{Status: run.Status, Reason: run.Reason, StopReason: run.StopReason, Usage: run.Usage}
+	fail := func(err error) (*Result, error) {
+		res := a.result()
+		res.AlreadyFinished, res.Usage = true, run.Usage
 		return res, err
 	}
-	res.Turns = turns
-	if n := len(turns); n > 0 {
-		res.Text = turns[n-1].Text
+	if run.Status != store.RunSucceeded {
+		return fail(fmt.Errorf("agent: run %q is %s (%s): %w", a.key, run.Status, run.Reason, store.ErrRunFinished))
 	}
-	if run.Kind == store.RunReply {
-		reply, err := a.st.ReplyOf(ctx, run.Key)
-		if err != nil {
-			return res, err
-		}
-		res.Reply, res.Text = &reply, reply.Text
+	if _, err := a.restore(ctx); err != nil {
+		return fail(err)
 	}
+	if err := a.build(ctx); err != nil {
+		return fail(err)
+	}
+	if n := len(a.turns); n > 0 && len(a.turns[n-1].ToolCalls) == 0 {
+		last := a.turns[n-1]
+		a.answer = &runtime.Message{Role: runtime.RoleAssistant, Text: last.Text, State: last.State}
+		a.text = last.Text
+	}
+	if a.reply != nil {
+		a.text = a.reply.Text
+	}
+	res := a.result()
+	res.AlreadyFinished, res.Usage, res.StopReason = true, run.Usage, runtime.StopReason(run.StopReason)
 	return res, nil
 }
 
@@ -287,20 +307,22 @@ func (a *attempt) nextTurn() int {
 	return n
 }
 
-// restore reads what is recorded for a resumed run: its reply when it was stored (then the run
-// only finishes: done), its rounds and its model calls.
+// restore reads what is recorded for a resumed run: its reply when it was stored (then a running
+// run only finishes: done), its rounds and its model calls.
 func (a *attempt) restore(ctx context.Context) (done bool, err error) {
 	if a.inbound != nil {
 		reply, err := a.st.ReplyOf(ctx, a.key)
 		switch {
 		case err == nil:
-			if a.turns, err = a.st.Turns(ctx, a.run.ID); err != nil {
-				return false, err
-			}
 			a.reply, a.text = &reply, reply.Text
-			a.log.Info("reply already stored", "message_id", reply.MessageID)
-			a.compactAfter(ctx)
-			return true, a.succeed(ctx)
+			if a.run.Status == store.RunRunning {
+				if a.turns, err = a.st.Turns(ctx, a.run.ID); err != nil {
+					return false, err
+				}
+				a.log.Info("reply already stored", "message_id", reply.MessageID)
+				a.compactAfter(ctx)
+				return true, a.succeed(ctx)
+			}
 		case !errors.Is(err, store.ErrMessageNotFound):
 			return false, err
 		}
@@ -438,7 +460,7 @@ func (a *attempt) final(ctx context.Context, t store.Turn) (*Result, error) {
 func (a *attempt) storeReply(ctx context.Context) error {
 	compose := a.r.Compose
 	if compose == nil {
-		compose = NewReply
+		compose = mail.NewReply
 	}
 	hm, err := compose(a.p, &a.inbound.Message, a.key, a.text, a.r.now())
 	if err != nil {

@@ -68,10 +68,11 @@ type Runner struct {
 	// compacts only when a model call is refused because the request does not fit the context
 	// window (then with the default policy's Keep).
 	Compaction *runtime.CompactionPolicy
-	// Compose builds the outbound reply of a reply run (mail.NewReply has this signature); nil
-	// uses NewReply. The runner stores what it returns in the answered message's mailbox with the
-	// run's key, so it must derive the reply's message id from runKey alone: a retry then finds
-	// the stored reply instead of storing a second one.
+	// Compose builds the outbound reply of a reply run; nil uses mail.NewReply (from the
+	// persona's Mailbox, to the answered message's Reply-To or From, with the threading headers).
+	// The runner stores what it returns in the answered message's mailbox with the run's key, so
+	// it must derive the reply's message id from runKey alone: a retry then finds the stored
+	// reply instead of storing a second one.
 	Compose func(persona *runtime.Persona, answered *history.Message, runKey, text string, date time.Time) (*history.Message, error)
 	// Logger receives the runs' logs, each with the persona, the run key and the correlation id;
 	// nil = slog.Default().

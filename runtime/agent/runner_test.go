@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,6 +76,9 @@ func TestReplyRunsToolRoundsAndStoresTheReply(t *testing.T) {
 		}
 		if len(m.sent()) != rounds+1 {
 			t.Errorf("the second delivery called the model")
+		}
+		if !slices.EqualFunc(again.Messages, res.Messages, runtime.Message.Equal) || len(res.Messages) != 4+rounds*4+1 {
+			t.Errorf("the second delivery's conversation (%d messages) differs from the run's (%d)", len(again.Messages), len(res.Messages))
 		}
 		thread, err := st.Thread(ctx, threadID)
 		if err != nil || len(thread) != 4 {

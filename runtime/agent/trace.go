@@ -168,21 +168,24 @@ func (a *attempt) chat(ctx context.Context, req *runtime.Request) (*runtime.Resp
 	return resp, nil
 }
 
-// toolSpan starts the execute_tool span of call c; end ends it with the call's error.
+// toolSpan starts the execute_tool span of call c; end ends it with the call's error. Its
+// attributes are built only for a span that records (a no-op tracer's costs nothing per call).
 func (a *attempt) toolSpan(ctx context.Context, tl runtime.Tool, c runtime.ToolCall) (context.Context, func(error)) {
-	attrs := []attribute.KeyValue{
-		semconv.GenAIOperationNameExecuteTool,
-		semconv.GenAIToolName(c.Name),
-		semconv.GenAIToolType("function"),
-		attrIdempotent.Bool(tl.Idempotent()),
+	ctx, span := a.tracer.Start(ctx, "execute_tool "+c.Name, trace.WithSpanKind(trace.SpanKindInternal))
+	if span.IsRecording() {
+		span.SetAttributes(
+			semconv.GenAIOperationNameExecuteTool,
+			semconv.GenAIToolName(c.Name),
+			semconv.GenAIToolType("function"),
+			attrIdempotent.Bool(tl.Idempotent()),
+		)
+		if c.ID != "" {
+			span.SetAttributes(semconv.GenAIToolCallID(c.ID))
+		}
+		if d := tl.Description(); d != "" {
+			span.SetAttributes(semconv.GenAIToolDescription(d))
+		}
 	}
-	if c.ID != "" {
-		attrs = append(attrs, semconv.GenAIToolCallID(c.ID))
-	}
-	if d := tl.Description(); d != "" {
-		attrs = append(attrs, semconv.GenAIToolDescription(d))
-	}
-	ctx, span := a.tracer.Start(ctx, "execute_tool "+c.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	return ctx, func(err error) {
 		if err != nil {
 			fail(span, err)

@@ -166,14 +166,6 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-type dsnConnector struct {
-	dsn string
-	d   driver.Driver
-}
-
-func (c dsnConnector) Connect(context.Context) (driver.Conn, error) { return c.d.Open(c.dsn) }
-func (c dsnConnector) Driver() driver.Driver                        { return c.d }
-
 // countingStore opens a second Store on s's database whose round trips are counted (see
 // tripConnector); History runs no transaction, so each is one query.
 func countingStore(t testing.TB, s *Store, dsn string) (*Store, *atomic.Int64) {
@@ -196,7 +188,7 @@ func loggingStore(t testing.TB, dsn string) (*Store, *atomic.Int64, *queryLog) {
 			t.Fatal(err)
 		}
 	} else {
-		conn = dsnConnector{dsn: p.sqlite, d: &sqlite.Driver{}}
+		conn = dsnConnector{dsn: p.sqlite, driver: &sqlite.Driver{}}
 	}
 	n, log := new(atomic.Int64), &queryLog{}
 	db := sqlx.NewDb(sql.OpenDB(tripConnector{Connector: conn, trips: n, log: log}), p.dialect.driverName())

@@ -3,12 +3,13 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 )
 
 // Store is the SQL store of threads, messages, runs, tool uses and compactions, on MySQL /
@@ -27,6 +28,9 @@ type Store struct {
 
 	// hooks lets tests inject faults into RecordRound; nil in production.
 	hooks *roundHooks
+
+	// wrapConnector, set by WithConnector, wraps the connector Open builds.
+	wrapConnector func(driver.Connector) driver.Connector
 }
 
 // Option configures a Store at Open or OpenDB.
@@ -61,6 +65,14 @@ func WithRedact(f RedactFunc) Option { return func(s *Store) { s.redact = f } }
 // zero time included) makes those writes fail with ErrInvalid before anything is written.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
+// WithConnector makes Open reach the database through wrap(c), where c is the driver connector
+// Open built from the DSN (with the settings it forces): a host instruments the store's database
+// traffic this way — statement tracing, metrics, counting round trips. wrap must return a
+// connector of the same driver whose connections behave as c's. OpenDB ignores it.
+func WithConnector(wrap func(c driver.Connector) driver.Connector) Option {
+	return func(s *Store) { s.wrapConnector = wrap }
+}
+
 // Open connects to the database dsn names, checks the connection with a ping, and returns the
 // Store. It does not create tables: call Migrate (or run `personagen migrate`) once per database.
 //
@@ -88,6 +100,14 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	var cfg Store // the options Open itself needs
+	for _, o := range opts {
+		o(&cfg)
+	}
+	wrap := cfg.wrapConnector
+	if wrap == nil {
+		wrap = func(c driver.Connector) driver.Connector { return c }
+	}
 	var db *sqlx.DB
 	switch p.dialect {
 	case DialectMySQL:
@@ -95,13 +115,10 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store: MySQL DSN %q: %w", redactDSN(dsn), err)
 		}
-		db = sqlx.NewDb(sql.OpenDB(conn), p.dialect.driverName())
+		db = sqlx.NewDb(sql.OpenDB(wrap(conn)), p.dialect.driverName())
 		db.SetConnMaxLifetime(5 * time.Minute)
 	default:
-		db, err = sqlx.Open(p.dialect.driverName(), p.sqlite)
-		if err != nil {
-			return nil, fmt.Errorf("store: SQLite DSN %q: %w", dsn, err)
-		}
+		db = sqlx.NewDb(sql.OpenDB(wrap(dsnConnector{dsn: p.sqlite, driver: &sqlite.Driver{}})), p.dialect.driverName())
 		if p.memory {
 			db.SetMaxOpenConns(1)
 			db.SetMaxIdleConns(1)
@@ -118,6 +135,16 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	}
 	return st, nil
 }
+
+// dsnConnector is the connector database/sql makes of a driver without one of its own (as
+// sql.Open does): each connection opened with the DSN.
+type dsnConnector struct {
+	dsn    string
+	driver driver.Driver
+}
+
+func (c dsnConnector) Connect(context.Context) (driver.Conn, error) { return c.driver.Open(c.dsn) }
+func (c dsnConnector) Driver() driver.Driver                        { return c.driver }
 
 // OpenDB wraps a pool the host opened itself. Its driver name ("mysql" or "sqlite", as
 // db.DriverName reports it) chooses the dialect; the pool must be configured as Open would

@@ -54,9 +54,21 @@ const (
 	genBuild         = "Generation/go_build"
 	parseOurs        = "Parse/personagen"
 	parseEnmime      = "Parse/enmime"
+	replyRun         = "ReplyRun/%s/personagen"
+	replyResumed     = "ReplyRun/%s/personagen_resumed"
+	replyEino        = "ReplyRun/%s/eino"
+	replyLangChain   = "ReplyRun/%s/langchaingo"
+	replyEinoMsgs    = "ReplyRun/%s/eino_messages"
+	replyLCMsgs      = "ReplyRun/%s/langchaingo_messages"
 	ingestAttached   = "Ingest/mysql/new_thread_with_attachment"
 	ingestReply      = "Ingest/mysql/reply"
 )
+
+// replyBudget is the round trips of one reply run of 3 rounds × 3 calls (one of them not
+// idempotent): start 2 (view, StartRun), history 2 (window, tool uses), per tool turn 5 (the
+// answer and started marker 1, the outcome of the call that is not idempotent 1, RecordRound 3),
+// the final answer 1, the reply 4 (BEGIN, message, outbox, COMMIT), finishing 1.
+const replyBudget = 2 + 2 + 3*5 + 1 + 4 + 1
 
 // ingestCases are BenchmarkIngest's cases and the personas each message is routed to: the
 // round-trip target is per message and persona.
@@ -165,6 +177,53 @@ func rows(s *results) []row {
 				return fmt.Sprintf("%s msgs/s (enmime %s)", num(ours), num(peer)), true
 			}},
 	)
+	for _, db := range []string{"mysql", "sqlite"} {
+		name := map[string]string{"mysql": "MariaDB", "sqlite": "SQLite"}[db]
+		ours := fmt.Sprintf(replyRun, db)
+		trips := func(peer, what string) func(*results) (string, bool) {
+			return func(s *results) (string, bool) {
+				o, ok := s.median(ours, "roundtrips/op")
+				p, _ := s.median(peer, "roundtrips/op")
+				if !ok {
+					return "roundtrips/op not reported", false
+				}
+				note := fmt.Sprintf("%s round trips per run (peer %s: %s)", num(o), num(p), what)
+				if c, _ := cpuRatio(ours, peer)(s); c != "" {
+					note += "; " + c
+				}
+				return note, o <= replyBudget
+			}
+		}
+		// The target applies to the peers persisting the run as their own interfaces do (each
+		// message one INSERT); against the peers recording the same rounds with the same store
+		// calls, the row shows what the run's durability (run, lease, answers, outcomes) costs.
+		for _, p := range []struct{ peer, label, what string }{
+			{fmt.Sprintf(replyEinoMsgs, db), "eino, each message persisted", "each message one INSERT"},
+			{fmt.Sprintf(replyLCMsgs, db), "langchaingo, each message persisted", "each message one INSERT"},
+		} {
+			out = append(out, row{label: fmt.Sprintf("reply run, 3 rounds × 3 parallel calls, %s, vs %s", name, p.label),
+				ours: ours, peer: p.peer, maxTime: 1, target: fmt.Sprintf("≤ %d round trips (≤ 2 per turn beyond RecordRound's 3), below the peer's time", replyBudget),
+				extra: trips(p.peer, p.what)})
+		}
+		for _, p := range []struct{ peer, label string }{
+			{fmt.Sprintf(replyEino, db), "eino recording the same rounds"},
+			{fmt.Sprintf(replyLangChain, db), "langchaingo recording the same rounds"},
+		} {
+			out = append(out, row{label: fmt.Sprintf("reply run, %s, vs %s (the cost of durability)", name, p.label),
+				ours: ours, peer: p.peer, target: "(informational: same RecordRound and reply, no run, no ledger)",
+				extra: trips(p.peer, "rounds and reply only")})
+		}
+		resumed := fmt.Sprintf(replyResumed, db)
+		out = append(out, row{label: fmt.Sprintf("the same run resumed after its 3rd model call failed, %s, vs the whole run", name),
+			ours: resumed, peer: ours, target: "(informational: the peers cannot resume; they start over)",
+			extra: func(s *results) (string, bool) {
+				r, ok := s.median(resumed, "roundtrips/op")
+				if !ok {
+					return "roundtrips/op not reported", false
+				}
+				return fmt.Sprintf("%s round trips (2 rounds replayed, 1 run)", num(r)), true
+			}})
+	}
 	for _, n := range []int{4, 16} {
 		ours, peer := fmt.Sprintf(claimOurs, n), fmt.Sprintf(claimLock, n)
 		out = append(out, row{label: fmt.Sprintf("claim a fire, %d schedulers contending, MariaDB, vs lock-then-insert", n),

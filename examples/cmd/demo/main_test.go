@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,18 +20,20 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 )
 
-// TestDemoPrintsBothRequests runs the demo on the in-memory SQLite store and
-// compares both printed requests, transcript and JSON, with the golden
+// TestDemoRunsTheThreeRuns runs the demo on the in-memory SQLite store with the
+// scripted model and compares its output, transcript and JSON, with the golden
 // files: the generated pipelines, the store's replay (summary, HTML-only
-// message, tool rounds, attachment) and the scheduled chain end to end.
-func TestDemoPrintsBothRequests(t *testing.T) {
+// message, tool rounds, attachment), the tools executed against the host's
+// data, the stored replies, the follow-up replaying the first run's rounds, and
+// the digest through the scheduler with its status trail.
+func TestDemoRunsTheThreeRuns(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		asJSON bool
 	}{{"transcript", false}, {"json", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			if err := run(context.Background(), "", tc.asJSON, &out); err != nil {
+			if err := run(context.Background(), config{json: tc.asJSON}, &out); err != nil {
 				t.Fatal(err)
 			}
 			checkGolden(t, filepath.Join("testdata", tc.name+".golden"), out.Bytes())
@@ -67,18 +73,74 @@ func TestDemoOnMySQLMatchesSQLite(t *testing.T) {
 		t.Skipf("cannot derive a scratch database from DSN %q", base)
 	}
 	var want bytes.Buffer
-	if err := run(context.Background(), "", false, &want); err != nil {
+	if err := run(context.Background(), config{}, &want); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 2 {
 		var got bytes.Buffer
-		if err := run(context.Background(), dsn, false, &got); err != nil {
+		if err := run(context.Background(), config{dsn: dsn}, &got); err != nil {
 			t.Fatalf("run %d: %v", i+1, err)
 		}
 		g := strings.Replace(got.String(), "(mysql store)", "(sqlite store)", 1)
 		if g != want.String() {
 			t.Errorf("run %d on MySQL differs from SQLite:\n%s", i+1, g)
 		}
+	}
+}
+
+// TestDemoRunsThroughTheRealSDKs runs the demo with -model for each provider
+// against a local server that answers every call with a text: the runs go
+// through the real SDK clients, configured by their standard environment
+// variables, with the persona's tools in each request.
+func TestDemoRunsThroughTheRealSDKs(t *testing.T) {
+	for _, tc := range []struct {
+		model, path, key, url, body string
+	}{
+		{"anthropic", "/v1/messages", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
+			`{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[{"type":"text","text":"Answered by the server."}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":5}}`},
+		{"openai", "/v1/chat/completions", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+			`{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"message":{"role":"assistant","content":"Answered by the server."},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`},
+		{"openai-responses", "/v1/responses", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+			`{"id":"resp_1","object":"response","created_at":1,"model":"gpt-test","status":"completed","output":[{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Answered by the server.","annotations":[]}]}],"usage":{"input_tokens":10,"output_tokens":5,"total_tokens":15,"input_tokens_details":{"cached_tokens":0},"output_tokens_details":{"reasoning_tokens":0}}}`},
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			var mu sync.Mutex
+			var bodies []map[string]any
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var body map[string]any
+				if r.URL.Path != tc.path || json.NewDecoder(r.Body).Decode(&body) != nil {
+					http.Error(w, "unexpected request "+r.URL.Path, http.StatusBadRequest)
+					return
+				}
+				mu.Lock()
+				bodies = append(bodies, body)
+				mu.Unlock()
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, tc.body)
+			}))
+			defer srv.Close()
+			base := srv.URL
+			if tc.model != "anthropic" {
+				base += "/v1"
+			}
+			t.Setenv(tc.key, "test-key")
+			t.Setenv(tc.url, base)
+			var out bytes.Buffer
+			if err := run(context.Background(), config{model: tc.model, modelName: "test-model"}, &out); err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(out.String(), "Answered by the server."); n != 4 { // the first reply is in the second run's history too
+				t.Errorf("the output holds %d answers, want 4:\n%s", n, out.String())
+			}
+			if len(bodies) != 3 {
+				t.Fatalf("%d requests, want 3", len(bodies))
+			}
+			for _, b := range bodies {
+				if b["model"] != "test-model" || b["tools"] == nil {
+					t.Errorf("request model %v, tools %v", b["model"], b["tools"] != nil)
+				}
+			}
+		})
 	}
 }
 

@@ -1,0 +1,343 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/personagen/personagen/runtime/agent"
+	"github.com/personagen/personagen/runtime/store"
+)
+
+// dsnFor returns a fresh database of kind ("sqlite": a file, "mysql": a scratch database on
+// PERSONAGEN_TEST_MYSQL_DSN, dropped at the end). An unreachable MySQL skips, or fails under
+// CI=true.
+func dsnFor(tb testing.TB, kind string) string {
+	tb.Helper()
+	if kind == "sqlite" {
+		return "sqlite:" + filepath.Join(tb.TempDir(), "bench.db")
+	}
+	base := os.Getenv("PERSONAGEN_TEST_MYSQL_DSN")
+	if base == "" {
+		base = "root@tcp(127.0.0.1:3306)/test"
+	}
+	admin, err := store.Open(context.Background(), base)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("MySQL unreachable under CI=true: %v", err)
+		}
+		tb.Skipf("MySQL unreachable: %v", err)
+	}
+	defer admin.Close()
+	var b [6]byte
+	rand.Read(b[:])
+	name := "personagen_bench_agent_" + hex.EncodeToString(b[:])
+	if _, err := admin.DB().Exec("CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if admin, err := store.Open(context.Background(), base); err == nil {
+			admin.DB().Exec("DROP DATABASE " + name)
+			admin.Close()
+		}
+	})
+	i := strings.LastIndex(base, "/")
+	rest := ""
+	if q := strings.IndexByte(base[i:], '?'); q >= 0 {
+		rest = base[i+q:]
+	}
+	return base[:i+1] + name + rest
+}
+
+// side is one way of answering a message, set up once per store (tools and agents built once,
+// as a host does).
+type side struct {
+	name string
+	// setup returns the side's answer func over st and tools; trips, when set, lets the
+	// personagen model mark the round trips at each call.
+	setup func(ctx context.Context, st *store.Store, tools *Tools, trips *Trips) (answer, error)
+}
+
+// answer answers a stored message; prepare, when set, runs before the timed part (the resumed
+// side's interrupted first attempt).
+type answer struct {
+	prepare func(ctx context.Context, in store.Message) error
+	run     func(ctx context.Context, in store.Message) (string, error)
+}
+
+var sides = []side{
+	{name: "personagen", setup: func(ctx context.Context, st *store.Store, tools *Tools, trips *Trips) (answer, error) {
+		p := NewPersona(st, tools)
+		return answer{run: func(ctx context.Context, in store.Message) (string, error) {
+			res, err := Runner(st, &Model{Thread: in.ThreadID, FailAt: -1, Trips: trips}).Reply(ctx, agent.Inbound{Persona: p, Message: in})
+			if err != nil {
+				return "", err
+			}
+			return res.Text, nil
+		}}, nil
+	}},
+	{name: "personagen_resumed", setup: func(ctx context.Context, st *store.Store, tools *Tools, trips *Trips) (answer, error) {
+		p := NewPersona(st, tools)
+		return answer{
+			// The first attempt records two rounds, then the model fails: the run stays running.
+			prepare: func(ctx context.Context, in store.Message) error {
+				_, err := Runner(st, &Model{Thread: in.ThreadID, FailAt: 2}).Reply(ctx, agent.Inbound{Persona: p, Message: in})
+				if !errors.Is(err, ErrModelDown) {
+					return fmt.Errorf("the first attempt: %v, want the model's failure", err)
+				}
+				return nil
+			},
+			run: func(ctx context.Context, in store.Message) (string, error) {
+				res, err := Runner(st, &Model{Thread: in.ThreadID, FailAt: -1, Trips: trips}).Reply(ctx, agent.Inbound{Persona: p, Message: in})
+				if err != nil {
+					return "", err
+				}
+				if res.Replayed != 2 {
+					return "", fmt.Errorf("resumed with %d rounds replayed, want 2", res.Replayed)
+				}
+				return res.Text, nil
+			}}, nil
+	}},
+	{name: "eino", setup: func(ctx context.Context, st *store.Store, tools *Tools, _ *Trips) (answer, error) {
+		run, err := NewEino(ctx, st, tools, false)
+		return answer{run: run}, err
+	}},
+	{name: "langchaingo", setup: func(ctx context.Context, st *store.Store, tools *Tools, _ *Trips) (answer, error) {
+		return answer{run: func(ctx context.Context, in store.Message) (string, error) {
+			return LangChainGo(ctx, st, tools, in, false)
+		}}, nil
+	}},
+	{name: "eino_messages", setup: func(ctx context.Context, st *store.Store, tools *Tools, _ *Trips) (answer, error) {
+		run, err := NewEino(ctx, st, tools, true)
+		return answer{run: run}, err
+	}},
+	{name: "langchaingo_messages", setup: func(ctx context.Context, st *store.Store, tools *Tools, _ *Trips) (answer, error) {
+		return answer{run: func(ctx context.Context, in store.Message) (string, error) {
+			return LangChainGo(ctx, st, tools, in, true)
+		}}, nil
+	}},
+}
+
+// wantAnswer is the answer of a run of thread: every round's results, in call order.
+func wantAnswer(thread string) string {
+	var results []string
+	tools := NewTools()
+	for n := range Rounds {
+		for _, name := range names {
+			r, _ := tools.Run(name, Query(thread, n, name))
+			results = append(results, r)
+		}
+	}
+	return Answer(results)
+}
+
+// Every side answers with the same text, records the same three rounds and one reply, and runs
+// each call of act once.
+func TestSidesAgree(t *testing.T) {
+	for _, kind := range []string{"sqlite", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			trips := &Trips{}
+			st, err := OpenStore(ctx, dsnFor(t, kind), trips)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			for _, s := range sides {
+				t.Run(s.name, func(t *testing.T) {
+					thread := "agree-" + s.name
+					in, err := Seed(ctx, st, thread)
+					if err != nil {
+						t.Fatal(err)
+					}
+					tools := NewTools()
+					a, err := s.setup(ctx, st, tools, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if a.prepare != nil {
+						if err := a.prepare(ctx, in); err != nil {
+							t.Fatal(err)
+						}
+					}
+					text, err := a.run(ctx, in)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want := wantAnswer(thread); text != want {
+						t.Errorf("answer = %q\nwant     %q", text, want)
+					}
+					for n := range Rounds {
+						if got := tools.Ran("act", Query(thread, n, "act")); got != 1 {
+							t.Errorf("act of round %d ran %d times", n, got)
+						}
+					}
+					msgs, err := st.Thread(ctx, thread)
+					if err != nil || len(msgs) != 4 || msgs[3].Text != text {
+						t.Errorf("thread: %d messages, %v; want the 3 seeded and the reply", len(msgs), err)
+					}
+					var key string
+					switch s.name {
+					case "eino", "langchaingo":
+						key = s.name + ":" + in.MessageID
+					case "eino_messages", "langchaingo_messages":
+						// One row per message: eino's model message per round, langchaingo's per call,
+						// each tool result, and the answer.
+						want := map[string]int{"eino_messages": Rounds*(1+Calls) + 1, "langchaingo_messages": Rounds*Calls*2 + 1}[s.name]
+						var n int
+						err := st.DB().GetContext(ctx, &n, st.DB().Rebind("SELECT COUNT(*) FROM bench_messages WHERE run_id = ?"),
+							strings.TrimSuffix(s.name, "_messages")+":"+in.MessageID)
+						if err != nil || n != want {
+							t.Errorf("%d messages recorded, %v; want %d", n, err, want)
+						}
+						return
+					default:
+						key = agent.ReplyKey(Persona, in.Mailbox, in.MessageID)
+					}
+					rounds, err := st.Rounds(ctx, store.Owner{Type: store.OwnerMessage, ID: in.Seq}, key)
+					if err != nil || len(rounds) != Rounds {
+						t.Fatalf("%d rounds recorded, %v; want %d", len(rounds), err, Rounds)
+					}
+					for n, r := range rounds {
+						if len(r.Calls) != Calls || r.Calls[2].ID != CallID(n, "act") {
+							t.Errorf("round %d = %+v", n, r.Calls)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestRoundTripBudget counts the database round trips of a personagen reply run, phase by
+// phase (the fake model marks the count at each of its calls), and holds them to the budget:
+// per model turn at most 2 beyond RecordRound's 3.
+func TestRoundTripBudget(t *testing.T) {
+	for _, kind := range []string{"sqlite", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			trips := &Trips{}
+			st, err := OpenStore(ctx, dsnFor(t, kind), trips)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			for _, resumed := range []bool{false, true} {
+				thread := fmt.Sprintf("budget-%t", resumed)
+				in, err := Seed(ctx, st, thread)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tools := NewTools()
+				if resumed {
+					a, _ := sides[1].setup(ctx, st, tools, nil)
+					if err := a.prepare(ctx, in); err != nil {
+						t.Fatal(err)
+					}
+				}
+				m := &Model{Thread: thread, FailAt: -1, Trips: trips}
+				start := trips.Load()
+				if _, err := Runner(st, m).Reply(ctx, agent.Inbound{Persona: NewPersona(st, tools), Message: in}); err != nil {
+					t.Fatal(err)
+				}
+				end := trips.Load()
+				marks := append([]int64{start}, append(m.Marks, end)...)
+				var phases []string
+				for i := 1; i < len(marks); i++ {
+					phases = append(phases, fmt.Sprint(marks[i]-marks[i-1]))
+				}
+				t.Logf("%s resumed=%t: %d round trips; before the first model call, between calls..., after the last: %s",
+					kind, resumed, end-start, strings.Join(phases, " "))
+				// start 2 + history 2; per tool turn 5; the final answer 1 + the reply 4 + finishing 1.
+				// Resumed: the run read back (+1), the reply looked up (+1), rounds (+1) and model
+				// calls (+2), then the third turn and the end.
+				want := "4 5 5 5 6"
+				if resumed {
+					want = "9 5 6"
+				}
+				if got := strings.Join(phases, " "); got != want {
+					t.Errorf("round trips by phase = %s, want %s", got, want)
+				}
+				for i := 1; i < len(marks)-2; i++ {
+					if n := marks[i+1] - marks[i]; n > 3+2 {
+						t.Errorf("model turn %d cost %d round trips, more than RecordRound's 3 + 2", i, n)
+					}
+				}
+			}
+		})
+	}
+}
+
+// threads numbers the benchmarks' threads: every run answers a message of its own (the
+// benchmark framework runs the loop more than once).
+var threads atomic.Int64
+
+// BenchmarkReplyRun answers one message with a reply run of 3 rounds × 3 parallel calls (two
+// idempotent tools, one that is not), on SQLite and MariaDB: personagen's runner, the same run
+// resumed after its model failed in round 3 (the timed part is the resumed attempt), and eino's
+// ReAct agent and langchaingo's agent executor with equivalent fake models and the same
+// persistence step (the thread read from the store, each round recorded with RecordRound, the
+// reply appended). It reports the database round trips per run.
+func BenchmarkReplyRun(b *testing.B) {
+	for _, kind := range []string{"sqlite", "mysql"} {
+		b.Run(kind, func(b *testing.B) {
+			ctx := context.Background()
+			trips := &Trips{}
+			st, err := OpenStore(ctx, dsnFor(b, kind), trips)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			stamp := time.Now().UnixNano()
+			for _, s := range sides {
+				b.Run(s.name, func(b *testing.B) {
+					a, err := s.setup(ctx, st, NewTools(), nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportAllocs()
+					var total int64
+					cpu0, cpuOK := processCPU()
+					var cpuOut time.Duration // CPU spent outside the timed part
+					for i := 0; i < b.N; i++ {
+						b.StopTimer()
+						c0, _ := processCPU()
+						thread := fmt.Sprintf("%s-%d-%d", s.name, stamp, threads.Add(1))
+						in, err := Seed(ctx, st, thread)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if a.prepare != nil {
+							if err := a.prepare(ctx, in); err != nil {
+								b.Fatal(err)
+							}
+						}
+						before := trips.Load()
+						c1, _ := processCPU()
+						cpuOut += c1 - c0
+						b.StartTimer()
+						_, err = a.run(ctx, in)
+						b.StopTimer()
+						if err != nil {
+							b.Fatal(err)
+						}
+						total += trips.Load() - before
+						b.StartTimer()
+					}
+					b.ReportMetric(float64(total)/float64(b.N), "roundtrips/op")
+					if cpu1, ok := processCPU(); ok && cpuOK {
+						b.ReportMetric(float64(cpu1-cpu0-cpuOut)/float64(b.N), "cpu-ns/op")
+					}
+				})
+			}
+		})
+	}
+}
