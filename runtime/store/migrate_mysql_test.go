@@ -169,8 +169,8 @@ func TestInterruptedMySQLMigrationResumes(t *testing.T) {
 			t.Fatal(err)
 		}
 		applied, err := Migrate(ctx, s.DB().DB, DialectMySQL)
-		if err != nil || !slices.Equal(applied, []string{"00031_one_row_per_message.sql"}) {
-			t.Fatalf("interrupted after statement %d: Migrate = %v, %v; want 00031 applied", k+1, applied, err)
+		if err != nil || len(applied) == 0 || applied[0] != "00031_one_row_per_message.sql" {
+			t.Fatalf("interrupted after statement %d: Migrate = %v, %v; want 00031 applied first", k+1, applied, err)
 		}
 		if a, b := mysqlTables(t, s), mysqlTables(t, want); strings.Join(a, "\n") != strings.Join(b, "\n") {
 			t.Errorf("interrupted after statement %d: schema\n%s\nwant\n%s", k+1, strings.Join(a, "\n"), strings.Join(b, "\n"))
