@@ -43,8 +43,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 
 // Migrate applies every pending embedded migration of dialect d to db, in version order, with
 // github.com/pressly/goose/v3 (its Provider API; applied versions are recorded in the table
-// goose_db_version). It returns the file names it applied, none when the schema was current, so
-// running it twice is harmless. It holds a migration lock while it runs, so any number of
+// goose_db_version). A pending migration numbered below the database's newest one is applied
+// too, in version order: migrations are numbered by feature (each in its own range), so a
+// database migrated by an earlier build can lack a lower number that landed later. It returns
+// the file names it applied, none when the schema was current, so running it twice is
+// harmless. It holds a migration lock while it runs, so any number of
 // processes migrating the same database at once apply each migration once: on MySQL a named
 // server lock (GET_LOCK, scoped to the database); on SQLite a row of the table
 // personagen_migration_lock (SQLite has no named locks), inserted to take the lock and deleted
@@ -68,7 +71,8 @@ func Migrate(ctx context.Context, db *sql.DB, d Dialect) ([]string, error) {
 		return migrateMySQL(ctx, db, fsys)
 	}
 	var locker lock.SessionLocker = sqliteMigrationLock{token: newClaimToken()}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys, goose.WithDisableGlobalRegistry(true), goose.WithSessionLocker(locker))
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys, goose.WithDisableGlobalRegistry(true), goose.WithSessionLocker(locker),
+		goose.WithAllowOutofOrder(true))
 	if err != nil {
 		return nil, fmt.Errorf("store: migrations for %s: %w", d, err)
 	}

@@ -192,7 +192,7 @@ func mysqlProvider(ctx context.Context, db *sql.DB, files []mysqlMigration) (*go
 		return nil, fmt.Errorf("create the migration progress table: %w", err)
 	}
 	return goose.NewProvider(goose.DialectMySQL, db, nil, goose.WithDisableGlobalRegistry(true),
-		goose.WithSessionLocker(mysqlMigrationLock{}), goose.WithGoMigrations(migrations...))
+		goose.WithSessionLocker(mysqlMigrationLock{}), goose.WithGoMigrations(migrations...), goose.WithAllowOutofOrder(true))
 }
 
 // runUp runs the Up statements of f that have not run yet, on one connection, recording after
