@@ -24,7 +24,9 @@ import (
 // compiles, is not a main package, not another tree's internal package,
 // not the output package itself nor a package importing it), that every
 // declaration it names exists and has the kind and Go type the generated
-// code needs, that every `with` value fits its field, that static prompt
+// code needs, that every `with` value fits its field, that every method
+// and function tool has the tool signature, an input struct a JSON Schema
+// can be derived from (inputschema.go) and a description, that static prompt
 // and transcript paths exist (and parse), and that no generated file or
 // identifier replaces a hand-written one in Options.OutDir. It returns an
 // *OptionsError for an invalid Options.Package, when OutDir holds
@@ -42,6 +44,7 @@ func Check(specs []*spec.Persona, host *Host, opts Options) (*Plan, error) {
 	outPath, _, _ := ImportPath(opts.OutDir)
 	plan := &Plan{opts: opts}
 	names := make(map[string]*spec.Persona)
+	docs := newDocs(host)
 	for _, p := range specs {
 		name := p.GoFileName()
 		if _, dup := names[name]; dup {
@@ -49,6 +52,7 @@ func Check(specs []*spec.Persona, host *Host, opts Options) (*Plan, error) {
 		}
 		names[name] = p
 		c := newChecker(p, host, opts, outPath, name)
+		c.docs = docs
 		fp := c.file()
 		c.checkOutput(out, fp)
 		diags = append(diags, c.diags...)
@@ -101,6 +105,7 @@ type checker struct {
 	diags   []spec.Diagnostic
 	fp      *filePlan
 	envType types.Type // the env type when it resolved, else nil
+	docs    *docs      // doc comments of host declarations, shared by the checkers of one Check
 }
 
 func newChecker(p *spec.Persona, host *Host, opts Options, outPath, name string) *checker {
@@ -136,13 +141,7 @@ func (c *checker) file() *filePlan {
 	if p.Env != nil {
 		c.checkEnv(*p.Env)
 	}
-	for _, t := range p.Tools {
-		if typ, ok := c.checkTool(t); ok {
-			q := c.qual(t)
-			q.goType = typ
-			fp.tools = append(fp.tools, q)
-		}
-	}
+	fp.tools = c.tools(p.Tools)
 	fp.responsibilities = p.Responsibilities
 	fp.mailbox = p.Mailbox
 	fp.messageChain = c.chain(p.MessageResolvers, "Message")
@@ -334,26 +333,6 @@ func (c *checker) checkEnv(env spec.GoRef) {
 	c.fp.env = &envPlan{typ: q}
 }
 
-// checkTool reports whether t names a package-level variable implementing
-// runtime.Tool, and its type.
-func (c *checker) checkTool(t spec.GoRef) (string, bool) {
-	obj, msg := c.lookup(t, isVar)
-	if obj == nil {
-		c.errf(t.Pos, "tool: %s", msg)
-		return "", false
-	}
-	v, ok := obj.(*types.Var)
-	if !ok {
-		c.errf(t.Pos, "tool: %s is a %s; want a package-level variable implementing runtime.Tool", t, objKind(obj))
-		return "", false
-	}
-	if !c.host.implements(v.Type(), c.host.tool) {
-		c.errf(t.Pos, "tool: %s (type %s) does not implement runtime.Tool: %s", t, typeString(v.Type()), missingMethod(v.Type(), c.host.tool))
-		return "", false
-	}
-	return typeString(v.Type()), true
-}
-
 func (c *checker) chain(rs []spec.Resolver, which string) []stepPlan {
 	var steps []stepPlan
 	for i, r := range rs {
@@ -488,7 +467,9 @@ func (c *checker) loadRecord(lr *spec.LoadRecord) *loadRecordPlan {
 		lp.method = true
 		lp.loader = qualPlan{name: ref.Name, pos: ref.Pos}
 		if c.envType != nil {
-			sig = c.envMethod(ref)
+			if m := c.envMethod(ref, "load_record loader", "a loader"); m != nil {
+				sig = m.Signature()
+			}
 		}
 	}
 	if sig == nil {
@@ -519,25 +500,26 @@ func (c *checker) loadRecord(lr *spec.LoadRecord) *loadRecordPlan {
 	return lp
 }
 
-// envMethod returns the signature of the loader method ref names on *env,
-// or reports why there is none.
-func (c *checker) envMethod(ref spec.GoRef) *types.Signature {
+// envMethod returns the method ref names on *env, or reports why there is
+// none; what starts the messages (load_record loader) and role names the
+// method's role in them (a loader).
+func (c *checker) envMethod(ref spec.GoRef, what, role string) *types.Func {
 	env := c.envType
 	obj, index, _ := types.LookupFieldOrMethod(types.NewPointer(env), false, nil, ref.Name)
 	switch obj := obj.(type) {
 	case *types.Func:
-		return obj.Signature()
+		return obj
 	case *types.Var:
-		c.errf(ref.Pos, "load_record loader: %s.%s is a field, not a method; a loader is a method of the env type", typeString(env), ref.Name)
+		c.errf(ref.Pos, "%s: %s.%s is a field, not a method; %s is a method of the env type", what, typeString(env), ref.Name, role)
 	default:
 		if obj == nil && index != nil {
-			c.errf(ref.Pos, "load_record loader: %s has more than one method %s at the same depth of embedding (an ambiguous selector); declare %s on %s itself", typeString(env), ref.Name, ref.Name, typeString(env))
+			c.errf(ref.Pos, "%s: %s has more than one method %s at the same depth of embedding (an ambiguous selector); declare %s on %s itself", what, typeString(env), ref.Name, ref.Name, typeString(env))
 		} else {
 			alias := ""
 			if a, ok := env.(*types.Alias); ok {
 				alias = fmt.Sprintf(" (%s is an alias of %s)", typeString(a), typeString(types.Unalias(a)))
 			}
-			c.errf(ref.Pos, "load_record loader: %s has no method %s%s%s", typeString(env), ref.Name, alias, suggest(ref.Name, methodNames(env)))
+			c.errf(ref.Pos, "%s: %s has no method %s%s%s", what, typeString(env), ref.Name, alias, suggest(ref.Name, methodNames(env)))
 		}
 	}
 	return nil

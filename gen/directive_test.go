@@ -17,8 +17,9 @@ import (
 // TestBuildErrorsNameTheSpec generates the "full" case, then breaks the
 // host code the spec references and the generated code itself, and runs
 // `go build`: errors caused by the spec (a loader whose signature changed,
-// a tool that is gone, a `with` field whose type changed, a use type that
-// no longer implements runtime.Resolver) must name the spec file, line and
+// a tool that is gone, a method tool whose signature changed, a `with`
+// field whose type changed, a use type that no longer implements
+// runtime.Resolver) must name the spec file, line and
 // column of what caused them, and an error elsewhere must name the
 // generated file at its true line — the reset directives work.
 func TestBuildErrorsNameTheSpec(t *testing.T) {
@@ -50,6 +51,9 @@ func TestBuildErrorsNameTheSpec(t *testing.T) {
 	edit(t, hostFile, "func Notes(", "func notes(")
 	edit(t, hostFile, "MaxAge   *int              `yaml:\"max_age\"`", "MaxAge *string `yaml:\"max_age\"`")
 	edit(t, hostFile, "func (v ValueResolver) Resolve(", "func (v ValueResolver) Resolved(")
+	toolsFile := filepath.Join(mod, "host", "tools.go")
+	edit(t, toolsFile, "func (e *Env) LookupOrder(ctx context.Context, inv *runtime.Invocation, in OrderQuery)", "func (e *Env) LookupOrder(ctx context.Context, in OrderQuery)")
+	edit(t, toolsFile, "func Ping(", "func ping(")
 	edit(t, genFile, "\treturn p, nil\n", "\treturn p, errUndefined\n")
 	lines := strings.Split(string(mustRead(t, genFile)), "\n")
 	retLine := 0
@@ -79,6 +83,10 @@ func TestBuildErrorsNameTheSpec(t *testing.T) {
 		fmt.Sprintf(`full/full.persona.yaml:%d:%d: cannot use new\(int\(30\)\)`, at("max_age: 30", 0), colOf(t, specText, "max_age: 30")+len("max_age: ")),
 		// use type no longer a runtime.Resolver: at the resolver reference, not in the generated file
 		fmt.Sprintf(`full/full.persona.yaml:%d:%d: cannot use &host.ValueResolver`, at("host.ValueResolver", 0), colOf(t, specText, "example.com/fixture/host.ValueResolver")),
+		// a method tool's signature changed: at the method
+		fmt.Sprintf(`full/full.persona.yaml:%d:%d: .*env.LookupOrder`, at("method: LookupOrder", 0), colOf(t, specText, "LookupOrder, idempotent")),
+		// a function tool removed: at the function
+		fmt.Sprintf(`full/full.persona.yaml:%d:%d: undefined: host.Ping`, at("host.Ping", 0), colOf(t, specText, "example.com/fixture/host.Ping")),
 		fmt.Sprintf(`full/out/%s:%d:\d+: undefined: errUndefined`, regexp.QuoteMeta(files[0].Name), retLine),
 	}
 	for _, w := range want {

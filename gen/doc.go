@@ -14,7 +14,10 @@
 //     `with` values of the wrong type, missing prompt files, hand-written
 //     files in the output directory — reporting spec positions, and
 //     builds a Plan (plan.go): every host reference with its Go type, every
-//     `with` value typed, file names and imports decided.
+//     `with` value typed, file names and imports decided. For a method or
+//     function tool (tools.go) it derives the JSON Schema of the input
+//     struct (inputschema.go), its descriptions from doc comments that
+//     docs.go reads from the host packages' files.
 //   - Plan.Render (emit.go) writes the code from the plan alone with
 //     github.com/dave/jennifer, every host identifier qualified (jen.Qual)
 //     so imports are never managed by hand. It looks nothing up.

@@ -20,7 +20,7 @@ import (
 // int, …, which a package named so would shadow); an imported package
 // whose name equals one of them is imported under another name.
 var locals = map[string]bool{
-	"env": true, "opts": true, "p": true, "inv": true, "r": true, "ctx": true, "dst": true, "path": true, "files": true,
+	"env": true, "opts": true, "p": true, "inv": true, "r": true, "ctx": true, "dst": true, "path": true, "files": true, "err": true,
 	"any": true, "append": true, "bool": true, "byte": true, "cap": true, "clear": true, "close": true, "comparable": true,
 	"complex": true, "complex128": true, "complex64": true, "copy": true, "delete": true, "error": true, "false": true,
 	"float32": true, "float64": true, "imag": true, "int": true, "int16": true, "int32": true, "int64": true, "int8": true,
@@ -73,6 +73,7 @@ func (e *emitter) file() ([]byte, error) {
 	f := jen.NewFile(fp.pkg)
 	f.ImportName(RuntimePath, "runtime")
 	f.ImportName(TranscriptPath, "transcript")
+	f.ImportName(ToolPath, "tool")
 	f.HeaderComment(Header)
 	f.HeaderComment(SourcePrefix + sourceLine(fp.specPath))
 	f.Const().Id("_").Op("=").Qual(RuntimePath, "RuntimeVersion1")
@@ -87,7 +88,14 @@ func (e *emitter) file() ([]byte, error) {
 	// renamed: the local would shadow it, the declaration clash with it.
 	names := map[string]string{
 		"context": "context", "errors": "errors", "fmt": "fmt", "path/filepath": "filepath",
-		"strings": "strings", "time": "time", RuntimePath: "runtime", TranscriptPath: "transcript",
+		"strings": "strings", "time": "time", "encoding/json": "json",
+		RuntimePath: "runtime", TranscriptPath: "transcript", ToolPath: "tool",
+	}
+	toolLocals := make(map[string]bool)
+	for _, t := range fp.tools {
+		if t.derived != nil {
+			toolLocals[t.derived.local] = true
+		}
 	}
 	for path, name := range fp.imports {
 		names[path] = name
@@ -95,14 +103,14 @@ func (e *emitter) file() ([]byte, error) {
 	paths := slices.Sorted(maps.Keys(names))
 	for _, path := range paths {
 		name := names[path]
-		if !locals[name] && !fp.reserved[name] {
+		if !locals[name] && !fp.reserved[name] && !toolLocals[name] {
 			if _, host := fp.imports[path]; host {
 				f.ImportName(path, name)
 			}
 			continue
 		}
 		alias := name + "pkg"
-		for i := 1; fp.reserved[alias]; i++ {
+		for i := 1; fp.reserved[alias] || toolLocals[alias]; i++ {
 			alias = name + "pkg" + strconv.Itoa(i)
 		}
 		f.ImportAlias(path, alias)
@@ -181,6 +189,9 @@ func (e *emitter) constructor(f *jen.File) {
 	if fp.usesHistory {
 		errs = append(errs, "opts.History is nil (the spec uses thread_history or thread_summary; the error wraps runtime.ErrNoHistorySource)")
 	}
+	if fp.derivedTools() {
+		errs = append(errs, "tool.New refuses a tool definition (wrapping tool.ErrInvalidDef; the generator checked each one, so only a changed runtime/tool can)")
+	}
 	if len(errs) > 0 {
 		doc += "\nIt returns an error when " + strings.Join(errs, ", or when ") + "."
 	}
@@ -203,6 +214,7 @@ func (e *emitter) constructor(f *jen.File) {
 				rt("ErrNoHistorySource"))),
 		))
 	}
+	body = append(body, e.derivedTools(name)...)
 	body = append(body, jen.Id("p").Op(":=").Op("&").Add(rt("Persona")).Add(e.personaFields()))
 	if m := fp.mailbox; m != nil && m.Address.Value != "" {
 		box := jen.Id("p").Dot("Mailbox")
@@ -297,7 +309,11 @@ func (e *emitter) personaFields() jen.Code {
 	if len(fp.tools) > 0 {
 		var tools []jen.Code
 		for _, t := range fp.tools {
-			tools = append(tools, e.at(t.pos, qual(t)))
+			if t.value != nil {
+				tools = append(tools, e.at(t.value.pos, qual(*t.value)))
+			} else {
+				tools = append(tools, jen.Id(t.derived.local))
+			}
 		}
 		items = append(items, field("Tools", jen.Index().Add(rt("Tool")).Add(multi("{", "}", tools))))
 	}
@@ -315,6 +331,55 @@ func (e *emitter) personaFields() jen.Code {
 		items = append(items, field("Responsibilities", jen.Index().Add(rt("Responsibility")).Add(multi("{", "}", rs))))
 	}
 	return multi("{", "}", items)
+}
+
+// derivedTools renders the statements that build the method and function
+// tools, each
+//
+//	lookupOrderTool, err := tool.New(tool.Def{...}, env.LookupOrder)
+//	if err != nil { return nil, fmt.Errorf("NewX: %w", err) }
+//
+// with the method value or function behind a directive at the spec, so a
+// signature that changed after generation is reported there; and adds
+// each schema as a package-level constant to the file's helpers.
+func (e *emitter) derivedTools(ctor string) []jen.Code {
+	var body []jen.Code
+	for _, t := range e.fp.tools {
+		d := t.derived
+		if d == nil {
+			continue
+		}
+		var fn jen.Code
+		if d.method {
+			fn = e.at(d.fn.pos, jen.Id("env").Dot(d.fn.name))
+		} else {
+			fn = e.at(d.fn.pos, qual(d.fn))
+		}
+		def := []jen.Code{
+			field("Name", jen.Lit(d.name)),
+			field("Description", jen.Lit(d.description)),
+			field("InputSchema", jen.Qual("encoding/json", "RawMessage").Call(jen.Id(d.schemaConst))),
+		}
+		if d.idempotent {
+			def = append(def, field("Idempotent", jen.True()))
+		}
+		body = append(body,
+			jen.List(jen.Id(d.local), jen.Err()).Op(":=").Qual(ToolPath, "New").Call(
+				jen.Qual(ToolPath, "Def").Add(multi("{", "}", def)), fn),
+			jen.If(jen.Err().Op("!=").Nil()).Block(
+				jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(ctor+": %w"), jen.Err())),
+			),
+		)
+		kind := "function " + d.fn.path + "." + d.fn.name
+		if d.method {
+			kind = "method env." + d.fn.name
+		}
+		doc := fmt.Sprintf("%s is the input schema of the tool %s (%s, %s), derived from %s at generate time.",
+			d.schemaConst, d.name, kind, commentText(e.posString(d.fn.pos)), d.input)
+		e.helpers = append(e.helpers, jen.Comment(doc).Line().
+			Const().Id(d.schemaConst).Op("=").Op("`"+string(d.schema)+"`"))
+	}
+	return body
 }
 
 func model(m *spec.Model) jen.Code {

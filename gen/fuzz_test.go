@@ -41,6 +41,8 @@ var fuzzSeeds = []string{
 	"version: 1\nname: tagged\nmessage_resolvers:\n  - use: {resolver: example.com/fixture/host.Tagged, with: {\"-\": x}}\n  - use: {resolver: example.com/fixture/host.Dashed, with: {\"-\": x}}\n",
 	"version: 1\nname: recursive\nmessage_resolvers:\n  - use: {resolver: example.com/fixture/host.Recursive, with: {loop: 1, nest: [[[]]], next: {next: {loop: null}}}}\n",
 	"version: 1\nname: embedded\nenv: example.com/fixture/host.EmbeddingEnv\nmessage_resolvers:\n  - load_record: {loader: BaseNotes}\n  - use: {resolver: example.com/fixture/host.Embedded, with: {MaxItems: 1, Limits: {max_items: 2}}}\n",
+	"version: 1\nname: tools\nenv: example.com/fixture/host.Env\ntools:\n  - {method: LookupOrder, idempotent: true}\n  - {method: Escalate, name: e-1, description: \"`*/ \\u0000\\uFEFF\"}\n  - {func: example.com/other/api.Search}\n  - example.com/fixture/host.WebFetch\n",
+	"version: 1\nname: tool-kinds\nenv: example.com/fixture/host.EnvAlias\ntools:\n  - {method: Cook}\n  - {func: example.com/fixture/host.Compose, name: c}\n  - {method: BadTree}\n  - {method: NoDoc}\n",
 	"version: 1\nname: signatures\nmessage_resolvers:\n  - load_record: {loader: example.com/fixture/host.AliasSliceLoader, serialize: {method: Headline}}\n  - load_record: {loader: example.com/fixture/host.NamedSliceLoader}\n  - load_record: {loader: example.com/fixture/host.Records}\n",
 }
 

@@ -33,6 +33,10 @@ const RuntimePath = "github.com/personagen/personagen/runtime"
 // TranscriptPath is the import path of the transcript package (load_transcript).
 const TranscriptPath = "github.com/personagen/personagen/runtime/transcript"
 
+// ToolPath is the import path of the package that builds method and
+// function tools (tool.New).
+const ToolPath = "github.com/personagen/personagen/runtime/tool"
+
 // Options configure one generation run.
 type Options struct {
 	// Package is the Go package name of the output; it must be a valid,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"go/token"
 	"go/types"
 	"os"
 	"os/exec"
@@ -23,6 +24,7 @@ import (
 type Host struct {
 	pkgs map[string]*packages.Package // the packages asked for, by import path
 	all  map[string]*packages.Package // those and every package they import, by import path
+	fset *token.FileSet               // positions of the loaded declarations (from export data)
 
 	ctxType       types.Type       // context.Context
 	invPtr        types.Type       // *runtime.Invocation
@@ -30,16 +32,18 @@ type Host struct {
 	tool          *types.Interface // runtime.Tool
 	runtimeErr    string           // why the runtime could not be loaded, if it could not
 	transcriptErr string           // why the transcript package (load_transcript's) could not be loaded
+	toolErr       string           // why runtime/tool (method and function tools') could not be loaded
 	goErr         string           // the go command's error when it listed nothing for some paths, on one line
 }
 
 // Len returns how many packages the go command returned for the request
-// (host packages plus the runtime and context; a path it listed nothing
-// for is not counted).
+// (host packages plus context and the runtime packages generated code
+// imports; a path it listed nothing for is not counted).
 func (h *Host) Len() int { return len(h.pkgs) }
 
 // HostPackages returns the import paths the specs reference (env, qualified
-// loaders, serializer funcs, tools, use resolvers), sorted and unique.
+// loaders, serializer funcs, value and function tools, use resolvers),
+// sorted and unique.
 func HostPackages(specs []*spec.Persona) []string {
 	set := make(map[string]bool)
 	add := func(r spec.GoRef) {
@@ -52,7 +56,7 @@ func HostPackages(specs []*spec.Persona) []string {
 			add(*p.Env)
 		}
 		for _, t := range p.Tools {
-			add(t)
+			add(t.Ref())
 		}
 		for _, chain := range [][]spec.Resolver{p.MessageResolvers, p.ResponsibilityResolvers} {
 			for _, r := range chain {
@@ -79,7 +83,8 @@ func HostPackages(specs []*spec.Persona) []string {
 // LoadHost loads, in one go/packages call run from dir (the output
 // directory, or its nearest existing parent; "" for the working
 // directory), the packages the specs reference together with the runtime
-// and context, for their types only (export data, no syntax). A package
+// and context, for their types only (export data, no syntax; the files of
+// each package are listed, for the doc comments of tool inputs). A package
 // that does not exist or does not type-check is not an error here: Emit
 // reports it at every spec position that references it, with the go
 // command's own error text when it listed nothing (go.mod needs updates,
@@ -93,7 +98,7 @@ func LoadHost(ctx context.Context, dir string, specs []*spec.Persona) (*Host, er
 // package can import (a vendored copy, builtin, C, the standard library's
 // internal packages) are not asked for: Check refuses them by their path.
 func LoadPackages(ctx context.Context, dir string, paths []string) (*Host, error) {
-	want := []string{"context", RuntimePath, TranscriptPath}
+	want := []string{"context", RuntimePath, TranscriptPath, ToolPath}
 	for _, p := range paths {
 		if pathRefused(p) == "" {
 			want = append(want, p)
@@ -101,16 +106,19 @@ func LoadPackages(ctx context.Context, dir string, paths []string) (*Host, error
 	}
 	slices.Sort(want)
 	want = slices.Compact(want)
+	// NeedFiles costs nothing more (go list reports the files anyway):
+	// the doc comments of tool input types are read from them (docs.go).
 	cfg := &packages.Config{
 		Context: ctx,
-		Mode:    packages.NeedName | packages.NeedTypes | packages.NeedImports,
+		Mode:    packages.NeedName | packages.NeedTypes | packages.NeedImports | packages.NeedFiles,
 		Dir:     existingDir(dir),
+		Fset:    token.NewFileSet(),
 	}
 	pkgs, err := packages.Load(cfg, want...)
 	if err != nil {
 		return nil, fmt.Errorf("load host packages: %w", err)
 	}
-	h := &Host{pkgs: make(map[string]*packages.Package, len(pkgs)), all: make(map[string]*packages.Package)}
+	h := &Host{pkgs: make(map[string]*packages.Package, len(pkgs)), all: make(map[string]*packages.Package), fset: cfg.Fset}
 	for _, p := range pkgs {
 		h.pkgs[p.PkgPath] = p
 	}
@@ -162,6 +170,9 @@ func goListError(ctx context.Context, dir string, paths []string) string {
 func (h *Host) initRuntime() {
 	if tp, msg := h.pkg(TranscriptPath); tp == nil {
 		h.transcriptErr = msg
+	}
+	if tp, msg := h.pkg(ToolPath); tp == nil {
+		h.toolErr = msg
 	}
 	rt, msg := h.pkg(RuntimePath)
 	if rt == nil {

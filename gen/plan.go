@@ -49,7 +49,7 @@ type filePlan struct {
 
 	env              *envPlan
 	model            *spec.Model
-	tools            []qualPlan
+	tools            []toolPlan
 	responsibilities []spec.Responsibility
 	mailbox          *spec.Mailbox
 	messageChain     []stepPlan
@@ -64,6 +64,35 @@ type qualPlan struct {
 	path, name string
 	pos        spec.Pos
 	goType     string
+}
+
+// toolPlan is a tools entry: a package-level value (value), or a method of
+// env or a package function with a derived input schema (derived).
+// Exactly one is set.
+type toolPlan struct {
+	value   *qualPlan
+	derived *derivedToolPlan
+}
+
+// derivedToolPlan is a method or function tool: the constructor builds it
+// with tool.New from a Def (name, description, schema, idempotent) and
+// the method value env.Name or the function.
+type derivedToolPlan struct {
+	method bool     // fn names a method of env (path "")
+	fn     qualPlan // goType: its signature without receiver
+	input  string   // the input type, as messages write it
+
+	name        string
+	namePos     spec.Pos // the spec's name key; invalid when derived from the Go name
+	description string
+	fromDoc     bool // description is the doc comment
+	idempotent  bool
+	schema      []byte // the input schema, indented JSON
+	properties  int    // top-level properties of the schema, for the plan listing
+	required    int
+
+	local       string // the constructor's variable holding the tool
+	schemaConst string // the package-level constant holding the schema
 }
 
 // envPlan is the env type; the constructor takes a pointer to it.
@@ -215,10 +244,26 @@ type typeExpr struct {
 	pos    spec.Pos // where the spec caused the type to be written
 }
 
+// derivedTools reports whether the file builds method or function tools.
+func (fp *filePlan) derivedTools() bool {
+	for _, t := range fp.tools {
+		if t.derived != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // declared lists the package-level identifiers the file declares: the
-// constructor and the helper funcs of computed templates and transcripts.
+// constructor, the schema constants of derived tools and the helper funcs
+// of computed templates and transcripts.
 func (fp *filePlan) declared() []string {
 	names := []string{"New" + fp.goName}
+	for _, t := range fp.tools {
+		if t.derived != nil {
+			names = append(names, t.derived.schemaConst)
+		}
+	}
 	for _, chain := range [][]stepPlan{fp.messageChain, fp.responsibility} {
 		for _, st := range chain {
 			switch {
@@ -250,7 +295,7 @@ func (pl *Plan) String() string {
 			fmt.Fprintf(&b, "  env %s: %s\n", fp.env.typ, fp.env.typ.goType)
 		}
 		for _, t := range fp.tools {
-			fmt.Fprintf(&b, "  tool %s: %s\n", t, t.goType)
+			b.WriteString(t.describe())
 		}
 		if m := fp.mailbox; m != nil && m.Address.Value != "" {
 			fmt.Fprintf(&b, "  mailbox %s", m.Address.Value)
@@ -269,6 +314,33 @@ func (pl *Plan) String() string {
 		}
 	}
 	return b.String()
+}
+
+// describe lists a tool on one line (a derived one on two).
+func (t toolPlan) describe() string {
+	if t.value != nil {
+		return fmt.Sprintf("  tool %s: %s\n", t.value, t.value.goType)
+	}
+	d := t.derived
+	fn := d.fn.String()
+	kind := "func"
+	if d.method {
+		kind, fn = "method", "env."+fn
+	}
+	name := d.name + " (from the Go name)"
+	if d.namePos.IsValid() {
+		name = d.name + " @" + at(d.namePos)
+	}
+	desc := "description from the spec"
+	if d.fromDoc {
+		desc = "description from the doc comment"
+	}
+	idem := "not idempotent"
+	if d.idempotent {
+		idem = "idempotent"
+	}
+	return fmt.Sprintf("  tool %s: %s %s: %s\n    input %s: %d properties, %d required; %s; %s; var %s, schema %s (%d bytes)\n",
+		name, kind, fn, d.fn.goType, d.input, d.properties, d.required, desc, idem, d.local, d.schemaConst, len(d.schema))
 }
 
 // String renders q as the spec wrote it, with its position.

@@ -170,6 +170,38 @@ func (w *specWriter) chain(key string, responsibility, env bool) {
 	}
 }
 
+// tools writes a random tools list: value tools and method and function
+// tools (names from the Go name or random valid ones, descriptions from
+// the doc comment or random text) in random order.
+func (w *specWriter) tools(env bool) {
+	var entries []string
+	if w.r.IntN(2) == 0 {
+		entries = append(entries, fixtureHost+".WebFetch", fixtureHost+".SendEmail")
+	}
+	derived := []string{
+		"{func: " + fixtureHost + ".Compose}",
+		"{func: " + fixtureHost + ".Ping, idempotent: " + w.pick("true", "false") + "}",
+		"{func: example.com/other/api.Search, name: " + w.pick("search", "find-1", "S_2") + "}",
+	}
+	if env {
+		derived = append(derived,
+			"{method: LookupOrder, idempotent: true}",
+			"{method: Escalate, name: escalate-x, description: "+q(w.text()+"d")+"}",
+			"{method: Cook}",
+			"{method: NoDoc, description: "+q("`"+w.text()+"`")+"}")
+	}
+	w.r.Shuffle(len(derived), func(i, j int) { derived[i], derived[j] = derived[j], derived[i] })
+	entries = append(entries, derived[:w.r.IntN(len(derived)+1)]...)
+	w.r.Shuffle(len(entries), func(i, j int) { entries[i], entries[j] = entries[j], entries[i] })
+	if len(entries) == 0 {
+		return
+	}
+	w.line("tools:")
+	for _, e := range entries {
+		w.line("  - %s", e)
+	}
+}
+
 // spec writes the i-th random spec.
 func (w *specWriter) spec(i int) string {
 	w.b.Reset()
@@ -190,9 +222,7 @@ func (w *specWriter) spec(i int) string {
 	if w.r.IntN(2) == 0 {
 		w.line("model: {name: %s, max_tokens: %d, temperature: %s, stop: [%s], extra: {k: [1, %s]}}", q(w.text()+"m"), 1+w.r.IntN(10000), w.pick("0", "0.5", "2"), q(w.text()+"s"), q(w.text()))
 	}
-	if w.r.IntN(2) == 0 {
-		w.line("tools: [%s.WebFetch, %s.SendEmail]", fixtureHost, fixtureHost)
-	}
+	w.tools(env)
 	w.chain("message_resolvers", false, env)
 	w.chain("responsibility_resolvers", true, env)
 	if w.r.IntN(2) == 0 {

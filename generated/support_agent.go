@@ -4,10 +4,12 @@
 package generated
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/personagen/personagen/examples/host"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/tool"
 	"strings"
 	"time"
 )
@@ -16,13 +18,30 @@ const _ = runtime.RuntimeVersion1
 
 // NewSupportAgent builds the support-agent persona from examples/support-agent.persona.yaml.
 // Answers customer email for Acme Tracker, the project-tracking product.
-// It returns an error when env is nil, or when opts.History is nil (the spec uses thread_history or thread_summary; the error wraps runtime.ErrNoHistorySource).
-func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host. /*line examples/support-agent.persona.yaml:11:5*/ Env /*line generated/support_agent.go:20:179*/, opts runtime.Options) (*runtime.Persona, error) {
+// It returns an error when env is nil, or when opts.History is nil (the spec uses thread_history or thread_summary; the error wraps runtime.ErrNoHistorySource), or when tool.New refuses a tool definition (wrapping tool.ErrInvalidDef; the generator checked each one, so only a changed runtime/tool can).
+func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host. /*line examples/support-agent.persona.yaml:11:5*/ Env /*line generated/support_agent.go:22:179*/, opts runtime.Options) (*runtime.Persona, error) {
 	if env == nil {
 		return nil, errors.New("NewSupportAgent: env is nil")
 	}
 	if opts.History == nil {
 		return nil, fmt.Errorf("NewSupportAgent: opts.History is nil but the spec uses thread_history or thread_summary: %w", runtime.ErrNoHistorySource)
+	}
+	lookupOrderTool, err := tool.New(tool.Def{
+		Name:        "lookup_order",
+		Description: "LookupOrder looks up an order or invoice by its number and returns its status, amount, card captures and refunds.",
+		InputSchema: json.RawMessage(supportAgentLookupOrderSchema),
+		Idempotent:  true,
+	}, /*line examples/support-agent.persona.yaml:23:12*/ env. /*line examples/support-agent.persona.yaml:23:12*/ LookupOrder /*line generated/support_agent.go:34:166*/)
+	if err != nil {
+		return nil, fmt.Errorf("NewSupportAgent: %w", err)
+	}
+	escalateTicketTool, err := tool.New(tool.Def{
+		Name:        "escalate_ticket",
+		Description: "Hand the thread to a human colleague with a one-paragraph summary and a reason; returns the ticket number and queue.",
+		InputSchema: json.RawMessage(supportAgentEscalateTicketSchema),
+	}, /*line examples/support-agent.persona.yaml:27:12*/ env. /*line examples/support-agent.persona.yaml:27:12*/ EscalateTicket /*line generated/support_agent.go:42:169*/)
+	if err != nil {
+		return nil, fmt.Errorf("NewSupportAgent: %w", err)
 	}
 	p := &runtime.Persona{
 		Name:        "support-agent",
@@ -33,7 +52,9 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 			MaxTokens: 4096,
 		},
 		Tools: []runtime.Tool{
-			/*line examples/support-agent.persona.yaml:19:4*/ host. /*line examples/support-agent.persona.yaml:19:4*/ SearchHelpCenter, /*line generated/support_agent.go:36:170*/
+			/*line examples/support-agent.persona.yaml:20:4*/ host. /*line examples/support-agent.persona.yaml:20:4*/ SearchHelpCenter, /*line generated/support_agent.go:55:170*/
+			lookupOrderTool,
+			escalateTicketTool,
 		},
 	}
 	p.Mailbox.Address = "support@acme.example"
@@ -42,79 +63,110 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 	p.MessageChain = runtime.NewChain(
 		runtime.Step{
 			Kind:     "load_file",
-			Pos:      "examples/support-agent.persona.yaml:21:5",
+			Pos:      "examples/support-agent.persona.yaml:30:5",
 			Resolver: &runtime.LoadFile{Path: "prompts/system.md", Files: opts.Files},
 		},
 		runtime.Step{
 			Kind:     "load_file",
-			Pos:      "examples/support-agent.persona.yaml:22:5",
+			Pos:      "examples/support-agent.persona.yaml:31:5",
 			Resolver: &runtime.LoadFile{Path: "prompts/security-policy.md", Files: opts.Files},
 		},
 		runtime.Step{
 			Kind:     "load_file",
-			Pos:      "examples/support-agent.persona.yaml:23:5",
+			Pos:      "examples/support-agent.persona.yaml:32:5",
 			Resolver: &runtime.LoadFile{PathFunc: supportAgentMessage3Path, Files: opts.Files},
 		},
 		runtime.Step{
 			Kind: "load_record",
-			Pos:  "examples/support-agent.persona.yaml:24:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/support-agent.persona.yaml:25:13*/, env. /*line examples/support-agent.persona.yaml:25:14*/ AccountForSender /*line generated/support_agent.go:61:222*/ /*line examples/support-agent.persona.yaml:26:25*/, func(r /*line examples/support-agent.persona.yaml:26:26*/ host. /*line examples/support-agent.persona.yaml:26:26*/ Account) (string, error) {
-				return /*line examples/support-agent.persona.yaml:26:26*/ r. /*line examples/support-agent.persona.yaml:26:26*/ LLMText() /*line generated/support_agent.go:62:169*/, nil
-			} /*line generated/support_agent.go:63:47*/),
+			Pos:  "examples/support-agent.persona.yaml:33:5",
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/support-agent.persona.yaml:34:13*/, env. /*line examples/support-agent.persona.yaml:34:14*/ AccountForSender /*line generated/support_agent.go:82:222*/ /*line examples/support-agent.persona.yaml:35:25*/, func(r /*line examples/support-agent.persona.yaml:35:26*/ host. /*line examples/support-agent.persona.yaml:35:26*/ Account) (string, error) {
+				return /*line examples/support-agent.persona.yaml:35:26*/ r. /*line examples/support-agent.persona.yaml:35:26*/ LLMText() /*line generated/support_agent.go:83:169*/, nil
+			} /*line generated/support_agent.go:84:47*/),
 		},
 		runtime.Step{
 			Kind:     "thread_summary",
-			Pos:      "examples/support-agent.persona.yaml:27:5",
+			Pos:      "examples/support-agent.persona.yaml:36:5",
 			Resolver: &runtime.ThreadSummary{Source: opts.History},
 		},
 		runtime.Step{
 			Kind:     "thread_history",
-			Pos:      "examples/support-agent.persona.yaml:28:5",
+			Pos:      "examples/support-agent.persona.yaml:37:5",
 			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: 30, ReplayResultLimit: 4000},
 		},
 		runtime.Step{
 			Kind: "use",
-			Pos:  "examples/support-agent.persona.yaml:29:5",
-			Resolver: /*line examples/support-agent.persona.yaml:30:16*/ &host. /*line examples/support-agent.persona.yaml:30:16*/ SupportPolicy{
-				/*line examples/support-agent.persona.yaml:32:8*/ FirstResponse:/*line examples/support-agent.persona.yaml:32:24*/ 4 * time.Hour, /*line generated/support_agent.go:79:177*/
-				/*line examples/support-agent.persona.yaml:33:8*/ EscalateAfter:/*line examples/support-agent.persona.yaml:33:24*/ 24 * time.Hour, /*line generated/support_agent.go:80:178*/
-				/*line examples/support-agent.persona.yaml:34:8*/ Languages: /*line examples/support-agent.persona.yaml:34:19*/ []string{
-					/*line examples/support-agent.persona.yaml:34:20*/ "en", /*line generated/support_agent.go:82:105*/
-					/*line examples/support-agent.persona.yaml:34:24*/ "de", /*line generated/support_agent.go:83:105*/
-					/*line examples/support-agent.persona.yaml:34:28*/ "fr", /*line generated/support_agent.go:84:105*/
-				}, /*line generated/support_agent.go:85:49*/
-				/*line examples/support-agent.persona.yaml:35:8*/ Tiers: /*line examples/support-agent.persona.yaml:36:10*/ map[string] /*line examples/support-agent.persona.yaml:36:10*/ host. /*line examples/support-agent.persona.yaml:36:10*/ TierPolicy{
-					/*line examples/support-agent.persona.yaml:36:10*/ "business": /*line examples/support-agent.persona.yaml:36:20*/ host. /*line examples/support-agent.persona.yaml:36:20*/ TierPolicy{
-						/*line examples/support-agent.persona.yaml:36:21*/ RefundLimitEUR:/*line examples/support-agent.persona.yaml:36:39*/ 500, /*line generated/support_agent.go:88:171*/
-						/*line examples/support-agent.persona.yaml:36:44*/ PhoneSupport:/*line examples/support-agent.persona.yaml:36:59*/ true, /*line generated/support_agent.go:89:170*/
-					}, /*line generated/support_agent.go:90:50*/
-					/*line examples/support-agent.persona.yaml:37:10*/ "team": /*line examples/support-agent.persona.yaml:37:16*/ host. /*line examples/support-agent.persona.yaml:37:16*/ TierPolicy{
-						/*line examples/support-agent.persona.yaml:37:17*/ RefundLimitEUR: /*line examples/support-agent.persona.yaml:37:35*/ 100, /*line generated/support_agent.go:92:172*/
-					}, /*line generated/support_agent.go:93:50*/
-				}, /*line generated/support_agent.go:94:49*/
-			}, /*line generated/support_agent.go:95:48*/
+			Pos:  "examples/support-agent.persona.yaml:38:5",
+			Resolver: /*line examples/support-agent.persona.yaml:39:16*/ &host. /*line examples/support-agent.persona.yaml:39:16*/ SupportPolicy{
+				/*line examples/support-agent.persona.yaml:41:8*/ FirstResponse:/*line examples/support-agent.persona.yaml:41:24*/ 4 * time.Hour, /*line generated/support_agent.go:100:178*/
+				/*line examples/support-agent.persona.yaml:42:8*/ EscalateAfter:/*line examples/support-agent.persona.yaml:42:24*/ 24 * time.Hour, /*line generated/support_agent.go:101:179*/
+				/*line examples/support-agent.persona.yaml:43:8*/ Languages: /*line examples/support-agent.persona.yaml:43:19*/ []string{
+					/*line examples/support-agent.persona.yaml:43:20*/ "en", /*line generated/support_agent.go:103:106*/
+					/*line examples/support-agent.persona.yaml:43:24*/ "de", /*line generated/support_agent.go:104:106*/
+					/*line examples/support-agent.persona.yaml:43:28*/ "fr", /*line generated/support_agent.go:105:106*/
+				}, /*line generated/support_agent.go:106:50*/
+				/*line examples/support-agent.persona.yaml:44:8*/ Tiers: /*line examples/support-agent.persona.yaml:45:10*/ map[string] /*line examples/support-agent.persona.yaml:45:10*/ host. /*line examples/support-agent.persona.yaml:45:10*/ TierPolicy{
+					/*line examples/support-agent.persona.yaml:45:10*/ "business": /*line examples/support-agent.persona.yaml:45:20*/ host. /*line examples/support-agent.persona.yaml:45:20*/ TierPolicy{
+						/*line examples/support-agent.persona.yaml:45:21*/ RefundLimitEUR:/*line examples/support-agent.persona.yaml:45:39*/ 500, /*line generated/support_agent.go:109:172*/
+						/*line examples/support-agent.persona.yaml:45:44*/ PhoneSupport:/*line examples/support-agent.persona.yaml:45:59*/ true, /*line generated/support_agent.go:110:171*/
+					}, /*line generated/support_agent.go:111:51*/
+					/*line examples/support-agent.persona.yaml:46:10*/ "team": /*line examples/support-agent.persona.yaml:46:16*/ host. /*line examples/support-agent.persona.yaml:46:16*/ TierPolicy{
+						/*line examples/support-agent.persona.yaml:46:17*/ RefundLimitEUR: /*line examples/support-agent.persona.yaml:46:35*/ 100, /*line generated/support_agent.go:113:173*/
+					}, /*line generated/support_agent.go:114:51*/
+				}, /*line generated/support_agent.go:115:50*/
+			}, /*line generated/support_agent.go:116:49*/
 		},
 		runtime.Step{
 			Kind:     "load_text",
-			Pos:      "examples/support-agent.persona.yaml:38:5",
+			Pos:      "examples/support-agent.persona.yaml:47:5",
 			Resolver: &runtime.LoadText{TextFunc: supportAgentMessage8Text},
 		},
 	)
 	return p, nil
 }
 
-// supportAgentMessage3Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (examples/support-agent.persona.yaml:23:23).
+// supportAgentLookupOrderSchema is the input schema of the tool lookup_order (method env.LookupOrder, examples/support-agent.persona.yaml:23:13), derived from host.OrderQuery at generate time.
+const supportAgentLookupOrderSchema = `{
+  "type": "object",
+  "properties": {
+    "number": {
+      "type": "string",
+      "description": "Number is the order or invoice number, e.g. INV-2024-0117."
+    }
+  },
+  "required": ["number"],
+  "additionalProperties": false
+}`
+
+// supportAgentEscalateTicketSchema is the input schema of the tool escalate_ticket (method env.EscalateTicket, examples/support-agent.persona.yaml:27:13), derived from host.Escalation at generate time.
+const supportAgentEscalateTicketSchema = `{
+  "type": "object",
+  "properties": {
+    "summary": {
+      "type": "string",
+      "description": "Summary is one paragraph for the colleague who takes over."
+    },
+    "reason": {
+      "type": "string",
+      "description": "Reason is why a human must take over.",
+      "enum": ["refund", "bug", "security", "other"]
+    }
+  },
+  "required": ["summary", "reason"],
+  "additionalProperties": false
+}`
+
+// supportAgentMessage3Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (examples/support-agent.persona.yaml:32:23).
 func supportAgentMessage3Path(inv *runtime.Invocation) (string, error) {
 	if inv.Persona == nil {
-		return "", errors.New("template at examples/support-agent.persona.yaml:23:23: the invocation has no Persona")
+		return "", errors.New("template at examples/support-agent.persona.yaml:32:23: the invocation has no Persona")
 	}
 	return "personas/" + inv.Persona.Name + "/PERSONA.md", nil
 }
 
-// supportAgentMessage8Text renders the template "This message came from {{ .Inbound.From }} to {{ .Inbound.To }} on {{ .Inbound.Date }}, subject \"{{ .Inbound.Subject }}\". Reply to the sender only." (examples/support-agent.persona.yaml:39:13).
+// supportAgentMessage8Text renders the template "This message came from {{ .Inbound.From }} to {{ .Inbound.To }} on {{ .Inbound.Date }}, subject \"{{ .Inbound.Subject }}\". Reply to the sender only." (examples/support-agent.persona.yaml:48:13).
 func supportAgentMessage8Text(inv *runtime.Invocation) (string, error) {
 	if inv.Inbound == nil {
-		return "", errors.New("template at examples/support-agent.persona.yaml:39:13: the invocation has no Inbound message (a scheduled run)")
+		return "", errors.New("template at examples/support-agent.persona.yaml:48:13: the invocation has no Inbound message (a scheduled run)")
 	}
 	return "This message came from " + inv.Inbound.From + " to " + strings.Join(inv.Inbound.To, ", ") + " on " + runtime.FormatDate(inv.Inbound.Date) + ", subject \"" + inv.Inbound.Subject + "\". Reply to the sender only.", nil
 }

@@ -325,6 +325,11 @@ func (v *Validator) fromLeaf(e *jsonschema.ValidationError, instance any) ([]Vio
 		op := map[string]string{"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[kw]
 		return []Violation{{Path: path, Message: fmt.Sprintf("must be %s %s (got %s)", op, show(owner[kw]), show(value))}}, true
 	}
+	if kw == "maxLength" {
+		// x-message says what the pattern wants; a value too long may well match it.
+		n, _ := value.(string)
+		return []Violation{{Path: path, Message: fmt.Sprintf("must be at most %s characters (got %d)", show(owner[kw]), utf8.RuneCountInString(n))}}, true
+	}
 	if msg, ok := owner["x-message"].(string); ok {
 		if kw == "minProperties" || kw == "maxProperties" {
 			return []Violation{{Path: path, Message: msg}}, true

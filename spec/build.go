@@ -88,19 +88,7 @@ func (b *personaBuilder) persona(t *tnode) *Persona {
 	if n := t.get("model"); n != nil && n.kind == ValueMap {
 		p.Model = b.model(n)
 	}
-	seenTools := make(map[string]Pos)
-	for _, n := range list(t.get("tools")) {
-		r := b.ref(n, true)
-		if r == nil {
-			continue
-		}
-		if first, dup := seenTools[r.String()]; dup {
-			b.errorf(r.Pos, "tool %s is listed twice (first at line %d)", r, first.Line)
-			continue
-		}
-		seenTools[r.String()] = r.Pos
-		p.Tools = append(p.Tools, *r)
-	}
+	p.Tools = b.tools(list(t.get("tools")))
 	p.MessageResolvers = b.chain(t.get("message_resolvers"), "message_resolvers", ScopeMessage)
 	p.ResponsibilityResolvers = b.chain(t.get("responsibility_resolvers"), "responsibility_resolvers", ScopeResponsibility)
 	seen := make(map[string]Pos)
@@ -120,6 +108,99 @@ func (b *personaBuilder) persona(t *tnode) *Persona {
 		p.Mailbox = b.mailbox(n)
 	}
 	return p
+}
+
+// tools builds the tools list: each entry a string (a package-level value)
+// or a mapping naming a method of env or a package function. It refuses a
+// value listed twice, a mapping with neither or both of method and func, a
+// method without env, a derived name longer than 64 characters, and a tool
+// name used twice (at the second use, naming the first).
+func (b *personaBuilder) tools(entries []*tnode) []Tool {
+	var out []Tool
+	values := make(map[string]Pos)
+	names := make(map[string]Pos)
+	for _, n := range entries {
+		switch n.kind {
+		case ValueString:
+			r := b.ref(n, true)
+			if r == nil {
+				continue
+			}
+			if first, dup := values[r.String()]; dup {
+				b.errorf(r.Pos, "tool %s is listed twice (first at line %d)", r, first.Line)
+				continue
+			}
+			values[r.String()] = r.Pos
+			out = append(out, Tool{Pos: r.Pos, Value: r})
+		case ValueMap:
+			t, ok := b.tool(n)
+			if !ok {
+				continue
+			}
+			at := t.Name.Pos
+			if !at.IsValid() {
+				at = t.Ref().Pos
+			}
+			if first, dup := names[t.Name.Value]; dup {
+				b.errorf(at, "tool name %s is used twice (first at line %d:%d); give one of them another name with name:", t.Name.Value, first.Line, first.Col)
+				continue
+			}
+			names[t.Name.Value] = at
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// tool builds a mapping entry of tools.
+func (b *personaBuilder) tool(n *tnode) (Tool, bool) {
+	t := Tool{Pos: n.pos}
+	method, fn := n.get("method"), n.get("func")
+	switch {
+	case method == nil && fn == nil:
+		b.errorf(n.pos, "a tools mapping names a method of env (method: Name) or a package function (func: import/path.Func); write one of them")
+		return t, false
+	case method != nil && fn != nil:
+		b.errorf(fn.pos, "a tools mapping names a method or a function, not both; keep method: or func:")
+		return t, false
+	case method != nil:
+		s, ok := str(method)
+		if !ok {
+			return t, false
+		}
+		r, err := CheckGoRef(s.Value)
+		switch {
+		case err != nil:
+			b.errorf(s.Pos, "%s", withOddRunes(fmt.Sprintf("method %q is not a valid Go reference: %v (want an exported method name of env)", s.Value, err), s.Value))
+			return t, false
+		case r.IsQualified():
+			b.errorf(s.Pos, "method %q names a method of env, so it takes the bare name; for a package function write func: %s", s.Value, s.Value)
+			return t, false
+		case !b.env:
+			b.errorf(s.Pos, "method %s is a method of env, which this spec does not set; set env, or write func: import/path.%s", s.Value, s.Value)
+			return t, false
+		}
+		r.Pos = s.Pos
+		t.Method = &r
+	default:
+		t.Func = b.ref(fn, true)
+		if t.Func == nil {
+			return t, false
+		}
+	}
+	ref := t.Ref()
+	if s, ok := str(n.get("name")); ok {
+		t.Name = s
+	} else {
+		t.Name = String{Value: ToolName(ref.Name)}
+		if len(t.Name.Value) > 64 {
+			b.errorf(ref.Pos, "the tool name derived from %s, %s, is longer than 64 characters (the model APIs' limit); give a shorter one with name:", ref.Name, t.Name.Value)
+			return t, false
+		}
+	}
+	t.Description, _ = str(n.get("description"))
+	t.Idempotent = boolean(n.get("idempotent"), false)
+	return t, true
 }
 
 // ref parses a Go reference; qualified requires the import path form.

@@ -2,6 +2,8 @@ package spec
 
 import (
 	"go/token"
+	"regexp"
+	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
@@ -50,6 +52,48 @@ func FuzzGoName(f *testing.F) {
 		}
 		if again := GoName(s); again != got {
 			t.Fatalf("GoName(%q) not deterministic: %q then %q", s, got, again)
+		}
+	})
+}
+
+func TestToolNameIsSnakeCase(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"LookupOrder", "lookup_order"},
+		{"GetHTTPStatus", "get_http_status"},
+		{"URL", "url"},
+		{"URLFetch", "url_fetch"},
+		{"Fetch2FACode", "fetch2_fa_code"},
+		{"Web2Text", "web2_text"},
+		{"Lookup_Order", "lookup_order"},
+		{"Lookup__Order_", "lookup_order"},
+		{"A", "a"},
+		{"ABc", "a_bc"},
+		{"Search", "search"},
+	}
+	for _, tt := range tests {
+		if got := ToolName(tt.in); got != tt.want {
+			t.Errorf("ToolName(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// FuzzToolName holds that the default name of any exported Go name
+// matches ToolNamePattern once it fits in 64 characters.
+func FuzzToolName(f *testing.F) {
+	for _, s := range []string{"LookupOrder", "A", "X_", "HTTP2Server", "A__B"} {
+		f.Add(s)
+	}
+	pattern := regexp.MustCompile(ToolNamePattern)
+	f.Fuzz(func(t *testing.T, s string) {
+		if !validExportedASCII(s) {
+			return
+		}
+		got := ToolName(s)
+		if len(got) <= 64 && !pattern.MatchString(got) {
+			t.Fatalf("ToolName(%q) = %q does not match %s", s, got, ToolNamePattern)
+		}
+		if strings.Contains(got, "__") || strings.HasPrefix(got, "_") || strings.HasSuffix(got, "_") {
+			t.Fatalf("ToolName(%q) = %q has a stray underscore", s, got)
 		}
 	})
 }

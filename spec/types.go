@@ -102,9 +102,10 @@ type Persona struct {
 	// Model holds the model settings passed through to the Request; nil when
 	// the spec has no model key.
 	Model *Model
-	// Tools are package-level values implementing runtime.Tool, each a fully
-	// qualified GoRef, in spec order.
-	Tools []GoRef
+	// Tools are the tools offered to the model, in spec order: package-level
+	// values implementing runtime.Tool, and methods of Env or package
+	// functions whose input struct the generator derives a schema from.
+	Tools []Tool
 	// MessageResolvers is the reply chain (runs for an inbound message).
 	MessageResolvers []Resolver
 	// ResponsibilityResolvers is the scheduled chain (no inbound message).
@@ -140,6 +141,93 @@ type Model struct {
 	Extra []MapEntry
 }
 
+// Tool is one entry of a spec's tools list. Exactly one of Value, Method
+// and Func is set.
+//
+// The string form names a Value; the mapping form names a Method of the
+// env type (a bare name) or a package Func (import/path.Func), each of
+// signature func(ctx context.Context, inv *runtime.Invocation, in In)
+// (Out, error) with In a struct (or a pointer to one), from which the
+// generator derives the tool's input schema.
+type Tool struct {
+	// Pos is the position of the entry: its scalar (string form) or its
+	// mapping.
+	Pos Pos
+	// Value is a package-level value implementing runtime.Tool; nil for the
+	// mapping form. It names itself, describes itself and says whether it
+	// is idempotent, so Name, Description and Idempotent are zero.
+	Value *GoRef
+	// Method is a method of env (a bare GoRef); nil unless the entry says
+	// method:.
+	Method *GoRef
+	// Func is a package function (a qualified GoRef); nil unless the entry
+	// says func:.
+	Func *GoRef
+	// Name is the name the model calls the tool by: the entry's name key,
+	// or, when it has none, ToolName of the method's or function's Go name
+	// (then Pos is zero). It matches ToolNamePattern and is unique among
+	// the persona's method and function tools.
+	Name String
+	// Description is the entry's description key; zero when absent, and
+	// the generator then takes the method's or function's doc comment.
+	Description String
+	// Idempotent is the entry's idempotent key: whether running the tool
+	// twice for one call does no harm. Default false (the runner runs each
+	// call at most once).
+	Idempotent Bool
+}
+
+// Ref returns the Go reference the entry names: Value, Method or Func.
+func (t Tool) Ref() GoRef {
+	switch {
+	case t.Value != nil:
+		return *t.Value
+	case t.Method != nil:
+		return *t.Method
+	case t.Func != nil:
+		return *t.Func
+	}
+	return GoRef{}
+}
+
+// ToolNamePattern is the rule for tool names, the runtime's and the model
+// APIs' (Anthropic, OpenAI): 1 to 64 ASCII letters, digits, '_' or '-'.
+const ToolNamePattern = `^[a-zA-Z0-9_-]{1,64}$`
+
+// ToolName returns the default tool name of a method or function: its Go
+// name in snake_case, a word starting at each upper-case letter that
+// follows a lower-case letter or digit and at the last upper-case letter
+// of an acronym followed by a lower-case letter, runs of '_' folded into
+// one (LookupOrder → lookup_order, GetHTTPStatus → get_http_status,
+// Fetch2FACode → fetch2_fa_code, URL → url). name is an exported Go
+// identifier; the result may still exceed 64 characters.
+func ToolName(name string) string {
+	var b strings.Builder
+	rs := []rune(name)
+	lower := func(r rune) bool { return r >= 'a' && r <= 'z' }
+	upper := func(r rune) bool { return r >= 'A' && r <= 'Z' }
+	digit := func(r rune) bool { return r >= '0' && r <= '9' }
+	for i, r := range rs {
+		if upper(r) && i > 0 {
+			prev := rs[i-1]
+			next := i+1 < len(rs) && lower(rs[i+1])
+			if lower(prev) || digit(prev) || upper(prev) && next {
+				b.WriteByte('_')
+			}
+		}
+		if r == '_' {
+			if s := b.String(); s == "" || s[len(s)-1] == '_' {
+				continue
+			}
+		}
+		if upper(r) {
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return strings.Trim(b.String(), "_")
+}
+
 // GoRef is a reference to a Go identifier written in a spec.
 //
 // Grammar: a qualified reference is IMPORTPATH "." NAME, split at the last
@@ -147,7 +235,9 @@ type Model struct {
 // is NAME alone. NAME is an exported ASCII identifier ([A-Z][A-Za-z0-9_]*);
 // IMPORTPATH is an import path as the go command accepts it
 // (golang.org/x/mod/module.CheckImportPath). Where each form is allowed:
-//   - env, tools, use.resolver, serialize.func: qualified only;
+//   - env, tools (string form), tools.func, use.resolver, serialize.func:
+//     qualified only;
+//   - tools.method: bare only (a method of Env), and requires env;
 //   - load_record.loader: bare (a method of Env) requires env; qualified (a
 //     package function) is allowed with or without env;
 //   - serialize.method: bare only (a method of the record type).

@@ -17,8 +17,9 @@ import (
 const Specs = 1000
 
 // specText is spec number i: every resolver kind the generator compiles to Go that references
-// host code (env loader with a method serializer, a typed `use` with nested with-values, tools,
-// templates), plus thread history and a scheduled responsibility.
+// host code (env loader with a method serializer, a typed `use` with nested with-values, value
+// tools and env-method tools whose input schemas are derived, templates), plus thread history
+// and a scheduled responsibility.
 func specText(i int) []byte {
 	return fmt.Appendf(nil, `version: 1
 name: agent-%d
@@ -28,6 +29,8 @@ model: {name: claude-sonnet-4-5, max_tokens: %d, temperature: 0.2}
 tools:
   - github.com/personagen/personagen/examples/host.SearchHelpCenter
   - github.com/personagen/personagen/examples/host.WebFetch
+  - {method: LookupOrder, idempotent: true}
+  - {method: EscalateTicket}
 message_resolvers:
   - load_file: {path: "personas/{{ .Persona.Name }}/PERSONA.md"}
   - load_text: {text: "You are {{ .Persona.Name }}; this is about {{ .Inbound.Subject }} from {{ .Inbound.From }}."}

@@ -102,6 +102,13 @@ func TestValidateCheckUsage(t *testing.T) {
 			if code != tc.code || !strings.Contains(string(stderr), tc.want) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tc.code, tc.want)
 			}
+			// A check that could not run prints no result: "[]" on stdout would read as valid.
+			for _, format := range []string{"json", "github"} {
+				args := append([]string{tc.args[0], "-format", format}, tc.args[1:]...)
+				if code, stdout, _ := runCLI(t, args...); code != tc.code || len(stdout) != 0 {
+					t.Errorf("-format %s: exit %d, stdout %q; want %d and nothing on stdout", format, code, stdout, tc.code)
+				}
+			}
 		})
 	}
 

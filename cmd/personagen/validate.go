@@ -66,6 +66,11 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if *check {
 		ga.paths = fs.Args()
 		diags, code = checkDiagnostics(ctx, &ga, stderr)
+		if code != exitOK && len(diags) == 0 {
+			// The checks could not run (stderr says why): print no result, since an empty
+			// JSON list would read as "valid".
+			return code
+		}
 	} else {
 		_, diags = spec.LoadPaths(fs.Args())
 	}

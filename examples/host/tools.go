@@ -15,7 +15,9 @@ import (
 // The tools the example personas offer. SearchHelpCenter, WebSearch and WebFetch are
 // package-level values over content this package ships (the help center, a small web); the
 // specs name them. LookupOrder and EscalateTicket are methods of Env, since they read and change
-// the host's data; Env.SupportTools binds them.
+// the host's data; the support-agent spec names them as method tools, and the generator derives
+// their input schemas from OrderQuery and Escalation (the field doc comments below are what the
+// model reads about each property).
 
 // HelpQuery is the input of search_help_center.
 type HelpQuery struct {
@@ -189,8 +191,8 @@ type Payment struct {
 	Status    string    `json:"status,omitempty"`
 }
 
-// LookupOrder returns the order or invoice numbered in.Number. It only reads, so it is
-// idempotent.
+// LookupOrder looks up an order or invoice by its number and returns its status, amount, card
+// captures and refunds.
 func (e *Env) LookupOrder(ctx context.Context, inv *runtime.Invocation, in OrderQuery) (Order, error) {
 	o, ok := e.Orders[strings.ToUpper(strings.TrimSpace(in.Number))]
 	if !ok {
@@ -251,22 +253,4 @@ func (e *Env) Tickets() []Ticket {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return slices.Clone(e.tickets)
-}
-
-// SupportTools returns lookup_order and escalate_ticket bound to e. A host adds them to the
-// support agent's tools (the spec names only its package-level tools).
-func (e *Env) SupportTools() []runtime.Tool {
-	return []runtime.Tool{
-		tool.Must(tool.New(tool.Def{
-			Name:        "lookup_order",
-			Description: "Look up an order or invoice by its number and return its status, amount, captures and refunds.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"number":{"type":"string","minLength":1,"description":"order or invoice number, e.g. INV-2024-0117"}},"required":["number"],"additionalProperties":false}`),
-			Idempotent:  true,
-		}, e.LookupOrder)),
-		tool.Must(tool.New(tool.Def{
-			Name:        "escalate_ticket",
-			Description: "Hand the thread to a human colleague with a one-paragraph summary and a reason.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"summary":{"type":"string","minLength":1},"reason":{"type":"string","enum":["refund","bug","security","other"]}},"required":["summary","reason"],"additionalProperties":false}`),
-		}, e.EscalateTicket)),
-	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/textproto"
 	"regexp"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"time"
@@ -83,8 +84,10 @@ type state struct {
 	dec *headerDecoder
 	// noBoundary is set when a multipart part without a boundary was read as text.
 	noBoundary bool
-	texts      []string
-	htmls      []string
+	// tooDeep is set when a multipart nested deeper than maxMultipartDepth was read as text.
+	tooDeep bool
+	texts   []string
+	htmls   []string
 }
 
 func parseRaw(raw []byte, arrived time.Time) *Message {
@@ -101,6 +104,9 @@ func parseRaw(raw []byte, arrived time.Time) *Message {
 		if st.noBoundary {
 			m.problem(ProblemMIME, "a multipart part has no boundary; its body is read as text")
 		}
+		if st.tooDeep {
+			m.problem(ProblemMIME, "multiparts are nested deeper than %d levels; the deeper ones are read as text", maxMultipartDepth)
+		}
 	}
 	st.bodies(raw)
 	st.headers()
@@ -111,8 +117,14 @@ func parseRaw(raw []byte, arrived time.Time) *Message {
 }
 
 // readParts runs enmime's parser with the options this package relies on. A panic inside the
-// library is turned into an error, so the caller falls back to the raw text.
+// library is turned into an error, so the caller falls back to the raw text. A message that
+// declares a boundary is read only up to its maxPartLines+1st line starting with "--" (see
+// maxPartLines); parseMediaType holds the nesting to maxMultipartDepth.
 func (st *state) readParts(raw []byte) (root *enmime.Part, err error) {
+	if cut := partLinesCut(raw); cut >= 0 {
+		st.m.problem(ProblemMIME, "more than %d lines start with \"--\" (MIME delimiters); the message is read up to byte %d of %d, the rest is left out", maxPartLines, cut, len(raw))
+		raw = raw[:cut]
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			root, err = nil, fmt.Errorf("the MIME parser failed: %v", r)
@@ -146,17 +158,76 @@ func (st *state) parseMediaType(ctype string) (string, map[string]string, []stri
 		return mt, params, invalid, err
 	}
 	if strings.HasPrefix(mt, "multipart/") {
-		if params["boundary"] != "" {
+		switch {
+		case params["boundary"] == "":
+			st.noBoundary = true
+			mt = "text/plain"
+		case multipartDepth() >= maxMultipartDepth:
+			st.tooDeep = true
+			mt = "text/plain"
+		default:
 			return mt, params, invalid, nil
 		}
-		st.noBoundary = true
-		mt = "text/plain"
 	}
 	delete(params, "boundary")
 	if strings.HasPrefix(mt, "text/") {
 		mt = rawText + mt
 	}
 	return mt, params, invalid, nil
+}
+
+// enmimeParseParts is the function enmime recurses through once per multipart level.
+const enmimeParseParts = "github.com/jhillyerd/enmime/v2.parseParts"
+
+// multipartDepth returns how many multiparts enclose the part whose media type enmime is
+// parsing: the number of enmime's parseParts frames on the stack (0 at the top level).
+// TestParseHoldsMultipartNesting fails if enmime stops recursing through that function.
+func multipartDepth() int {
+	var pcs [4 * maxMultipartDepth]uintptr
+	frames := goruntime.CallersFrames(pcs[:goruntime.Callers(3, pcs[:])])
+	depth := 0
+	for {
+		f, more := frames.Next()
+		if f.Function == enmimeParseParts {
+			depth++
+		}
+		if !more {
+			return depth
+		}
+	}
+}
+
+// partLinesCut returns where a message that declares a boundary (holds "boundary" in any case)
+// is cut so that the MIME parser reads at most maxPartLines lines starting with "--": the start
+// of the next such line; -1 when the message is read whole.
+func partLinesCut(raw []byte) int {
+	if !containsFold(raw, "boundary") {
+		return -1
+	}
+	n := 0
+	for i := 0; i < len(raw); {
+		if bytes.HasPrefix(raw[i:], []byte("--")) {
+			if n++; n > maxPartLines {
+				return i
+			}
+		}
+		nl := bytes.IndexByte(raw[i:], '\n')
+		if nl < 0 {
+			break
+		}
+		i += nl + 1
+	}
+	return -1
+}
+
+// containsFold reports whether b holds the ASCII word w (lower case) in any letter case.
+func containsFold(b []byte, w string) bool {
+	for i := 0; i+len(w) <= len(b); i++ {
+		if c := b[i] | 0x20; c == w[0] && bytes.EqualFold(b[i:i+len(w)], []byte(w)) {
+			return true
+		}
+	}
+	return false
 }
 
 // walk sorts the part tree into body texts and attachments. In a multipart/alternative the

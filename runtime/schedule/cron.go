@@ -52,7 +52,7 @@ const horizon = 10
 // parser spec validation uses), in the IANA time zone timezone ("" means UTC), loaded with
 // zone.Load like validation does. Errors, each naming the expression: an expression that does
 // not parse, one that sets its own zone (TZ=... or CRON_TZ=...: use timezone), an @every
-// interval under one second, an expression that never fires (30 February), or a zone that
+// interval under one second or not a whole number of seconds, an expression that never fires (30 February), or a zone that
 // zone.Load refuses.
 func Parse(expr, timezone string) (*Cron, error) {
 	if strings.HasPrefix(expr, "TZ=") || strings.HasPrefix(expr, "CRON_TZ=") {
@@ -69,10 +69,16 @@ func Parse(expr, timezone string) (*Cron, error) {
 	c := &Cron{expr: expr, loc: loc}
 	switch s := parsed.(type) {
 	case cron.ConstantDelaySchedule:
-		// robfig/cron rounds an interval under a second up to one; refuse it, as validation does.
+		// robfig/cron rounds an interval under a second up to one and drops the fraction of a
+		// longer one; refuse both, as validation does.
 		rest, _ := strings.CutPrefix(strings.TrimSpace(expr), "@every ")
-		if d, err := time.ParseDuration(strings.TrimSpace(rest)); err == nil && d < time.Second {
-			return nil, fmt.Errorf("schedule %q: an @every interval must be at least 1s (got %v)", expr, d)
+		if d, err := time.ParseDuration(strings.TrimSpace(rest)); err == nil {
+			switch {
+			case d < time.Second:
+				return nil, fmt.Errorf("schedule %q: an @every interval must be at least 1s (got %v)", expr, d)
+			case d%time.Second != 0:
+				return nil, fmt.Errorf("schedule %q: an @every interval must be whole seconds (got %v; robfig/cron would drop the %v and run every %v)", expr, d, d%time.Second, d.Truncate(time.Second))
+			}
 		}
 		c.every = s.Delay
 		return c, nil

@@ -183,6 +183,8 @@ func TestParseErrors(t *testing.T) {
 		{"", "UTC", `schedule "" is not a valid 5-field cron expression (minute hour day-of-month month day-of-week): empty spec string`},
 		{"CRON_TZ=Europe/Berlin 0 8 * * *", "UTC", `schedule "CRON_TZ=Europe/Berlin 0 8 * * *" sets a timezone; give the zone as the responsibility's timezone instead`},
 		{"@every 500ms", "UTC", `schedule "@every 500ms": an @every interval must be at least 1s (got 500ms)`},
+		{"@every 1500ms", "UTC", `schedule "@every 1500ms": an @every interval must be whole seconds (got 1.5s; robfig/cron would drop the 500ms and run every 1s)`},
+		{"@every 1h0.5s", "UTC", `schedule "@every 1h0.5s": an @every interval must be whole seconds (got 1h0m0.5s; robfig/cron would drop the 500ms and run every 1h0m0s)`},
 		{"0 0 30 2 *", "UTC", `schedule "0 0 30 2 *" never fires: the months it names have no such day`},
 		{"0 8 * * *", "Europe/Berln", `schedule "0 8 * * *": `},
 		{"0 8 * * *", "Local", `schedule "0 8 * * *": `},

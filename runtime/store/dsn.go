@@ -37,10 +37,10 @@ func parseDSN(dsn string) (parsedDSN, error) {
 	case dsn == "":
 		return parsedDSN{}, fmt.Errorf("store: empty DSN: %w", ErrUnknownDSN)
 	case strings.HasPrefix(dsn, "mysql://"):
-		return parseMySQLDSN(strings.TrimPrefix(dsn, "mysql://"))
+		return parseMySQLDSN(strings.TrimPrefix(dsn, "mysql://"), dsn)
 	case strings.Contains(dsn, "@tcp(") || strings.Contains(dsn, "@unix(") ||
 		strings.HasPrefix(dsn, "tcp(") || strings.HasPrefix(dsn, "unix("):
-		return parseMySQLDSN(dsn)
+		return parseMySQLDSN(dsn, dsn)
 	case strings.HasPrefix(dsn, "sqlite://"):
 		return parseSQLiteDSN(strings.TrimPrefix(dsn, "sqlite://"))
 	case strings.HasPrefix(dsn, "sqlite:"):
@@ -63,18 +63,19 @@ func parseDSN(dsn string) (parsedDSN, error) {
 // '+00:00' (CURRENT_TIMESTAMP defaults are UTC), and sql_mode TRADITIONAL (strict: a value too
 // long or a NULL in a NOT NULL column is an error, never a silent truncation). interpolateParams
 // is turned on unless the DSN sets it, so a statement costs one round trip instead of three.
-func parseMySQLDSN(dsn string) (parsedDSN, error) {
+// typed is the DSN as the caller wrote it (with its mysql:// prefix), which errors quote.
+func parseMySQLDSN(dsn, typed string) (parsedDSN, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return parsedDSN{}, fmt.Errorf("store: MySQL DSN %q: %w", redactDSN(dsn), err)
+		return parsedDSN{}, fmt.Errorf("store: MySQL DSN %q: %w", redactDSN(typed), err)
 	}
 	if cfg.DBName == "" {
-		return parsedDSN{}, fmt.Errorf("store: MySQL DSN %q names no database (want …/dbname)", redactDSN(dsn))
+		return parsedDSN{}, fmt.Errorf("store: MySQL DSN %q names no database (want …/dbname)", redactDSN(typed))
 	}
 	cfg.ParseTime = true
 	cfg.Loc = time.UTC
 	if err := cfg.Apply(mysql.Charset("utf8mb4", "utf8mb4_bin")); err != nil {
-		return parsedDSN{}, fmt.Errorf("store: MySQL DSN %q: %w", redactDSN(dsn), err)
+		return parsedDSN{}, fmt.Errorf("store: MySQL DSN %q: %w", redactDSN(typed), err)
 	}
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
@@ -115,9 +116,13 @@ func parseSQLiteDSN(dsn string) (parsedDSN, error) {
 	return parsedDSN{dialect: DialectSQLite, sqlite: path + "?" + q.Encode(), memory: memory}, nil
 }
 
-// redactDSN hides the password of a go-sql-driver DSN ("user:secret@tcp…" → "user:***@tcp…") or
-// of a URL ("scheme://user:secret@…" → "scheme://user:xxxxx@…") so errors can quote the DSN.
+// redactDSN hides the password of a go-sql-driver DSN ("user:secret@tcp…" → "user:***@tcp…",
+// also after a mysql:// prefix, which is kept) or of another URL ("scheme://user:secret@…" →
+// "scheme://user:xxxxx@…") so errors can quote the DSN as it was written.
 func redactDSN(dsn string) string {
+	if rest, ok := strings.CutPrefix(dsn, "mysql://"); ok {
+		return "mysql://" + redactDriverDSN(rest)
+	}
 	if strings.Contains(dsn, "://") {
 		// Only a URL with user info is redacted as a URL: "u:secret@tcp(h)/d?x=a://b" also
 		// parses, as scheme "u" with the password inside the opaque part, which Redacted keeps.
@@ -125,7 +130,21 @@ func redactDSN(dsn string) string {
 			return u.Redacted()
 		}
 	}
-	at := strings.LastIndex(dsn, "@")
+	return redactDriverDSN(dsn)
+}
+
+// redactDriverDSN hides the password of a go-sql-driver DSN, split as the driver splits it: the
+// last "/" ends the address, the last "@" before it ends the user info, and the first ":" in
+// that starts the password. Where the split is ambiguous it hides more, never less.
+func redactDriverDSN(dsn string) string {
+	head := dsn
+	if slash := strings.LastIndex(dsn, "/"); slash >= 0 {
+		head = dsn[:slash]
+	}
+	at := strings.LastIndex(head, "@")
+	if at < 0 {
+		at = strings.LastIndex(dsn, "@")
+	}
 	if at < 0 {
 		return dsn
 	}

@@ -201,3 +201,34 @@ func FuzzParseDSN(f *testing.F) {
 		}
 	})
 }
+
+// TestRedactDSNKeepsEverythingButThePassword pins that an error quotes the DSN as it was typed:
+// the mysql:// prefix and the user stay, only the password is hidden, also when the password
+// holds '@', ':' or '/' or the query holds '@'.
+func TestRedactDSNKeepsEverythingButThePassword(t *testing.T) {
+	cases := []struct{ dsn, want string }{
+		{"mysql://app:s3cret@tcp(127.0.0.1:1)/x", "mysql://app:***@tcp(127.0.0.1:1)/x"},
+		{"mysql://app@tcp(127.0.0.1:1)/x", "mysql://app@tcp(127.0.0.1:1)/x"},
+		{"mysql://user:pa%ss@tcp(h)/d", "mysql://user:***@tcp(h)/d"},
+		{"app:s3cret@tcp(127.0.0.1:1)/x?timeout=1s", "app:***@tcp(127.0.0.1:1)/x?timeout=1s"},
+		{"root:p@ss:w@rd@tcp(h:1)/x", "root:***@tcp(h:1)/x"},
+		{"root:pa/ss@tcp(h:1)/x", "root:***@tcp(h:1)/x"},
+		{"root:pw@tcp(h:1)/x?a=b@c", "root:***@tcp(h:1)/x?a=b@c"},
+		{"root@tcp(h:1)/x", "root@tcp(h:1)/x"},
+		{"postgres://u:secret@h/db", "postgres://u:xxxxx@h/db"},
+	}
+	for _, c := range cases {
+		if got := redactDSN(c.dsn); got != c.want {
+			t.Errorf("redactDSN(%q) = %q, want %q", c.dsn, got, c.want)
+		}
+	}
+	// Open's errors quote the typed DSN, prefix included.
+	_, err := Open(context.Background(), "mysql://app:s3cret@tcp(127.0.0.1:1)/x?timeout=1s")
+	if err == nil || !strings.Contains(err.Error(), `"mysql://app:***@tcp(127.0.0.1:1)/x?timeout=1s"`) {
+		t.Errorf("Open error = %v, want it to quote mysql://app:***@tcp(127.0.0.1:1)/x?timeout=1s", err)
+	}
+	_, err = Open(context.Background(), "mysql://app:s3cret@tcp(127.0.0.1:1)/")
+	if err == nil || !strings.Contains(err.Error(), `"mysql://app:***@tcp(127.0.0.1:1)/" names no database`) {
+		t.Errorf("Open error = %v, want it to quote the typed DSN", err)
+	}
+}

@@ -164,8 +164,6 @@ func run(ctx context.Context, cfg config, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// lookup_order and escalate_ticket are methods of the host's Env: bound here.
-	support.Tools = append(support.Tools, env.SupportTools()...)
 	research, err := generated.NewResearchAssistant(env, opts)
 	if err != nil {
 		return err

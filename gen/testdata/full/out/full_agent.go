@@ -5,10 +5,12 @@ package out
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"example.com/fixture/host"
 	"fmt"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/tool"
 	"github.com/personagen/personagen/runtime/transcript"
 	"path/filepath"
 	"strings"
@@ -19,13 +21,30 @@ const _ = runtime.RuntimeVersion1
 
 // NewFullAgent builds the full-agent persona from full/full.persona.yaml.
 // Exercises every resolver kind against the fixture host.
-// It returns an error when env is nil, or when opts.History is nil (the spec uses thread_history or thread_summary; the error wraps runtime.ErrNoHistorySource).
-func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/full.persona.yaml:4:5*/ Env /*line full/out/full_agent.go:23:144*/, opts runtime.Options) (*runtime.Persona, error) {
+// It returns an error when env is nil, or when opts.History is nil (the spec uses thread_history or thread_summary; the error wraps runtime.ErrNoHistorySource), or when tool.New refuses a tool definition (wrapping tool.ErrInvalidDef; the generator checked each one, so only a changed runtime/tool can).
+func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/full.persona.yaml:4:5*/ Env /*line full/out/full_agent.go:25:144*/, opts runtime.Options) (*runtime.Persona, error) {
 	if env == nil {
 		return nil, errors.New("NewFullAgent: env is nil")
 	}
 	if opts.History == nil {
 		return nil, fmt.Errorf("NewFullAgent: opts.History is nil but the spec uses thread_history or thread_summary: %w", runtime.ErrNoHistorySource)
+	}
+	lookupOrderTool, err := tool.New(tool.Def{
+		Name:        "lookup_order",
+		Description: "LookupOrder looks up an order or invoice by its number and returns its status and total.\n\nIt only reads, so it may run again after a crash.",
+		InputSchema: json.RawMessage(fullAgentLookupOrderSchema),
+		Idempotent:  true,
+	}, /*line full/full.persona.yaml:15:13*/ env. /*line full/full.persona.yaml:15:13*/ LookupOrder /*line full/out/full_agent.go:37:136*/)
+	if err != nil {
+		return nil, fmt.Errorf("NewFullAgent: %w", err)
+	}
+	pingPongTool, err := tool.New(tool.Def{
+		Name:        "ping-pong",
+		Description: "Ping takes no arguments.",
+		InputSchema: json.RawMessage(fullAgentPingPongSchema),
+	}, /*line full/full.persona.yaml:16:11*/ host. /*line full/full.persona.yaml:16:11*/ Ping /*line full/out/full_agent.go:45:130*/)
+	if err != nil {
+		return nil, fmt.Errorf("NewFullAgent: %w", err)
 	}
 	p := &runtime.Persona{
 		Name:        "full-agent",
@@ -50,8 +69,10 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 			},
 		},
 		Tools: []runtime.Tool{
-			/*line full/full.persona.yaml:13:4*/ host. /*line full/full.persona.yaml:13:4*/ WebFetch, /*line full/out/full_agent.go:53:132*/
-			/*line full/full.persona.yaml:14:4*/ host. /*line full/full.persona.yaml:14:4*/ SendEmail, /*line full/out/full_agent.go:54:133*/
+			/*line full/full.persona.yaml:13:4*/ host. /*line full/full.persona.yaml:13:4*/ WebFetch, /*line full/out/full_agent.go:72:132*/
+			/*line full/full.persona.yaml:14:4*/ host. /*line full/full.persona.yaml:14:4*/ SendEmail, /*line full/out/full_agent.go:73:133*/
+			lookupOrderTool,
+			pingPongTool,
 		},
 		Responsibilities: []runtime.Responsibility{
 			{Name: "daily-digest", Schedule: "0 8 * * *", Timezone: "Europe/Berlin", Enabled: true},
@@ -64,168 +85,196 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 	p.MessageChain = runtime.NewChain(
 		runtime.Step{
 			Kind:     "load_file",
-			Pos:      "full/full.persona.yaml:16:5",
+			Pos:      "full/full.persona.yaml:18:5",
 			Resolver: &runtime.LoadFile{Path: "prompts/system.md", Files: opts.Files},
 		},
 		runtime.Step{
 			Kind:     "load_file",
-			Pos:      "full/full.persona.yaml:17:5",
+			Pos:      "full/full.persona.yaml:19:5",
 			Resolver: &runtime.LoadFile{PathFunc: fullAgentMessage2Path, Role: runtime.RoleUser, Files: opts.Files},
 		},
 		runtime.Step{
 			Kind:     "load_text",
-			Pos:      "full/full.persona.yaml:18:5",
+			Pos:      "full/full.persona.yaml:20:5",
 			Resolver: &runtime.LoadText{TextFunc: fullAgentMessage3Text},
 		},
 		runtime.Step{
 			Kind:     "load_text",
-			Pos:      "full/full.persona.yaml:19:5",
+			Pos:      "full/full.persona.yaml:21:5",
 			Resolver: &runtime.LoadText{Text: "Static text.", Role: runtime.RoleAssistant},
 		},
 		runtime.Step{
 			Kind: "load_record",
-			Pos:  "full/full.persona.yaml:20:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:20:25*/, env. /*line full/full.persona.yaml:20:26*/ AccountForSender /*line full/out/full_agent.go:88:192*/ /*line full/full.persona.yaml:20:63*/, func(r /*line full/full.persona.yaml:20:64*/ host. /*line full/full.persona.yaml:20:64*/ Account) (string, error) {
-				return /*line full/full.persona.yaml:20:64*/ r. /*line full/full.persona.yaml:20:64*/ LLMText() /*line full/out/full_agent.go:89:139*/, nil
-			} /*line full/out/full_agent.go:90:43*/),
+			Pos:  "full/full.persona.yaml:22:5",
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:22:25*/, env. /*line full/full.persona.yaml:22:26*/ AccountForSender /*line full/out/full_agent.go:109:193*/ /*line full/full.persona.yaml:22:63*/, func(r /*line full/full.persona.yaml:22:64*/ host. /*line full/full.persona.yaml:22:64*/ Account) (string, error) {
+				return /*line full/full.persona.yaml:22:64*/ r. /*line full/full.persona.yaml:22:64*/ LLMText() /*line full/out/full_agent.go:110:140*/, nil
+			} /*line full/out/full_agent.go:111:44*/),
 		},
 		runtime.Step{
 			Kind: "load_record",
-			Pos:  "full/full.persona.yaml:21:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleUser /*line full/full.persona.yaml:21:25*/, env. /*line full/full.persona.yaml:21:26*/ RecentOrders /*line full/out/full_agent.go:95:186*/ /*line full/full.persona.yaml:21:59*/, func(r /*line full/full.persona.yaml:21:60*/ *host. /*line full/full.persona.yaml:21:60*/ Order) (string, error) {
-				return /*line full/full.persona.yaml:21:60*/ r. /*line full/full.persona.yaml:21:60*/ Summary() /*line full/out/full_agent.go:96:139*/, nil
-			} /*line full/out/full_agent.go:97:43*/),
-		},
-		runtime.Step{
-			Kind:     "load_record",
-			Pos:      "full/full.persona.yaml:22:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:22:25*/, host. /*line full/full.persona.yaml:22:26*/ Orders /*line full/out/full_agent.go:102:184*/ /*line full/full.persona.yaml:22:76*/, host. /*line full/full.persona.yaml:22:77*/ OrderText /*line full/out/full_agent.go:102:317*/),
-		},
-		runtime.Step{
-			Kind:     "load_record",
-			Pos:      "full/full.persona.yaml:23:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:23:25*/, host. /*line full/full.persona.yaml:23:26*/ Orders /*line full/out/full_agent.go:107:184*/, runtime.Method( /*line full/full.persona.yaml:23:77*/ host. /*line full/full.persona.yaml:23:77*/ OrderLine /*line full/out/full_agent.go:107:333*/)),
+			Pos:  "full/full.persona.yaml:23:5",
+			Resolver: runtime.NewLoadRecord(runtime.RoleUser /*line full/full.persona.yaml:23:25*/, env. /*line full/full.persona.yaml:23:26*/ RecentOrders /*line full/out/full_agent.go:116:187*/ /*line full/full.persona.yaml:23:59*/, func(r /*line full/full.persona.yaml:23:60*/ *host. /*line full/full.persona.yaml:23:60*/ Order) (string, error) {
+				return /*line full/full.persona.yaml:23:60*/ r. /*line full/full.persona.yaml:23:60*/ Summary() /*line full/out/full_agent.go:117:140*/, nil
+			} /*line full/out/full_agent.go:118:44*/),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:24:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:24:25*/, host. /*line full/full.persona.yaml:24:26*/ Notes /*line full/out/full_agent.go:112:183*/, nil),
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:24:25*/, host. /*line full/full.persona.yaml:24:26*/ Orders /*line full/out/full_agent.go:123:184*/ /*line full/full.persona.yaml:24:76*/, host. /*line full/full.persona.yaml:24:77*/ OrderText /*line full/out/full_agent.go:123:317*/),
+		},
+		runtime.Step{
+			Kind:     "load_record",
+			Pos:      "full/full.persona.yaml:25:5",
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:25:25*/, host. /*line full/full.persona.yaml:25:26*/ Orders /*line full/out/full_agent.go:128:184*/, runtime.Method( /*line full/full.persona.yaml:25:77*/ host. /*line full/full.persona.yaml:25:77*/ OrderLine /*line full/out/full_agent.go:128:333*/)),
+		},
+		runtime.Step{
+			Kind:     "load_record",
+			Pos:      "full/full.persona.yaml:26:5",
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:26:25*/, host. /*line full/full.persona.yaml:26:26*/ Notes /*line full/out/full_agent.go:133:183*/, nil),
 		},
 		runtime.Step{
 			Kind: "load_record",
-			Pos:  "full/full.persona.yaml:25:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:25:25*/, env. /*line full/full.persona.yaml:25:26*/ AccountForSender /*line full/out/full_agent.go:117:193*/ /*line full/full.persona.yaml:25:63*/, func(r /*line full/full.persona.yaml:25:64*/ host. /*line full/full.persona.yaml:25:64*/ Account) (string, error) {
-				return /*line full/full.persona.yaml:25:64*/ r. /*line full/full.persona.yaml:25:64*/ Render() /*line full/out/full_agent.go:118:139*/
-			} /*line full/out/full_agent.go:119:44*/),
+			Pos:  "full/full.persona.yaml:27:5",
+			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:27:25*/, env. /*line full/full.persona.yaml:27:26*/ AccountForSender /*line full/out/full_agent.go:138:193*/ /*line full/full.persona.yaml:27:63*/, func(r /*line full/full.persona.yaml:27:64*/ host. /*line full/full.persona.yaml:27:64*/ Account) (string, error) {
+				return /*line full/full.persona.yaml:27:64*/ r. /*line full/full.persona.yaml:27:64*/ Render() /*line full/out/full_agent.go:139:139*/
+			} /*line full/out/full_agent.go:140:44*/),
 		},
 		runtime.Step{
 			Kind:     "load_transcript",
-			Pos:      "full/full.persona.yaml:26:5",
+			Pos:      "full/full.persona.yaml:28:5",
 			Resolver: &transcript.Load{Path: "prompts/few-shot.chat", Files: opts.Files},
 		},
 		runtime.Step{
 			Kind:     "load_transcript",
-			Pos:      "full/full.persona.yaml:27:5",
+			Pos:      "full/full.persona.yaml:29:5",
 			Resolver: fullAgentMessage12Transcript(opts.Files),
 		},
 		runtime.Step{
 			Kind:     "thread_summary",
-			Pos:      "full/full.persona.yaml:28:5",
+			Pos:      "full/full.persona.yaml:30:5",
 			Resolver: &runtime.ThreadSummary{Source: opts.History},
 		},
 		runtime.Step{
 			Kind:     "thread_history",
-			Pos:      "full/full.persona.yaml:29:5",
+			Pos:      "full/full.persona.yaml:31:5",
 			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: 20, SkipToolCalls: true, ReplayResultLimit: 2000},
 		},
 		runtime.Step{
 			Kind: "use",
-			Pos:  "full/full.persona.yaml:30:5",
-			Resolver: /*line full/full.persona.yaml:31:16*/ &host. /*line full/full.persona.yaml:31:16*/ CustomerContext{
-				/*line full/full.persona.yaml:33:8*/ Tier:/*line full/full.persona.yaml:33:14*/ "gold", /*line full/out/full_agent.go:145:132*/
-				/*line full/full.persona.yaml:34:8*/ Greeting:/*line full/full.persona.yaml:34:18*/ "Hello there", /*line full/out/full_agent.go:146:143*/
-				/*line full/full.persona.yaml:35:8*/ Priority:/*line full/full.persona.yaml:35:18*/ -3, /*line full/out/full_agent.go:147:132*/
-				/*line full/full.persona.yaml:36:8*/ Weight:/*line full/full.persona.yaml:36:16*/ 2, /*line full/out/full_agent.go:148:129*/
-				/*line full/full.persona.yaml:37:8*/ Verbose:/*line full/full.persona.yaml:37:17*/ true, /*line full/out/full_agent.go:149:133*/
-				/*line full/full.persona.yaml:38:8*/ Tags: /*line full/full.persona.yaml:38:14*/ []string{
-					/*line full/full.persona.yaml:38:15*/ "vip", /*line full/out/full_agent.go:151:89*/
-					/*line full/full.persona.yaml:38:20*/ "early adopter", /*line full/out/full_agent.go:152:99*/
-				}, /*line full/out/full_agent.go:153:46*/
-				/*line full/full.persona.yaml:39:8*/ Limits: /*line full/full.persona.yaml:39:16*/ host. /*line full/full.persona.yaml:39:16*/ Limits{
-					/*line full/full.persona.yaml:39:17*/ MaxItems:/*line full/full.persona.yaml:39:28*/ 5, /*line full/out/full_agent.go:155:133*/
-					/*line full/full.persona.yaml:39:31*/ Window:/*line full/full.persona.yaml:39:39*/ 90 * time.Second, /*line full/out/full_agent.go:156:146*/
-					/*line full/full.persona.yaml:39:44*/ Labels: /*line full/full.persona.yaml:39:52*/ []string{
-						/*line full/full.persona.yaml:39:53*/ "a", /*line full/out/full_agent.go:158:88*/
-						/*line full/full.persona.yaml:39:56*/ "b", /*line full/out/full_agent.go:159:88*/
-					}, /*line full/out/full_agent.go:160:47*/
-				}, /*line full/out/full_agent.go:161:46*/
-				/*line full/full.persona.yaml:40:8*/ Backup: /*line full/full.persona.yaml:40:16*/ &host. /*line full/full.persona.yaml:40:16*/ Limits{
-					/*line full/full.persona.yaml:40:17*/ MaxItems: /*line full/full.persona.yaml:40:28*/ 1, /*line full/out/full_agent.go:163:134*/
-				}, /*line full/out/full_agent.go:164:46*/
-				/*line full/full.persona.yaml:41:8*/ Extra: /*line full/full.persona.yaml:41:15*/ map[string]string{
-					/*line full/full.persona.yaml:41:16*/ "region": /*line full/full.persona.yaml:41:24*/ "eu", /*line full/out/full_agent.go:166:137*/
-				}, /*line full/out/full_agent.go:167:46*/
-				/*line full/full.persona.yaml:42:8*/ MaxAge:/*line full/full.persona.yaml:42:17*/ new(int(30)), /*line full/out/full_agent.go:168:140*/
-				/*line full/full.persona.yaml:43:8*/ Meta: /*line full/full.persona.yaml:43:14*/ map[string]any{
+			Pos:  "full/full.persona.yaml:32:5",
+			Resolver: /*line full/full.persona.yaml:33:16*/ &host. /*line full/full.persona.yaml:33:16*/ CustomerContext{
+				/*line full/full.persona.yaml:35:8*/ Tier:/*line full/full.persona.yaml:35:14*/ "gold", /*line full/out/full_agent.go:166:132*/
+				/*line full/full.persona.yaml:36:8*/ Greeting:/*line full/full.persona.yaml:36:18*/ "Hello there", /*line full/out/full_agent.go:167:143*/
+				/*line full/full.persona.yaml:37:8*/ Priority:/*line full/full.persona.yaml:37:18*/ -3, /*line full/out/full_agent.go:168:132*/
+				/*line full/full.persona.yaml:38:8*/ Weight:/*line full/full.persona.yaml:38:16*/ 2, /*line full/out/full_agent.go:169:129*/
+				/*line full/full.persona.yaml:39:8*/ Verbose:/*line full/full.persona.yaml:39:17*/ true, /*line full/out/full_agent.go:170:133*/
+				/*line full/full.persona.yaml:40:8*/ Tags: /*line full/full.persona.yaml:40:14*/ []string{
+					/*line full/full.persona.yaml:40:15*/ "vip", /*line full/out/full_agent.go:172:89*/
+					/*line full/full.persona.yaml:40:20*/ "early adopter", /*line full/out/full_agent.go:173:99*/
+				}, /*line full/out/full_agent.go:174:46*/
+				/*line full/full.persona.yaml:41:8*/ Limits: /*line full/full.persona.yaml:41:16*/ host. /*line full/full.persona.yaml:41:16*/ Limits{
+					/*line full/full.persona.yaml:41:17*/ MaxItems:/*line full/full.persona.yaml:41:28*/ 5, /*line full/out/full_agent.go:176:133*/
+					/*line full/full.persona.yaml:41:31*/ Window:/*line full/full.persona.yaml:41:39*/ 90 * time.Second, /*line full/out/full_agent.go:177:146*/
+					/*line full/full.persona.yaml:41:44*/ Labels: /*line full/full.persona.yaml:41:52*/ []string{
+						/*line full/full.persona.yaml:41:53*/ "a", /*line full/out/full_agent.go:179:88*/
+						/*line full/full.persona.yaml:41:56*/ "b", /*line full/out/full_agent.go:180:88*/
+					}, /*line full/out/full_agent.go:181:47*/
+				}, /*line full/out/full_agent.go:182:46*/
+				/*line full/full.persona.yaml:42:8*/ Backup: /*line full/full.persona.yaml:42:16*/ &host. /*line full/full.persona.yaml:42:16*/ Limits{
+					/*line full/full.persona.yaml:42:17*/ MaxItems: /*line full/full.persona.yaml:42:28*/ 1, /*line full/out/full_agent.go:184:134*/
+				}, /*line full/out/full_agent.go:185:46*/
+				/*line full/full.persona.yaml:43:8*/ Extra: /*line full/full.persona.yaml:43:15*/ map[string]string{
+					/*line full/full.persona.yaml:43:16*/ "region": /*line full/full.persona.yaml:43:24*/ "eu", /*line full/out/full_agent.go:187:137*/
+				}, /*line full/out/full_agent.go:188:46*/
+				/*line full/full.persona.yaml:44:8*/ MaxAge:/*line full/full.persona.yaml:44:17*/ new(int(30)), /*line full/out/full_agent.go:189:140*/
+				/*line full/full.persona.yaml:45:8*/ Meta: /*line full/full.persona.yaml:45:14*/ map[string]any{
 					"source": "crm",
 					"score":  0.5,
-				}, /*line full/out/full_agent.go:172:46*/
-				/*line full/full.persona.yaml:44:8*/ Steps: /*line full/full.persona.yaml:44:15*/ [] /*line full/full.persona.yaml:44:15*/ host. /*line full/full.persona.yaml:44:15*/ Limits{
-					/*line full/full.persona.yaml:44:16*/ host. /*line full/full.persona.yaml:44:16*/ Limits{
-						/*line full/full.persona.yaml:44:17*/ MaxItems: /*line full/full.persona.yaml:44:28*/ 1, /*line full/out/full_agent.go:175:135*/
-					}, /*line full/out/full_agent.go:176:47*/
-					/*line full/full.persona.yaml:44:32*/ host. /*line full/full.persona.yaml:44:32*/ Limits{
-						/*line full/full.persona.yaml:44:33*/ MaxItems: /*line full/full.persona.yaml:44:44*/ 2, /*line full/out/full_agent.go:178:135*/
-					}, /*line full/out/full_agent.go:179:47*/
-				}, /*line full/out/full_agent.go:180:46*/
-			}, /*line full/out/full_agent.go:181:45*/
+				}, /*line full/out/full_agent.go:193:46*/
+				/*line full/full.persona.yaml:46:8*/ Steps: /*line full/full.persona.yaml:46:15*/ [] /*line full/full.persona.yaml:46:15*/ host. /*line full/full.persona.yaml:46:15*/ Limits{
+					/*line full/full.persona.yaml:46:16*/ host. /*line full/full.persona.yaml:46:16*/ Limits{
+						/*line full/full.persona.yaml:46:17*/ MaxItems: /*line full/full.persona.yaml:46:28*/ 1, /*line full/out/full_agent.go:196:135*/
+					}, /*line full/out/full_agent.go:197:47*/
+					/*line full/full.persona.yaml:46:32*/ host. /*line full/full.persona.yaml:46:32*/ Limits{
+						/*line full/full.persona.yaml:46:33*/ MaxItems: /*line full/full.persona.yaml:46:44*/ 2, /*line full/out/full_agent.go:199:135*/
+					}, /*line full/out/full_agent.go:200:47*/
+				}, /*line full/out/full_agent.go:201:46*/
+			}, /*line full/out/full_agent.go:202:45*/
 		},
 		runtime.Step{
 			Kind: "use",
-			Pos:  "full/full.persona.yaml:45:5",
-			Resolver: /*line full/full.persona.yaml:45:20*/ &host. /*line full/full.persona.yaml:45:20*/ ValueResolver{
-				/*line full/full.persona.yaml:45:67*/ Text: /*line full/full.persona.yaml:45:73*/ "from a value receiver", /*line full/out/full_agent.go:187:151*/
-			}, /*line full/out/full_agent.go:188:45*/
+			Pos:  "full/full.persona.yaml:47:5",
+			Resolver: /*line full/full.persona.yaml:47:20*/ &host. /*line full/full.persona.yaml:47:20*/ ValueResolver{
+				/*line full/full.persona.yaml:47:67*/ Text: /*line full/full.persona.yaml:47:73*/ "from a value receiver", /*line full/out/full_agent.go:208:151*/
+			}, /*line full/out/full_agent.go:209:45*/
 		},
 	)
 	p.ResponsibilityChain = runtime.NewChain(
 		runtime.Step{
 			Kind:     "load_text",
-			Pos:      "full/full.persona.yaml:47:5",
+			Pos:      "full/full.persona.yaml:49:5",
 			Resolver: &runtime.LoadText{TextFunc: fullAgentResponsibility1Text},
 		},
 		runtime.Step{
 			Kind:     "thread_history",
-			Pos:      "full/full.persona.yaml:48:5",
+			Pos:      "full/full.persona.yaml:50:5",
 			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: runtime.NoLimit},
 		},
 	)
 	return p, nil
 }
 
-// fullAgentMessage2Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (full/full.persona.yaml:17:23).
+// fullAgentLookupOrderSchema is the input schema of the tool lookup_order (method env.LookupOrder, full/full.persona.yaml:15:14), derived from host.OrderQuery at generate time.
+const fullAgentLookupOrderSchema = `{
+  "type": "object",
+  "properties": {
+    "number": {
+      "type": "string",
+      "description": "Number is the order or invoice number, e.g. INV-2024-0117."
+    },
+    "include": {
+      "type": "array",
+      "description": "Include lists extra sections to return.",
+      "items": {
+        "type": "string",
+        "description": "Section is a part of an order a lookup can include.",
+        "enum": ["captures", "refunds", "notes"]
+      }
+    }
+  },
+  "required": ["number"],
+  "additionalProperties": false
+}`
+
+// fullAgentPingPongSchema is the input schema of the tool ping-pong (function example.com/fixture/host.Ping, full/full.persona.yaml:16:12), derived from host.Empty at generate time.
+const fullAgentPingPongSchema = `{
+  "type": "object",
+  "additionalProperties": false
+}`
+
+// fullAgentMessage2Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (full/full.persona.yaml:19:23).
 func fullAgentMessage2Path(inv *runtime.Invocation) (string, error) {
 	if inv.Persona == nil {
-		return "", errors.New("template at full/full.persona.yaml:17:23: the invocation has no Persona")
+		return "", errors.New("template at full/full.persona.yaml:19:23: the invocation has no Persona")
 	}
 	return "personas/" + inv.Persona.Name + "/PERSONA.md", nil
 }
 
-// fullAgentMessage3Text renders the template "You are {{ .Persona.Description }} Writing to {{ .Inbound.From }} (to {{ .Inbound.To }}, cc {{ .Inbound.Cc }}) on {{ .Inbound.Date }} about \"{{ .Inbound.Subject }}\"." (full/full.persona.yaml:18:23).
+// fullAgentMessage3Text renders the template "You are {{ .Persona.Description }} Writing to {{ .Inbound.From }} (to {{ .Inbound.To }}, cc {{ .Inbound.Cc }}) on {{ .Inbound.Date }} about \"{{ .Inbound.Subject }}\"." (full/full.persona.yaml:20:23).
 func fullAgentMessage3Text(inv *runtime.Invocation) (string, error) {
 	if inv.Persona == nil {
-		return "", errors.New("template at full/full.persona.yaml:18:23: the invocation has no Persona")
+		return "", errors.New("template at full/full.persona.yaml:20:23: the invocation has no Persona")
 	}
 	if inv.Inbound == nil {
-		return "", errors.New("template at full/full.persona.yaml:18:23: the invocation has no Inbound message (a scheduled run)")
+		return "", errors.New("template at full/full.persona.yaml:20:23: the invocation has no Inbound message (a scheduled run)")
 	}
 	return "You are " + inv.Persona.Description + " Writing to " + inv.Inbound.From + " (to " + strings.Join(inv.Inbound.To, ", ") + ", cc " + strings.Join(inv.Inbound.Cc, ", ") + ") on " + runtime.FormatDate(inv.Inbound.Date) + " about \"" + inv.Inbound.Subject + "\".", nil
 }
 
-// fullAgentMessage12Path renders the template "personas/{{ .Persona.Name }}/examples.chat" (full/full.persona.yaml:27:29).
+// fullAgentMessage12Path renders the template "personas/{{ .Persona.Name }}/examples.chat" (full/full.persona.yaml:29:29).
 func fullAgentMessage12Path(inv *runtime.Invocation) (string, error) {
 	if inv.Persona == nil {
-		return "", errors.New("template at full/full.persona.yaml:27:29: the invocation has no Persona")
+		return "", errors.New("template at full/full.persona.yaml:29:29: the invocation has no Persona")
 	}
 	return "personas/" + inv.Persona.Name + "/examples.chat", nil
 }
@@ -244,13 +293,13 @@ func fullAgentMessage12Transcript(files *runtime.Files) runtime.Resolver {
 	})
 }
 
-// fullAgentResponsibility1Text renders the template "Run {{ .Responsibility.Name }} ({{ .Responsibility.Schedule }}, {{ .Responsibility.Timezone }}) for {{ .Persona.Name }}; id {{ .CorrelationID }}." (full/full.persona.yaml:47:23).
+// fullAgentResponsibility1Text renders the template "Run {{ .Responsibility.Name }} ({{ .Responsibility.Schedule }}, {{ .Responsibility.Timezone }}) for {{ .Persona.Name }}; id {{ .CorrelationID }}." (full/full.persona.yaml:49:23).
 func fullAgentResponsibility1Text(inv *runtime.Invocation) (string, error) {
 	if inv.Responsibility == nil {
-		return "", errors.New("template at full/full.persona.yaml:47:23: the invocation has no Responsibility (a reply run)")
+		return "", errors.New("template at full/full.persona.yaml:49:23: the invocation has no Responsibility (a reply run)")
 	}
 	if inv.Persona == nil {
-		return "", errors.New("template at full/full.persona.yaml:47:23: the invocation has no Persona")
+		return "", errors.New("template at full/full.persona.yaml:49:23: the invocation has no Persona")
 	}
 	return "Run " + inv.Responsibility.Name + " (" + inv.Responsibility.Schedule + ", " + inv.Responsibility.Timezone + ") for " + inv.Persona.Name + "; id " + inv.CorrelationID + ".", nil
 }

@@ -25,3 +25,18 @@ type Resolver struct {
 func (r *Resolver) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
 	return dst, nil
 }
+
+// query is Search's input: an unexported type of this package, which the
+// generated code never spells (Go infers it from Search).
+type query struct {
+	// Text is what to search for.
+	Text string `json:"text"`
+	// Level filters by an internal package's type.
+	Level secret.Level `json:"level,omitempty"`
+}
+
+// Search searches the other module's records; its input type is
+// unexported and one of its fields has a type of an internal package.
+func Search(ctx context.Context, inv *runtime.Invocation, in query) ([]secret.Record, error) {
+	return []secret.Record{{Text: in.Text}}, nil
+}

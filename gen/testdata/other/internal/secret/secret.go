@@ -21,3 +21,12 @@ func Load(ctx context.Context, inv *runtime.Invocation) ([]Record, error) { retu
 
 // Tool is a tool of an internal package.
 var Tool runtime.Tool
+
+// Level is a clearance level: an enum of an internal package.
+type Level string
+
+// The levels.
+const (
+	Public       Level = "public"
+	Confidential Level = "confidential"
+)
