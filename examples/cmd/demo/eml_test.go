@@ -82,11 +82,13 @@ func TestEMLAnswersTheLastMessageAndSkipsTheAutoReply(t *testing.T) {
 	}
 }
 
-// TestEMLInAnyOrderMakesOneThread ingests the six example files in four orders: each order ends
-// in one thread of the support agent that replays the messages in the order they arrived, then
-// the reply to the last customer message of that order.
+// TestEMLInAnyOrderMakesOneThread ingests the six example files in four orders (replies before
+// the messages they answer, the follow-up first): each order ends in one thread of the support
+// agent that replays the messages in the order they arrived, then the reply to the last customer
+// message of that order. Each order's last customer message is one whose answer is not among the
+// files (c3 or c4), so it is the one to answer whatever else arrived before it.
 func TestEMLInAnyOrderMakesOneThread(t *testing.T) {
-	for _, order := range [][]int{{0, 1, 2, 3, 4, 5}, {5, 4, 3, 2, 1, 0}, {3, 0, 5, 1, 4, 2}, {4, 2, 0, 5, 3, 1}} {
+	for _, order := range [][]int{{0, 1, 2, 3, 4, 5}, {5, 3, 1, 0, 2, 4}, {3, 1, 2, 0, 5, 4}, {4, 2, 0, 5, 3, 1}} {
 		dsn := filepath.Join(t.TempDir(), "demo.db")
 		var files, want []string
 		answered := ""
@@ -279,7 +281,7 @@ type outputJSON struct {
 			MessageID string `json:"message_id"`
 			EML       string `json:"eml"`
 			File      string `json:"file"`
-			Marked    string `json:"marked_sent"`
+			Marked    string `json:"mark_sent_outcome"`
 		} `json:"sent"`
 	} `json:"runs"`
 }

@@ -133,7 +133,7 @@ func printJSON(w io.Writer, o output) error {
 		Seq       int64  `json:"seq"`
 		EML       string `json:"eml"`
 		File      string `json:"file,omitempty"`
-		Marked    string `json:"marked_sent"`
+		Marked    string `json:"mark_sent_outcome"`
 	}
 	type runJSON struct {
 		Title      string            `json:"title"`
