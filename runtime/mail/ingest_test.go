@@ -93,7 +93,7 @@ var (
 func exampleThread(t testing.TB) [][]byte {
 	t.Helper()
 	files, err := filepath.Glob("../../examples/mail/*.eml")
-	if err != nil || len(files) != 5 {
+	if err != nil || len(files) != 6 {
 		t.Fatalf("example thread: %v, %d files", err, len(files))
 	}
 	var out [][]byte
@@ -122,13 +122,13 @@ func ingest(t testing.TB, st Store, raw []byte, in Ingestion) *Ingested {
 	return got
 }
 
-// TestIngestExampleThreadInAnyOrder ingests the example thread's five .eml files in all 120
-// orders: each order ends in one thread of the support agent holding all five messages in the
+// TestIngestExampleThreadInAnyOrder ingests the example thread's six .eml files in all 720
+// orders: each order ends in one thread of the support agent holding all six messages in the
 // order they arrived, the persona's own replies stored as outbound and not answered, the
 // customers' messages answered; ingesting every file again changes nothing.
 func TestIngestExampleThreadInAnyOrder(t *testing.T) {
 	files := exampleThread(t)
-	ids := []string{"c1@brightline.io", "s1@acme.example", "c2@brightline.io", "s2@acme.example", "c3@brightline.io"}
+	ids := []string{"c1@brightline.io", "s1@acme.example", "c2@brightline.io", "s2@acme.example", "c3@brightline.io", "c4@brightline.io"}
 	wantThread := NewThreadID("support-agent", "c1@brightline.io")
 	orders := 0
 	permute(len(files), func(order []int) {
@@ -167,7 +167,7 @@ func TestIngestExampleThreadInAnyOrder(t *testing.T) {
 			t.Fatalf("order %v: ingesting again changed the store", order)
 		}
 	})
-	if orders != 120 {
+	if orders != 720 {
 		t.Fatalf("%d orders", orders)
 	}
 }
