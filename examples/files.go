@@ -1,7 +1,8 @@
-// Package examples holds the example persona specs, their prompt files and
-// the programs that run them. Prompts embeds the prompt files so the
-// generated personas can read them from any working directory (pass
-// runtime.FSFiles(examples.Prompts) as runtime.Options.Files).
+// Package examples holds the example persona specs, their prompt files, the
+// example support thread as email, and the programs that run them. Prompts
+// embeds the prompt files so the generated personas can read them from any
+// working directory (pass runtime.FSFiles(examples.Prompts) as
+// runtime.Options.Files); Mail embeds the thread's .eml files.
 package examples
 
 import "embed"
@@ -11,3 +12,9 @@ import "embed"
 //
 //go:embed prompts personas
 var Prompts embed.FS
+
+// Mail holds mail/*.eml, the example support thread as the raw messages a mail server delivers
+// (see mail/README.md), in the order they were sent: the demo ingests them with mail.Ingest.
+//
+//go:embed mail/*.eml
+var Mail embed.FS

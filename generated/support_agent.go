@@ -59,7 +59,7 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 	}
 	p.Mailbox.Address = "support@acme.example"
 	p.Mailbox.Aliases = []string{"help@acme.example"}
-	p.Mailbox.Name = "Acme Support"
+	p.Mailbox.Name = "Acme Tracker Support"
 	p.MessageChain = runtime.NewChain(
 		runtime.Step{
 			Kind:     "load_file",

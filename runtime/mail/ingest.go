@@ -153,9 +153,6 @@ func Ingest(ctx context.Context, st Store, r io.Reader, in Ingestion) (*Ingested
 		if err != nil {
 			return out, fmt.Errorf("mail: ingest %s for %s: %w", m.MessageID, mailbox, err)
 		}
-		if replyID != "" && !d.NoReply.Skip() {
-			d.NoReply = NoReply{ReasonAnswered, "<" + replyID + "> answers it"}
-		}
 		msg := m.Message
 		if d.Own {
 			msg.Direction = history.Outbound
@@ -164,6 +161,9 @@ func Ingest(ctx context.Context, st Store, r io.Reader, in Ingestion) (*Ingested
 			msg.Seq, msg.ThreadID = seq, thread
 			out.Deliveries = append(out.Deliveries, Delivered{Delivery: d, Message: msg, Duplicate: true})
 			continue
+		}
+		if replyID != "" && !d.NoReply.Skip() {
+			d.NoReply = NoReply{ReasonAnswered, "<" + replyID + "> answers it"}
 		}
 		known := func(ref string) (string, bool) { return thread, seq != 0 && ref == id }
 		var joined bool

@@ -99,7 +99,7 @@ var (
 func exampleThread(t testing.TB) [][]byte {
 	t.Helper()
 	files, err := filepath.Glob("../../examples/mail/*.eml")
-	if err != nil || len(files) != 5 {
+	if err != nil || len(files) != 6 {
 		t.Fatalf("example thread: %v, %d files", err, len(files))
 	}
 	var out [][]byte
@@ -128,14 +128,14 @@ func ingest(t testing.TB, st Store, raw []byte, in Ingestion) *Ingested {
 	return got
 }
 
-// TestIngestExampleThreadInAnyOrder ingests the example thread's five .eml files in all 120
+// TestIngestExampleThreadInAnyOrder ingests the example thread's six .eml files in all 720
 // orders, the persona's two replies as its sent mail (Ingestion.Sent): each order ends in one
-// thread of the support agent holding all five messages in the order they arrived, the
+// thread of the support agent holding all six messages in the order they arrived, the
 // persona's own replies stored as outbound and not answered, a customer's message answered
 // unless its reply arrived first (ReasonAnswered); ingesting every file again changes nothing.
 func TestIngestExampleThreadInAnyOrder(t *testing.T) {
 	files := exampleThread(t)
-	ids := []string{"c1@brightline.io", "s1@acme.example", "c2@brightline.io", "s2@acme.example", "c3@brightline.io"}
+	ids := []string{"c1@brightline.io", "s1@acme.example", "c2@brightline.io", "s2@acme.example", "c3@brightline.io", "c4@brightline.io"}
 	replyOf := map[int]int{0: 1, 2: 3} // s1 answers c1, s2 answers c2
 	wantThread := NewThreadID("support-agent", "c1@brightline.io")
 	orders := 0
@@ -181,7 +181,7 @@ func TestIngestExampleThreadInAnyOrder(t *testing.T) {
 			t.Fatalf("order %v: ingesting again changed the store", order)
 		}
 	})
-	if orders != 120 {
+	if orders != 720 {
 		t.Fatalf("%d orders", orders)
 	}
 }

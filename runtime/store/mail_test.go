@@ -127,7 +127,7 @@ var _ mail.Store = (*Store)(nil)
 // and not answered.
 func TestIngestExampleThread(t *testing.T) {
 	files, err := filepath.Glob("../../examples/mail/*.eml")
-	if err != nil || len(files) != 5 {
+	if err != nil || len(files) != 6 {
 		t.Fatalf("example thread: %v, %d files", err, len(files))
 	}
 	raws := make([][]byte, len(files))
@@ -139,9 +139,9 @@ func TestIngestExampleThread(t *testing.T) {
 	support := &runtime.Persona{Name: "support-agent"}
 	support.Mailbox.Address = "support@acme.example"
 	in := mail.Ingestion{Personas: []*runtime.Persona{support}, Arrived: time.Date(2025, 3, 7, 0, 0, 0, 0, time.UTC)}
-	ids := []string{"c1@brightline.io", "s1@acme.example", "c2@brightline.io", "s2@acme.example", "c3@brightline.io"}
+	ids := []string{"c1@brightline.io", "s1@acme.example", "c2@brightline.io", "s2@acme.example", "c3@brightline.io", "c4@brightline.io"}
 	thread := mail.NewThreadID("support-agent", "c1@brightline.io")
-	for _, order := range [][]int{{0, 1, 2, 3, 4}, {4, 3, 2, 1, 0}, {2, 4, 0, 3, 1}, {3, 0, 4, 1, 2}} {
+	for _, order := range [][]int{{0, 1, 2, 3, 4, 5}, {5, 4, 3, 2, 1, 0}, {2, 5, 4, 0, 3, 1}, {3, 0, 4, 1, 5, 2}} {
 		eachDB(t, func(t *testing.T, s *Store) {
 			ctx := context.Background()
 			var want []string
@@ -183,7 +183,7 @@ func TestIngestExampleThread(t *testing.T) {
 				}
 			}
 			after, _ := s.Thread(ctx, thread)
-			if !reflect.DeepEqual(after, stored) || countRows(t, s, "messages", "") != 5 {
+			if !reflect.DeepEqual(after, stored) || countRows(t, s, "messages", "") != 6 {
 				t.Fatalf("order %v: ingesting again changed the thread", order)
 			}
 			c1, _ := s.Message(ctx, "support-agent", "c1@brightline.io")

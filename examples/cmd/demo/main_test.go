@@ -22,10 +22,12 @@ import (
 
 // TestDemoRunsTheThreeRuns runs the demo on the in-memory SQLite store with the
 // scripted model and compares its output, transcript and JSON, with the golden
-// files: the generated pipelines, the store's replay (summary, HTML-only
-// message, tool rounds, attachment), the tools executed against the host's
-// data, the stored replies, the follow-up replaying the first run's rounds, and
-// the digest through the scheduler with its status trail.
+// files: the example .eml files as mail.Ingest stored them, the generated
+// pipelines, the store's replay (summary, HTML-only message, tool rounds,
+// attachment), the PDF as a document part, the tools executed against the
+// host's data, the stored replies and their renderings as the outbox sent
+// them, the follow-up .eml replaying the first run's rounds, and the digest
+// through the scheduler with its status trail.
 func TestDemoRunsTheThreeRuns(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -129,8 +131,10 @@ func TestDemoRunsThroughTheRealSDKs(t *testing.T) {
 			if err := run(context.Background(), config{model: tc.model, modelName: "test-model"}, &out); err != nil {
 				t.Fatal(err)
 			}
-			if n := strings.Count(out.String(), "Answered by the server."); n != 4 { // the first reply is in the second run's history too
-				t.Errorf("the output holds %d answers, want 4:\n%s", n, out.String())
+			// Three answers, the first reply again in the second run's history, and the two replies
+			// as the outbox rendered them.
+			if n := strings.Count(out.String(), "Answered by the server."); n != 6 {
+				t.Errorf("the output holds %d answers, want 6:\n%s", n, out.String())
 			}
 			if len(bodies) != 3 {
 				t.Fatalf("%d requests, want 3", len(bodies))

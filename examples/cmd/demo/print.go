@@ -9,6 +9,7 @@ import (
 
 	"github.com/personagen/personagen/examples/host"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/store"
 	"github.com/personagen/personagen/runtime/transcript"
 )
@@ -41,6 +42,49 @@ func printRun(w io.Writer, r demoRun) {
 		fmt.Fprintf(w, "\n# stored as the reply %s from %s to %s, subject %q, in reply to %s\n",
 			m.MessageID, m.From, strings.Join(m.To, ", "), m.Subject, m.InReplyTo)
 	}
+	if res.Reply != nil && len(r.Sent) == 0 {
+		fmt.Fprintf(w, "\n# outbox: nothing unsent for %s (the reply was sent before)\n", res.Reply.Mailbox)
+	}
+	for _, s := range r.Sent {
+		how := "prints it"
+		if s.File != "" {
+			how += ", writes it to " + s.File
+		}
+		marked := "marks it sent"
+		if s.Marked == store.AlreadyStored {
+			marked = "finds it marked sent already"
+		}
+		fmt.Fprintf(w, "\n# outbox: the unsent reply %s as mail.Render renders it for sending (RFC 5322; CRLF line ends shown as line breaks); the demo's sender %s and %s\n",
+			s.Reply.MessageID, how, marked)
+		text := strings.ReplaceAll(string(s.Raw), "\r\n", "\n")
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		fmt.Fprintf(w, "%s# end of %s\n", text, s.Reply.MessageID)
+	}
+}
+
+// printIngested prints what mail.Ingest did with each file: per persona the message is for, its
+// id, direction, the thread it joined or started, and why it is not to be answered.
+func printIngested(w io.Writer, what string, files []ingestedFile) {
+	fmt.Fprintf(w, "# mail.Ingest: %s\n", what)
+	for _, f := range files {
+		for _, d := range f.Deliveries {
+			m := d.Message
+			thread := "starts thread " + m.ThreadID
+			switch {
+			case d.Duplicate:
+				thread = "a second copy: nothing written (thread " + m.ThreadID + ")"
+			case d.Joined:
+				thread = "joins thread " + m.ThreadID
+			}
+			fmt.Fprintf(w, "%s  %s for %s: %s, %s", f.Name, m.MessageID, d.Persona.Name, m.Direction, thread)
+			if d.NoReply.Skip() {
+				fmt.Fprintf(w, "; not to be answered (%s)", d.NoReply)
+			}
+			fmt.Fprintln(w)
+		}
+	}
 }
 
 // printTickets prints the tickets escalate_ticket opened in the host.
@@ -66,14 +110,30 @@ func printTrail(w io.Writer, trail []store.Run, loc *time.Location) {
 	}
 }
 
-// printJSON prints the runs, the tickets and the trail as one JSON document.
-func printJSON(w io.Writer, runs []demoRun, trail []store.Run, env *host.Env) error {
+// output is everything a demo run prints with -json.
+type output struct {
+	Ingested []ingestedFile
+	Runs     []demoRun
+	Tickets  []host.Ticket
+	Trail    []store.Run
+}
+
+// printJSON prints the ingested files, the runs with the replies sent after them, the tickets and
+// the trail as one JSON document.
+func printJSON(w io.Writer, o output) error {
 	type modelCall struct {
 		Turn       int           `json:"turn"`
 		Model      string        `json:"model"`
 		StopReason string        `json:"stop_reason"`
 		Usage      runtime.Usage `json:"usage"`
 		ResponseID string        `json:"response_id"`
+	}
+	type sentJSON struct {
+		MessageID string `json:"message_id"`
+		Seq       int64  `json:"seq"`
+		EML       string `json:"eml"`
+		File      string `json:"file,omitempty"`
+		Marked    string `json:"mark_sent_outcome"`
 	}
 	type runJSON struct {
 		Title      string            `json:"title"`
@@ -86,13 +146,33 @@ func printJSON(w io.Writer, runs []demoRun, trail []store.Run, env *host.Env) er
 		ModelCalls []modelCall       `json:"model_calls"`
 		Messages   []runtime.Message `json:"messages"`
 		Reply      *replyJSON        `json:"reply,omitempty"`
+		Sent       []sentJSON        `json:"sent,omitempty"`
+	}
+	type deliveryJSON struct {
+		File        string            `json:"file"`
+		Persona     string            `json:"persona"`
+		MessageID   string            `json:"message_id"`
+		Seq         int64             `json:"seq"`
+		ThreadID    string            `json:"thread_id"`
+		Direction   history.Direction `json:"direction"`
+		Joined      bool              `json:"joined"`
+		Duplicate   bool              `json:"duplicate"`
+		NotToAnswer string            `json:"not_to_answer,omitempty"`
 	}
 	var out struct {
-		Runs    []runJSON        `json:"runs"`
-		Tickets []host.Ticket    `json:"tickets"`
-		Trail   []map[string]any `json:"daily_digest_trail"`
+		Ingested []deliveryJSON   `json:"ingested"`
+		Runs     []runJSON        `json:"runs"`
+		Tickets  []host.Ticket    `json:"tickets"`
+		Trail    []map[string]any `json:"daily_digest_trail,omitempty"`
 	}
-	for _, r := range runs {
+	for _, f := range o.Ingested {
+		for _, d := range f.Deliveries {
+			out.Ingested = append(out.Ingested, deliveryJSON{File: f.Name, Persona: d.Persona.Name, MessageID: d.Message.MessageID,
+				Seq: d.Message.Seq, ThreadID: d.Message.ThreadID, Direction: d.Message.Direction, Joined: d.Joined, Duplicate: d.Duplicate,
+				NotToAnswer: d.NoReply.String()})
+		}
+	}
+	for _, r := range o.Runs {
 		res := r.Result
 		status := res.Run.Status
 		if res.Finish.Status != "" {
@@ -107,10 +187,13 @@ func printJSON(w io.Writer, runs []demoRun, trail []store.Run, env *host.Env) er
 			j.Reply = &replyJSON{MessageID: m.MessageID, Seq: m.Seq, InReplyTo: m.InReplyTo, References: m.References,
 				From: m.From, To: m.To, Subject: m.Subject, Date: m.Date, Text: m.Text}
 		}
+		for _, s := range r.Sent {
+			j.Sent = append(j.Sent, sentJSON{MessageID: s.Reply.MessageID, Seq: s.Reply.Seq, EML: string(s.Raw), File: s.File, Marked: s.Marked.String()})
+		}
 		out.Runs = append(out.Runs, j)
 	}
-	out.Tickets = env.Tickets()
-	out.Trail = trailJSON(trail)
+	out.Tickets = o.Tickets
+	out.Trail = trailJSON(o.Trail)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
