@@ -20,7 +20,9 @@ type Store interface {
 	// message of that thread is stored; else "", "", 0. Ingest lists the message's own id first,
 	// so a second copy is recognised here, before anything is written, and passes the thread the
 	// message would start (an earlier reply to the same unknown parent may have started it).
-	ThreadOf(ctx context.Context, mailbox string, ids []string, newThread string) (threadID, messageID string, seq int64, err error)
+	// replyID is the id of an outbound message of mailbox whose In-Reply-To is ids[0] ("" for
+	// none): the message was answered before it arrived.
+	ThreadOf(ctx context.Context, mailbox string, ids []string, newThread string) (threadID, messageID string, seq int64, replyID string, err error)
 	// AppendMail stores m (its ThreadID set) in mailbox with the not-to-answer text and the
 	// parse problems, idempotently by (mailbox, m.MessageID): when that id is already stored (a
 	// copy stored since the lookup) it writes nothing and returns the stored seq and thread
@@ -51,6 +53,15 @@ type Ingestion struct {
 	// keeps only the metadata (the bytes still reach the run of this delivery through
 	// Delivered.Message).
 	Blobs Blobs
+	// Sent says the host vouches that the message is mail its personas sent: the mail server's
+	// copy of a reply, an import of a sent folder. Only then is a message whose From is a
+	// persona's address or alias stored as that persona's own outbound message (and routed to
+	// it when it is not among the recipients). Otherwise, since anyone can write any From, such
+	// a message is stored only when it is addressed to the persona, as an inbound message that
+	// is not answered (ReasonOwnAddress): a forged From never puts words in the persona's mouth.
+	// A copy of a reply the persona sent through the outbox needs no flag: it carries the
+	// stored reply's Message-ID, so it is recognised as a second copy.
+	Sent bool
 }
 
 // Ingested is what Ingest did with one message.
@@ -67,8 +78,9 @@ type Delivered struct {
 	Delivery
 	// Message is the stored message as the runner answers it: the parsed history.Message with
 	// the persona's ThreadID and the stored Seq, attachments with their bytes. Its Direction is
-	// history.Outbound when the message comes from the persona's own address (its own sent
-	// mail, replayed as its own turn), else history.Inbound.
+	// history.Outbound when the message is the persona's own sent mail (From its address, and
+	// Ingestion.Sent: replayed as its own turn), else history.Inbound. Own (of the embedded
+	// Delivery) is true exactly then.
 	Message history.Message
 	// Joined is true when the message joined a thread the mailbox already held: the thread of a
 	// message it references, or the thread an earlier message naming the same root started.
@@ -115,6 +127,9 @@ func Ingest(ctx context.Context, st Store, r io.Reader, in Ingestion) (*Ingested
 	}
 	out := &Ingested{Message: m}
 	routes := Route(m, in.Personas, in.Envelope...)
+	if !in.Sent {
+		routes = distrustOwnFrom(m, routes, in.Envelope)
+	}
 	if len(routes) == 0 {
 		return out, nil
 	}
@@ -134,7 +149,7 @@ func Ingest(ctx context.Context, st Store, r io.Reader, in Ingestion) (*Ingested
 		// One lookup: the message's own id first (a second copy is found before anything is
 		// written), then the ids it references, and the thread it would start.
 		newThread, _ := ThreadID(mailbox, &m.Message, func(string) (string, bool) { return "", false })
-		thread, id, seq, err := st.ThreadOf(ctx, mailbox, append([]string{m.MessageID}, ThreadCandidates(&m.Message)...), newThread)
+		thread, id, seq, replyID, err := st.ThreadOf(ctx, mailbox, append([]string{m.MessageID}, ThreadCandidates(&m.Message)...), newThread)
 		if err != nil {
 			return out, fmt.Errorf("mail: ingest %s for %s: %w", m.MessageID, mailbox, err)
 		}
@@ -146,6 +161,9 @@ func Ingest(ctx context.Context, st Store, r io.Reader, in Ingestion) (*Ingested
 			msg.Seq, msg.ThreadID = seq, thread
 			out.Deliveries = append(out.Deliveries, Delivered{Delivery: d, Message: msg, Duplicate: true})
 			continue
+		}
+		if replyID != "" && !d.NoReply.Skip() {
+			d.NoReply = NoReply{ReasonAnswered, "<" + replyID + "> answers it"}
 		}
 		known := func(ref string) (string, bool) { return thread, seq != 0 && ref == id }
 		var joined bool
@@ -159,4 +177,22 @@ func Ingest(ctx context.Context, st Store, r io.Reader, in Ingestion) (*Ingested
 		out.Deliveries = append(out.Deliveries, Delivered{Delivery: d, Message: msg, Joined: joined, Duplicate: dup})
 	}
 	return out, nil
+}
+
+// distrustOwnFrom applies Ingestion.Sent's rule to routes of a message the host does not vouch
+// for: a delivery that Route made only because the From is the persona's own address is
+// dropped, and one addressed to the persona keeps its ReasonOwnAddress but is not stored as
+// the persona's own message.
+func distrustOwnFrom(m *Message, routes []Delivery, envelope []string) []Delivery {
+	out := routes[:0]
+	for _, d := range routes {
+		if d.Own {
+			if !addressedTo(m, d.Persona, envelope) {
+				continue
+			}
+			d.Own = false
+		}
+		out = append(out, d)
+	}
+	return out
 }

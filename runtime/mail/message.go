@@ -115,6 +115,10 @@ const (
 	ReasonMailingList Reason = "mailing-list"
 	// ReasonOwnAddress: from the persona's own address or one of its aliases (set by Route).
 	ReasonOwnAddress Reason = "own-address"
+	// ReasonAnswered: the persona's mailbox already holds an outbound message whose In-Reply-To
+	// is this message's id (its reply arrived first: an import of a sent folder, a late
+	// delivery); set by Ingest, Detail "<reply id> answers it".
+	ReasonAnswered Reason = "answered"
 )
 
 // NoReply says whether and why a message must not be answered: the zero value means it may be

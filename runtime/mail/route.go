@@ -11,8 +11,9 @@ import (
 // Delivery is one persona a message is for, and whether that persona must leave it unanswered.
 type Delivery struct {
 	Persona *runtime.Persona
-	// Own is true when the message comes from this persona's own address or one of its
-	// aliases: its own sent mail (a Bcc to itself, an import of its sent folder).
+	// Own is true when the message's From is this persona's own address or one of its
+	// aliases: its own sent mail (a Bcc to itself, an import of its sent folder) — or a forged
+	// From, which Route cannot tell apart; Ingest believes it only with Ingestion.Sent.
 	Own bool
 	// NoReply is the message's own NoReply, or, when it has none and Own is true,
 	// ReasonOwnAddress.
@@ -27,14 +28,7 @@ type Delivery struct {
 // a mailbox address is never routed to. Each persona listed gets its own copy of the message and
 // of the thread.
 func Route(m *Message, personas []*runtime.Persona, envelope ...string) []Delivery {
-	rcpts := map[string]bool{}
-	for _, list := range [][]string{addrs(m.Addresses.To), addrs(m.Addresses.Cc), addrs(m.Addresses.Bcc), envelope} {
-		for _, a := range list {
-			if a = canonicalAddress(a); a != "" {
-				rcpts[a] = true
-			}
-		}
-	}
+	rcpts := recipients(m, envelope)
 	sender := canonicalAddress(m.Sender().Address)
 	var out []Delivery
 	for _, p := range personas {
@@ -53,6 +47,24 @@ func Route(m *Message, personas []*runtime.Persona, envelope ...string) []Delive
 		out = append(out, d)
 	}
 	return out
+}
+
+// recipients returns the canonical addresses m is for: its To, Cc and Bcc and the envelope.
+func recipients(m *Message, envelope []string) map[string]bool {
+	rcpts := map[string]bool{}
+	for _, list := range [][]string{addrs(m.Addresses.To), addrs(m.Addresses.Cc), addrs(m.Addresses.Bcc), envelope} {
+		for _, a := range list {
+			if a = canonicalAddress(a); a != "" {
+				rcpts[a] = true
+			}
+		}
+	}
+	return rcpts
+}
+
+// addressedTo reports whether m is for p's mailbox address or an alias (not only from it).
+func addressedTo(m *Message, p *runtime.Persona, envelope []string) bool {
+	return hasAny(recipients(m, envelope), mailboxAddresses(p))
 }
 
 // mailboxAddresses returns a persona's mailbox address and aliases in canonical form.

@@ -47,6 +47,8 @@ func ingestCases(t testing.TB) []ingestCase {
 	research := &runtime.Persona{Name: "research-agent"}
 	research.Mailbox.Address = "research@acme.example"
 	both.Personas = append(both.Personas, research)
+	sent := ingestion()
+	sent.Sent = true // the host's copy of what the persona sent
 	return []ingestCase{
 		{name: "reply", raw: reply, trips: 2, writes: 1, joined: true},
 		{name: "new_thread", raw: func(i int) []byte {
@@ -70,7 +72,7 @@ func ingestCases(t testing.TB) []ingestCase {
 			return []byte(fmt.Sprintf("From: support@acme.example\r\nTo: Lena <lena@cust.example>\r\nSubject: Re: order\r\n"+
 				"Date: Mon, 03 Mar 2025 10:05:00 +0000\r\nMessage-ID: <sent-%d@acme.example>\r\nIn-Reply-To: <root@cust.example>\r\n"+
 				"References: <root@cust.example>\r\n\r\nWe are on it.\r\n", i))
-		}, trips: 2, writes: 1, joined: true},
+		}, trips: 2, writes: 1, joined: true, in: sent},
 		// Routed to two personas: each persona's copy costs what one persona's does.
 		{name: "two_personas_new_thread", raw: func(i int) []byte {
 			return []byte(fmt.Sprintf("From: Lena <lena@cust.example>\r\nTo: support@acme.example, research@acme.example\r\n"+

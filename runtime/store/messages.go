@@ -488,48 +488,70 @@ func (s *Store) Message(ctx context.Context, mailbox, messageID string) (Message
 // message of that thread is stored, else "", "", 0. That is how an email joins the thread of the
 // first message it references that the store knows (its References, then its In-Reply-To), or
 // the thread an earlier reply to the same unknown message started; and, with the email's own id
-// listed first, how a second copy is recognised before anything is written. It reads the
-// (mailbox, message id) index and, for newThread, the thread's first row. At most
-// MaxReferences+1 ids. Errors: ErrInvalid for too many ids, or the database's (wrapped).
-func (s *Store) ThreadOf(ctx context.Context, mailbox string, messageIDs []string, newThread string) (threadID, messageID string, seq int64, err error) {
+// listed first, how a second copy is recognised before anything is written. replyID is the
+// message id of an outbound message of mailbox whose In-Reply-To is messageIDs[0] (the lowest
+// seq when there are several; "" for none): the message was answered before it arrived (its
+// reply came first, from an import of a sent folder or a late delivery). It reads the (mailbox,
+// message id) and (mailbox, in-reply-to) indexes and, for newThread, the thread's first row. At
+// most MaxReferences+1 ids. Errors: ErrInvalid for too many ids, or the database's (wrapped).
+func (s *Store) ThreadOf(ctx context.Context, mailbox string, messageIDs []string, newThread string) (threadID, messageID string, seq int64, replyID string, err error) {
 	if len(messageIDs) > MaxReferences+1 {
-		return "", "", 0, fmt.Errorf("%w: %d message ids to look up (at most %d)", ErrInvalid, len(messageIDs), MaxReferences+1)
+		return "", "", 0, "", fmt.Errorf("%w: %d message ids to look up (at most %d)", ErrInvalid, len(messageIDs), MaxReferences+1)
 	}
 	var parts []string
 	var args []any
 	if len(messageIDs) > 0 {
-		parts = append(parts, `SELECT message_id, thread_id, seq FROM messages WHERE mailbox = ? AND message_id IN (`+
+		parts = append(parts, `SELECT message_id, thread_id, seq, 0 AS reply FROM messages WHERE mailbox = ? AND message_id IN (`+
 			placeholders(len(messageIDs))+`)`)
 		args = append(append(args, mailbox), anySlice(messageIDs)...)
+		// The derived table lets MySQL take a LIMIT inside UNION ALL.
+		// The replies to the message (there are few): named, the index is used whatever the
+		// statistics say.
+		parts = append(parts, `SELECT message_id, thread_id, seq, 1 AS reply FROM `+
+			s.dialect.indexed("messages", "messages_mailbox_in_reply_to")+`
+			WHERE mailbox = ? AND in_reply_to = ? AND direction = 'outbound'`)
+		args = append(args, mailbox, messageIDs[0])
 	}
 	if newThread != "" {
-		parts = append(parts, `SELECT '' AS message_id, thread_id, 0 AS seq FROM messages WHERE thread_start = ?`)
+		parts = append(parts, `SELECT '' AS message_id, thread_id, 0 AS seq, 0 AS reply FROM messages WHERE thread_start = ?`)
 		args = append(args, newThread)
 	}
 	if len(parts) == 0 {
-		return "", "", 0, nil
+		return "", "", 0, "", nil
 	}
 	var rows []struct {
 		MessageID string `db:"message_id"`
 		ThreadID  string `db:"thread_id"`
 		Seq       int64  `db:"seq"`
+		Reply     int    `db:"reply"`
 	}
 	if err := s.db.SelectContext(ctx, &rows, s.dialect.rebind(strings.Join(parts, " UNION ALL ")), args...); err != nil {
-		return "", "", 0, fmt.Errorf("store: look up the threads of %d message ids: %w", len(messageIDs), err)
+		return "", "", 0, "", fmt.Errorf("store: look up the threads of %d message ids: %w", len(messageIDs), err)
+	}
+	var found bool
+	var replySeq int64
+	for _, r := range rows {
+		if r.Reply == 1 && (replyID == "" || r.Seq < replySeq) {
+			replyID, replySeq = r.MessageID, r.Seq
+		}
 	}
 	for _, id := range messageIDs {
 		for _, r := range rows {
-			if r.MessageID == id && r.Seq != 0 {
-				return r.ThreadID, id, r.Seq, nil
+			if r.Reply == 0 && r.MessageID == id && r.Seq != 0 {
+				threadID, messageID, seq, found = r.ThreadID, id, r.Seq, true
+				break
 			}
+		}
+		if found {
+			return threadID, messageID, seq, replyID, nil
 		}
 	}
 	for _, r := range rows {
-		if r.Seq == 0 {
-			return r.ThreadID, "", 0, nil
+		if r.Reply == 0 && r.Seq == 0 {
+			return r.ThreadID, "", 0, replyID, nil
 		}
 	}
-	return "", "", 0, nil
+	return "", "", 0, replyID, nil
 }
 
 func anySlice(v []string) []any {

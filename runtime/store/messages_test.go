@@ -524,13 +524,32 @@ func TestThreadOfFindsTheFirstStoredReference(t *testing.T) {
 			{"a", nil, "a/t1", "a/t1", ""},
 		}
 		for _, c := range cases {
-			thread, id, seq, err := s.ThreadOf(ctx, c.mailbox, c.ids, c.newThread)
-			if err != nil || thread != c.thread || id != c.id || seq != seqs[c.id] {
+			thread, id, seq, reply, err := s.ThreadOf(ctx, c.mailbox, c.ids, c.newThread)
+			if err != nil || thread != c.thread || id != c.id || seq != seqs[c.id] || reply != "" {
 				t.Errorf("ThreadOf(%q, %q, %q) = %q, %q, %d, %v; want %q, %q, %d", c.mailbox, c.ids, c.newThread, thread, id, seq, err,
 					c.thread, c.id, seqs[c.id])
 			}
 		}
-		if _, _, _, err := s.ThreadOf(ctx, "a", make([]string, MaxReferences+2), ""); !errors.Is(err, ErrInvalid) {
+		// A stored outbound message answering the first id is reported (the lowest seq of two);
+		// an inbound one, or one of another mailbox, is not.
+		for _, r := range []struct {
+			mailbox, id string
+			dir         history.Direction
+		}{{"a", "<in@x>", history.Inbound}, {"b", "<other-box@x>", history.Outbound}, {"a", "<r1@x>", history.Outbound}, {"a", "<r2@x>", history.Outbound}} {
+			mm := msg("a/t1", r.id, baseTime)
+			mm.Mailbox, mm.Direction, mm.InReplyTo = r.mailbox, r.dir, "<q@x>"
+			if r.mailbox == "b" {
+				mm.ThreadID = "b/t3"
+			}
+			mustAppend(t, s, mm)
+		}
+		if thread, id, _, reply, err := s.ThreadOf(ctx, "a", []string{"<q@x>", "<m1@x>"}, "a/t7"); err != nil || thread != "a/t1" || id != "<m1@x>" || reply != "<r1@x>" {
+			t.Errorf("ThreadOf of an answered message = %q, %q, reply %q, %v; want a/t1, <m1@x>, reply <r1@x>", thread, id, reply, err)
+		}
+		if _, _, _, reply, err := s.ThreadOf(ctx, "b", []string{"<q2@x>"}, ""); err != nil || reply != "" {
+			t.Errorf("ThreadOf of an unanswered message = reply %q, %v; want none", reply, err)
+		}
+		if _, _, _, _, err := s.ThreadOf(ctx, "a", make([]string, MaxReferences+2), ""); !errors.Is(err, ErrInvalid) {
 			t.Errorf("ThreadOf(too many ids) error = %v, want ErrInvalid", err)
 		}
 	})

@@ -43,17 +43,23 @@ func (s *Store) Migrate(ctx context.Context) error {
 
 // Migrate applies every pending embedded migration of dialect d to db, in version order, with
 // github.com/pressly/goose/v3 (its Provider API; applied versions are recorded in the table
-// goose_db_version). It returns the file names it applied, none when the schema was current, so
-// running it twice is harmless. It holds a migration lock while it runs, so any number of
+// goose_db_version). A pending migration numbered below the database's newest one is applied
+// too, in version order: migrations are numbered by feature (each in its own range), so a
+// database migrated by an earlier build can lack a lower number that landed later. It returns
+// the file names it applied, none when the schema was current, so running it twice is
+// harmless. It holds a migration lock while it runs, so any number of
 // processes migrating the same database at once apply each migration once: on MySQL a named
 // server lock (GET_LOCK, scoped to the database); on SQLite a row of the table
 // personagen_migration_lock (SQLite has no named locks), inserted to take the lock and deleted
 // to release it, with a lock older than 10 minutes (a migrator that died) taken over. Errors
 // (wrapped): goose's when it cannot set up (reading the embedded files, creating
 // goose_db_version), the lock's when another migrator holds it for more than 60 seconds, and a
-// failed migration's; with the last, the names applied before the failure are
-// returned too (they stay applied, and MySQL cannot roll back DDL, so a failed file must be
-// fixed and re-run). When it applied any migration to a SQLite database it then refreshes the
+// failed migration's; with the last, the names applied before the failure are returned too
+// (they stay applied). On SQLite each file runs in a transaction, so a failed or interrupted
+// file leaves nothing behind. MySQL cannot roll back DDL, so there the store runs a file's
+// statements one at a time and records its progress, and the next Migrate after an
+// interruption (a killed process, a cut connection) resumes the file where it stopped (see
+// migrateMySQL). When it applied any migration to a SQLite database it then refreshes the
 // planner's statistics as Store.Optimize does (an error doing so is returned with every name
 // applied).
 func Migrate(ctx context.Context, db *sql.DB, d Dialect) ([]string, error) {
@@ -61,14 +67,12 @@ func Migrate(ctx context.Context, db *sql.DB, d Dialect) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: migrations for %s: %w", d, err)
 	}
-	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
-	gd := goose.DialectSQLite3
-	var locker lock.SessionLocker = sqliteMigrationLock{token: newClaimToken()}
 	if d == DialectMySQL {
-		gd, locker = goose.DialectMySQL, mysqlMigrationLock{}
+		return migrateMySQL(ctx, db, fsys)
 	}
-	opts = append(opts, goose.WithSessionLocker(locker))
-	p, err := goose.NewProvider(gd, db, fsys, opts...)
+	var locker lock.SessionLocker = sqliteMigrationLock{token: newClaimToken()}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys, goose.WithDisableGlobalRegistry(true), goose.WithSessionLocker(locker),
+		goose.WithAllowOutofOrder(true))
 	if err != nil {
 		return nil, fmt.Errorf("store: migrations for %s: %w", d, err)
 	}
@@ -125,12 +129,16 @@ type sqliteMigrationLock struct {
 // sqliteStaleLock is how old a SQLite migration lock must be before another migrator removes it.
 const sqliteStaleLock = 10 * time.Minute
 
+// sqliteLockWait is how long a SQLite migrator waits for another one's lock (a variable so that
+// tests need not wait a minute).
+var sqliteLockWait = time.Minute
+
 func (l sqliteMigrationLock) SessionLock(ctx context.Context, conn *sql.Conn) error {
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS personagen_migration_lock (
 		id INTEGER PRIMARY KEY CHECK (id = 1), locked_by TEXT NOT NULL, locked_at TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("store: create the migration lock table: %w", err)
 	}
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(sqliteLockWait)
 	for {
 		now := time.Now().UTC()
 		_, err := conn.ExecContext(ctx, "INSERT INTO personagen_migration_lock (id, locked_by, locked_at) VALUES (1, ?, ?)",
@@ -146,7 +154,16 @@ func (l sqliteMigrationLock) SessionLock(ctx context.Context, conn *sql.Conn) er
 			return fmt.Errorf("store: clear a stale migration lock: %w", err)
 		}
 		if now.After(deadline) {
-			return fmt.Errorf("store: take migration lock: another migration held it for 60 s")
+			var since string
+			if err := conn.QueryRowContext(ctx, "SELECT locked_at FROM personagen_migration_lock WHERE id = 1").Scan(&since); err != nil {
+				return fmt.Errorf("store: take migration lock: another migration held it for %v", sqliteLockWait)
+			}
+			msg := "store: take migration lock: another migration has held it since " + since + " UTC"
+			if at, err := time.Parse(timeLayout, since); err == nil {
+				msg += fmt.Sprintf(" and still held it after %v; if no migration is running (one that died leaves its lock), the lock is taken over from %s UTC on, %v after it was taken",
+					sqliteLockWait, at.Add(sqliteStaleLock).Format("2006-01-02 15:04:05"), sqliteStaleLock)
+			}
+			return errors.New(msg)
 		}
 		select {
 		case <-ctx.Done():

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -265,4 +266,83 @@ func TestMigrationsGoDownAndUpAgain(t *testing.T) {
 func tableExists(s *Store, name string) (bool, error) {
 	_, err := s.DB().Exec("SELECT COUNT(*) FROM " + name)
 	return err == nil, err
+}
+
+// TestSQLiteMigrationLockLeftByADeadMigratorSaysWhenItIsTakenOver: a migrator killed while it
+// held the SQLite lock leaves the lock row; the next migrator's error says since when it is
+// held and when it is taken over, instead of "another migration held it for 60 s".
+func TestSQLiteMigrationLockLeftByADeadMigratorSaysWhenItIsTakenOver(t *testing.T) {
+	defer func(d time.Duration) { sqliteLockWait = d }(sqliteLockWait)
+	sqliteLockWait = 100 * time.Millisecond
+	s, err := Open(context.Background(), scratchDSN(t, DialectSQLite))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if err := (sqliteMigrationLock{token: "dead"}).SessionLock(ctx, mustConn(t, s)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().ExecContext(ctx, "DELETE FROM personagen_migration_lock"); err != nil {
+		t.Fatal(err)
+	}
+	taken := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+	if _, err := s.DB().ExecContext(ctx, "INSERT INTO personagen_migration_lock (id, locked_by, locked_at) VALUES (1, 'dead', ?)",
+		taken.Format(timeLayout)); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Migrate(ctx)
+	want := "store: migrate sqlite: failed to initialize: store: take migration lock: another migration has held it since " +
+		taken.Format(timeLayout) + " UTC and still held it after 100ms; if no migration is running (one that died leaves its lock), the lock is taken over from " +
+		taken.Add(sqliteStaleLock).Format("2006-01-02 15:04:05") + " UTC on, 10m0s after it was taken"
+	if err == nil || err.Error() != want {
+		t.Errorf("Migrate with a dead migrator's lock = %v\nwant %s", err, want)
+	}
+}
+
+func mustConn(t *testing.T, s *Store) *sql.Conn {
+	t.Helper()
+	conn, err := s.DB().Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// TestMigrateAppliesLowerNumbersThatLandedLater: migration numbers are ranges per feature, so a
+// database migrated by an earlier build can hold 00030 but not 00020 and 00021, which landed on
+// main after it; goose refused to go on ("detected 2 missing (out-of-order) migrations lower
+// than database version (30): versions 20,21"). Migrate applies them, then the newer ones.
+func TestMigrateAppliesLowerNumbersThatLandedLater(t *testing.T) {
+	for _, d := range []Dialect{DialectSQLite, DialectMySQL} {
+		t.Run(string(d), func(t *testing.T) {
+			s, err := Open(context.Background(), scratchDSN(t, d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			fsys, _ := MigrationsFS(d)
+			gd := goose.DialectSQLite3
+			if d == DialectMySQL {
+				gd = goose.DialectMySQL
+			}
+			// The build of that time knew migrations up to 00030 only.
+			p, err := goose.NewProvider(gd, s.DB().DB, fsys, goose.WithDisableGlobalRegistry(true),
+				goose.WithExcludeVersions([]int64{20, 21, 31, 32}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Up(ctx); err != nil {
+				t.Fatal(err)
+			}
+			applied, err := Migrate(ctx, s.DB().DB, d)
+			want := []string{"00020_run_turns.sql", "00021_run_view.sql", "00031_one_row_per_message.sql", "00032_replies_index.sql"}
+			if err != nil || !slices.Equal(applied, want) {
+				t.Fatalf("Migrate = %v, %v; want %v", applied, err, want)
+			}
+			startScheduled(t, s, "p", "r")
+		})
+	}
 }

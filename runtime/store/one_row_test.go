@@ -202,7 +202,8 @@ type attachmentRow struct {
 }
 
 // The lookups of the write path read one index entry per id: ThreadOf through (mailbox,
-// message_id) and, for the thread a message would start, through thread_start; the append's
+// message_id), the replies to the message through (mailbox, in_reply_to) and, for the thread a
+// message would start, through thread_start; the append's
 // lock of the thread's first row through thread_start. On a seeded database with skewed
 // threads, with and without statistics.
 func TestIngestQueryPlans(t *testing.T) {
@@ -220,7 +221,7 @@ func TestIngestQueryPlans(t *testing.T) {
 				analyze(t, s)
 			}
 			log.take()
-			if thread, id, _, err := ls.ThreadOf(ctx, "", ids, "other-9"); err != nil || thread != "long" || id != ids[1] {
+			if thread, id, _, _, err := ls.ThreadOf(ctx, "", ids, "other-9"); err != nil || thread != "long" || id != ids[1] {
 				t.Fatalf("ThreadOf = %s, %s, %v", thread, id, err)
 			}
 			queries := log.take()
@@ -233,7 +234,7 @@ func TestIngestQueryPlans(t *testing.T) {
 				indexes []string
 				rows    float64
 			}{
-				{queries[0].query, queries[0].args, []string{"messages_mailbox_message_id", "messages_thread_start"}, float64(len(ids))},
+				{queries[0].query, queries[0].args, []string{"messages_mailbox_message_id", "messages_thread_start", "messages_mailbox_in_reply_to"}, float64(len(ids))},
 				{`SELECT thread_start FROM messages WHERE thread_start = ? LIMIT 1`, []any{"long"}, []string{"messages_thread_start"}, 1},
 			} {
 				p := explain(t, s, c.query, c.args...)

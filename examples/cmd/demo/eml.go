@@ -23,6 +23,21 @@ import (
 type emlFile struct {
 	name string
 	raw  []byte
+	// sent: the file is from a persona's own address. The demo's files are the operator's own
+	// archive, so it vouches for them: such a file is ingested as the persona's sent mail
+	// (mail.Ingestion.Sent). A host receiving mail from the internet must not decide this from
+	// the From alone, which anyone can write.
+	sent bool
+}
+
+// isSentMail reports whether m is from one of the personas' own addresses (see emlFile.sent).
+func isSentMail(m *mail.Message, personas []*runtime.Persona) bool {
+	for _, d := range mail.Route(m, personas) {
+		if d.Own {
+			return true
+		}
+	}
+	return false
 }
 
 // runEML is the -eml demo: it reads and checks every file first (so a bad one stores nothing),
@@ -35,7 +50,7 @@ func (d *demo) runEML(ctx context.Context, w io.Writer) error {
 	}
 	var ingested []ingestedFile
 	for _, f := range files {
-		got, err := mail.Ingest(ctx, d.st, bytes.NewReader(f.raw), mail.Ingestion{Personas: d.personas(), Arrived: d.clock.Now()})
+		got, err := mail.Ingest(ctx, d.st, bytes.NewReader(f.raw), mail.Ingestion{Personas: d.personas(), Arrived: d.clock.Now(), Sent: f.sent})
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
@@ -182,7 +197,7 @@ func readOne(name string, personas []*runtime.Persona, arrived time.Time) (emlFi
 		return emlFile{}, fmt.Errorf("%s: for no persona's mailbox: it is from %s to %s, and the personas receive mail at %s",
 			name, addressList(addresses(m.Addresses.From)), addressList(recipients(m)), strings.Join(boxes, ", "))
 	}
-	return emlFile{name: name, raw: raw}, nil
+	return emlFile{name: name, raw: raw, sent: isSentMail(m, personas)}, nil
 }
 
 // isEmail reports whether m's header has at least one of the fields every email has one of.

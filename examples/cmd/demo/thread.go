@@ -137,7 +137,13 @@ func ingestExample(ctx context.Context, st *store.Store, personas []*runtime.Per
 	if err != nil {
 		return ingestedFile{}, err
 	}
-	got, err := mail.Ingest(ctx, st, bytes.NewReader(raw), mail.Ingestion{Personas: personas, Arrived: arrived})
+	m, err := mail.Parse(bytes.NewReader(raw), arrived)
+	if err != nil {
+		return ingestedFile{}, fmt.Errorf("examples/%s: %w", name, err)
+	}
+	// The example files are the host's own archive: a reply of the persona is its sent mail.
+	in := mail.Ingestion{Personas: personas, Arrived: arrived, Sent: isSentMail(m, personas)}
+	got, err := mail.Ingest(ctx, st, bytes.NewReader(raw), in)
 	if err != nil {
 		return ingestedFile{}, fmt.Errorf("examples/%s: %w", name, err)
 	}
