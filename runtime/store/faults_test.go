@@ -296,9 +296,15 @@ func TestEveryWriteRetriedAfterALostCommitIsStoredOnce(t *testing.T) {
 			m := msg(thread, thread+"-in", baseTime)
 			m.Attachments = []history.Attachment{{ID: "a", Filename: "f.pdf", ContentType: "application/pdf", Size: 9}}
 
-			// AppendMessage (one INSERT that commits on its own, after the append to a stored
-			// thread found none): the retry returns the stored seq, already stored, identical.
-			lose("AppendMessage", startInsert(s.dialect), func() error { _, err := s.AppendMessage(ctx, m); return err },
+			// AppendMessage (on SQLite one INSERT that commits on its own, after the append to a
+			// stored thread found none; on MySQL a transaction that looks for the thread's first
+			// row, finds none and starts the thread): the retry returns the stored seq, already
+			// stored, identical.
+			newThread := startInsert(s.dialect)
+			if s.dialect == DialectMySQL {
+				newThread = "COMMIT"
+			}
+			lose("AppendMessage", newThread, func() error { _, err := s.AppendMessage(ctx, m); return err },
 				func() bool { return count("messages", "message_id = ?", m.MessageID) == 1 })
 			stored, err := direct.Message(ctx, "", m.MessageID)
 			if err != nil {
@@ -453,11 +459,21 @@ func joinInsert() string {
 	return strings.Join(strings.Fields("INSERT INTO messages ("+messageInsertColumns+") VALUES ((SELECT"), " ")
 }
 
+// joinWrite is the statement that commits an append to a stored thread: on SQLite the join
+// INSERT itself, on MySQL the COMMIT of the transaction that locks the thread's first row first.
+func joinWrite(d Dialect) string {
+	if d == DialectSQLite {
+		return joinInsert()
+	}
+	return "COMMIT"
+}
+
 // Ingestion through mail.Ingest, each of its writes with its acknowledgement lost (the database
 // committed, the caller got an error), then retried: the message is stored once, whole (its
 // attachments with it), and the retry reports it as the duplicate it is, with the stored seq and
-// thread. The writes: the INSERT that starts a thread, the INSERT that joins one (each a single
-// statement that commits on its own, so there is nothing between two writes to interrupt), and
+// thread. The writes: the INSERT that starts a thread, the write that joins one (each a single
+// statement that commits on its own, so there is nothing between two writes to interrupt; on
+// MySQL the join is a transaction, its COMMIT cut), and
 // the two transactions of the write path — an outbound reply with its outbox entry, and a message
 // too large for one statement, whose attachments follow in an UPDATE — with their COMMIT cut.
 func TestIngestRetriedAfterALostCommitIsStoredOnce(t *testing.T) {
@@ -518,12 +534,12 @@ func TestIngestRetriedAfterALostCommitIsStoredOnce(t *testing.T) {
 		reply = bytes.Replace(reply, []byte("In-Reply-To: <s2@acme.example>"), []byte("In-Reply-To: <c3@brightline.io>"), 1)
 		reply = bytes.Replace(reply, []byte("References: <c1@brightline.io> <s1@acme.example> <c2@brightline.io>\r\n <s2@acme.example>"),
 			[]byte("References: <c3@brightline.io>"), 1)
-		if joined := lose("reply with an attachment", joinInsert(), reply, 1); joined.ThreadID != root.ThreadID {
+		if joined := lose("reply with an attachment", joinWrite(s.dialect), reply, 1); joined.ThreadID != root.ThreadID {
 			t.Fatalf("the reply went to thread %s, want %s", joined.ThreadID, root.ThreadID)
 		}
 		plain := []byte("From: Lena <lena@cust.example>\r\nTo: support@acme.example\r\nSubject: Re: x\r\n" +
 			"Date: Thu, 06 Mar 2025 16:00:00 +0100\r\nMessage-ID: <c5@brightline.io>\r\nIn-Reply-To: <c4@brightline.io>\r\n\r\nAnd?\r\n")
-		lose("reply", joinInsert(), plain, 0)
+		lose("reply", joinWrite(s.dialect), plain, 0)
 
 		// The persona's reply with its outbox entry: one transaction, its COMMIT cut.
 		out := msg(root.ThreadID, "r1@acme.example", baseTime)

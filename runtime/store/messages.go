@@ -69,17 +69,20 @@ type Appended struct {
 // AppendMessage stores m at the end of its thread, creating the thread when it is new, and
 // returns the message's seq: the monotonic insertion key, which orders Thread and History (Date,
 // which the sender sets, is only shown, never used to order). The message is one row, written
-// by one statement that commits on its own (one round trip): its attachments' metadata is a
-// column of the row, and a message that starts a thread is the thread's first row. So nothing
-// can be left half-written: the row with its attachments is there or it is not. Two cases add a
-// transaction around that statement: an outbound reply with a run key, whose outbox entry is
-// written with it (BEGIN, message, outbox, COMMIT), and a message too large for one statement
-// (see maxRowStatementBytes), whose attachments follow in an UPDATE of the same transaction.
+// by one INSERT: its attachments' metadata is a column of the row, and a message that starts a
+// thread is the thread's first row. So nothing can be left half-written: the row with its
+// attachments is there or it is not.
 //
 // An append into a stored thread first write-locks the thread's first row and holds the lock
 // until it commits, so a thread's seqs commit in the order they are handed out (see the package
-// doc, Concurrency). AppendMessage first assumes the thread is stored; when it is not, a second
-// statement starts it (two round trips in all).
+// doc, Concurrency). On SQLite that is the INSERT alone, committing on its own (one round trip;
+// two when the thread is new, since AppendMessage first assumes it is stored). On MySQL it is a
+// transaction: BEGIN, the locking read of the first row, the INSERT (which starts the thread
+// when there is no first row), COMMIT — four round trips. A message that starts a thread its
+// caller knows is new (AppendMail) is the INSERT alone on both. Two more cases take a
+// transaction: an outbound reply with a run key, whose outbox entry is written with it, and a
+// message too large for one statement (see maxRowStatementBytes), whose attachments follow in an
+// UPDATE of the same transaction.
 //
 // It is idempotent by (m.Mailbox, m.MessageID): when a message with that id is stored in the
 // mailbox (in any thread), it writes nothing and returns the stored seq with AlreadyStored,
@@ -155,18 +158,36 @@ func (s *Store) appendMessage(ctx context.Context, m Message, threadStored bool)
 // was deleted since the caller looked.
 var errNoThreadRow = errors.New("store: the thread has no first row")
 
-// writeMessage writes row: one statement that commits on its own, or, for an outbound reply with
-// a run key or a message over maxRowStatementBytes, that statement and the rest in one
-// transaction. join says which statement: the append to a stored thread (errNoThreadRow when it
+// writeMessage writes row: one statement that commits on its own, or, for an append to a stored
+// thread on MySQL, an outbound reply with a run key or a message over maxRowStatementBytes, that
+// statement and the rest in one transaction. join says which statement: the append to a stored thread (errNoThreadRow when it
 // has no first row; inside a transaction the start follows at once) or the thread's start.
 func (s *Store) writeMessage(ctx context.Context, m Message, row messageWrite, join bool) (int64, error) {
 	outbox := m.RunKey != "" && m.Direction == history.Outbound
-	if !outbox && !row.split {
+	// MySQL hands out an AUTO_INCREMENT value when an INSERT starts, before the subquery in
+	// its VALUES waits for the first row's lock: two appends waiting for that lock can then be
+	// granted it, and commit, out of seq order. So on MySQL an append to a stored thread takes
+	// the lock in a statement of its own first, inside a transaction, and the INSERT that
+	// follows gets a seq higher than every committed one of the thread. SQLite hands out the
+	// rowid inside its database-wide write lock, so there the single statement is enough.
+	lockFirst := join && s.dialect == DialectMySQL
+	if !outbox && !row.split && !lockFirst {
 		return row.insert(ctx, storeExec{s}, join)
 	}
 	var seq int64
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var err error
+		join := join // per attempt: inTx may run this again
+		if lockFirst {
+			var start string
+			err := tx.GetContext(ctx, &start, s.dialect.rebind(`SELECT thread_start FROM messages
+				WHERE thread_start = ? LIMIT 1 FOR UPDATE`), m.ThreadID)
+			if errors.Is(err, sql.ErrNoRows) {
+				join = false // the thread is new: start it in this transaction
+			} else if err != nil {
+				return err
+			}
+		}
 		seq, err = row.insert(ctx, tx, join)
 		if errors.Is(err, errNoThreadRow) {
 			seq, err = row.insert(ctx, tx, false)
