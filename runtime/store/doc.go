@@ -98,7 +98,10 @@
 // in a transaction (BEGIN; SELECT ... FOR UPDATE; INSERT; COMMIT): with the lock inside a single
 // autocommitted INSERT, InnoDB let readers see a later append of the thread before an earlier
 // one in most runs of the append-order tests under load (MariaDB 10.11); with the transaction
-// none did in 130 runs. Without any lock readers see later messages before earlier ones. The price is throughput per thread: each append to a thread waits for the previous
+// none did in 130 runs. Without any lock readers see later messages before earlier ones. What
+// remains: InnoDB takes a read view without stopping commits, so a reader preempted while taking
+// it can still see an append without the one before it if that whole second transaction
+// commits meanwhile. The price is throughput per thread: each append to a thread waits for the previous
 // one's commit, one log flush (fsync) each, while appends to different threads commit side by
 // side and share flushes (group commit); BenchmarkAppendMessage measures both. A thread
 // receiving mail gets a message every few seconds at most, far below the limit. On SQLite every
