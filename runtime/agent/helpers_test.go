@@ -2,12 +2,9 @@ package agent_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +15,7 @@ import (
 	"github.com/personagen/personagen/runtime/agent"
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/store"
+	"github.com/personagen/personagen/runtime/store/storetest"
 	"github.com/personagen/personagen/runtime/tool"
 )
 
@@ -44,7 +42,7 @@ func newDB(t testing.TB, name string) *db {
 	if name == "sqlite" {
 		d.dsn = "sqlite:" + filepath.Join(t.TempDir(), "agent.db")
 	} else {
-		d.dsn = scratchMySQL(t)
+		d.dsn = storetest.MySQL(t)
 	}
 	st := d.open(t)
 	if err := st.Migrate(context.Background()); err != nil {
@@ -61,41 +59,6 @@ func (d *db) open(t testing.TB) *store.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
-}
-
-// scratchMySQL creates a database on the test server for the test and returns its DSN.
-func scratchMySQL(t testing.TB) string {
-	t.Helper()
-	base := os.Getenv("PERSONAGEN_TEST_MYSQL_DSN")
-	if base == "" {
-		base = "root@tcp(127.0.0.1:3306)/test"
-	}
-	admin, err := store.Open(context.Background(), base)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("MySQL test server unreachable under CI=true: %v", err)
-		}
-		t.Skipf("MySQL test server unreachable (set PERSONAGEN_TEST_MYSQL_DSN): %v", err)
-	}
-	defer admin.Close()
-	var b [6]byte
-	rand.Read(b[:])
-	name := "personagen_agent_" + hex.EncodeToString(b[:])
-	if _, err := admin.DB().Exec("CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if admin, err := store.Open(context.Background(), base); err == nil {
-			admin.DB().Exec("DROP DATABASE " + name)
-			admin.Close()
-		}
-	})
-	i := strings.LastIndex(base, "/")
-	rest := ""
-	if q := strings.IndexByte(base[i:], '?'); q >= 0 {
-		rest = base[i+q:]
-	}
-	return base[:i+1] + name + rest
 }
 
 // redact keeps the lookup tool's token out of the store, and so out of the model's requests.

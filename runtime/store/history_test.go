@@ -206,14 +206,7 @@ func eachDBWithDSN(t *testing.T, f func(t *testing.T, s *Store, dsn string)) {
 	for _, d := range []Dialect{DialectSQLite, DialectMySQL} {
 		t.Run(string(d), func(t *testing.T) {
 			dsn := migratedDSN(t, d)
-			s, err := Open(context.Background(), dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			if err := s.Migrate(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			s := openMigrated(t, dsn)
 			f(t, s, dsn)
 		})
 	}

@@ -87,14 +87,7 @@ func ingestCases(t testing.TB) []ingestCase {
 func ingestStore(t testing.TB, d Dialect, in mail.Ingestion, cases []ingestCase) (*Store, *atomic.Int64, *queryLog) {
 	t.Helper()
 	dsn := scratchDSN(t, d)
-	s, err := Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	openMigrated(t, dsn) // the schema; this store stays open until the test ends
 	cs, trips, log := loggingStore(t, dsn)
 	for _, raw := range [][]byte{
 		[]byte("From: lena@cust.example\r\nTo: support@acme.example\r\nMessage-ID: <root@cust.example>\r\nDate: Mon, 03 Mar 2025 09:00:00 +0000\r\n\r\norder?\r\n"),

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pressly/goose/v3"
-
 	"github.com/personagen/personagen/runtime/history"
 )
 
@@ -21,11 +19,7 @@ import (
 func TestOneRowMigrationKeepsStoredRows(t *testing.T) {
 	for _, d := range []Dialect{DialectSQLite, DialectMySQL} {
 		t.Run(string(d), func(t *testing.T) {
-			s, err := Open(context.Background(), scratchDSN(t, d))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openScratch(t, d)
 			ctx := context.Background()
 			migrateTo(t, s, 30)
 			exec := func(q string, args ...any) int64 {
@@ -146,15 +140,7 @@ func TestOneRowMigrationKeepsStoredRows(t *testing.T) {
 				t.Errorf("t1 has %d first rows after the append, want 1", n)
 			}
 
-			fsys, _ := MigrationsFS(d)
-			gd := goose.DialectSQLite3
-			if d == DialectMySQL {
-				gd = goose.DialectMySQL
-			}
-			p, err := goose.NewProvider(gd, s.DB().DB, fsys, goose.WithDisableGlobalRegistry(true))
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := gooseProvider(t, s)
 			if _, err := p.DownTo(ctx, 30); err != nil {
 				t.Fatalf("down to 00030: %v", err)
 			}
