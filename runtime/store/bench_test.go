@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
+
+	"github.com/personagen/personagen/runtime/store/storetest"
 )
 
 // newTripCountingMySQLStore returns a migrated store on a MySQL scratch database whose connections
@@ -25,7 +27,7 @@ func newTripCountingMySQLStore(tb testing.TB) (*Store, *atomic.Int64) {
 		tb.Fatal(err)
 	}
 	trips := new(atomic.Int64)
-	s, err := OpenDB(sqlx.NewDb(sql.OpenDB(tripConnector{Connector: conn, trips: trips}), "mysql"))
+	s, err := OpenDB(sqlx.NewDb(sql.OpenDB(storetest.CountTrips(conn, trips, nil)), "mysql"))
 	if err != nil {
 		tb.Fatal(err)
 	}

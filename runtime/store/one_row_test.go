@@ -206,11 +206,11 @@ func TestIngestQueryPlans(t *testing.T) {
 			if stats == "statistics" {
 				analyze(t, s)
 			}
-			log.take()
+			log.Take()
 			if thread, id, _, _, err := ls.ThreadOf(ctx, "", ids, "other-9"); err != nil || thread != "long" || id != ids[1] {
 				t.Fatalf("ThreadOf = %s, %s, %v", thread, id, err)
 			}
-			queries := log.take()
+			queries := log.Take()
 			if len(queries) != 1 {
 				t.Fatalf("ThreadOf ran %d queries, want 1", len(queries))
 			}
@@ -220,7 +220,7 @@ func TestIngestQueryPlans(t *testing.T) {
 				indexes []string
 				rows    float64
 			}{
-				{queries[0].query, queries[0].args, []string{"messages_mailbox_message_id", "messages_thread_start", "messages_mailbox_in_reply_to"}, float64(len(ids))},
+				{queries[0].Text, queries[0].Args, []string{"messages_mailbox_message_id", "messages_thread_start", "messages_mailbox_in_reply_to"}, float64(len(ids))},
 				{`SELECT thread_start FROM messages WHERE thread_start = ? LIMIT 1`, []any{"long"}, []string{"messages_thread_start"}, 1},
 			} {
 				p := explain(t, s, c.query, c.args...)
