@@ -24,7 +24,7 @@ import (
 type db struct {
 	name  string
 	dsn   string
-	clock *clock
+	clock *storetest.Clock
 }
 
 // eachDB runs f on SQLite (a file) and on MariaDB (a scratch database), each fresh and migrated.
@@ -38,7 +38,7 @@ func eachDB(t *testing.T, f func(t *testing.T, d *db)) {
 
 func newDB(t testing.TB, name string) *db {
 	t.Helper()
-	d := &db{name: name, clock: &clock{now: time.Date(2026, 3, 6, 14, 50, 0, 0, time.UTC)}}
+	d := &db{name: name, clock: storetest.NewClock(time.Date(2026, 3, 6, 14, 50, 0, 0, time.UTC))}
 	if name == "sqlite" {
 		d.dsn = "sqlite:" + filepath.Join(t.TempDir(), "agent.db")
 	} else {
@@ -68,24 +68,6 @@ func redact(tool string, kind store.PayloadKind, p string) string {
 
 // longText makes search results longer than the store keeps, so they are clipped.
 var longText = strings.Repeat("help ", 3500)
-
-// clock is a settable store clock: tests move it past a lease to let another worker take over.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 const (
 	threadID = "t-1"

@@ -1,7 +1,8 @@
 // Package storetest holds what tests and benchmarks of the SQL store (runtime/store) and of the
 // packages built on it share: a scratch MySQL/MariaDB database of their own ([MySQL]), created on
-// the test server and dropped when the test ends, and a connector that counts the round trips a
-// store makes and records its statements ([CountTrips], [QueryLog]).
+// the test server and dropped when the test ends; a connector that counts the round trips a
+// store makes and records its statements ([CountTrips], [QueryLog]); and a clock the test sets
+// by hand ([Clock]).
 //
 // The test server is the go-sql-driver DSN in PERSONAGEN_TEST_MYSQL_DSN, or
 // root@tcp(127.0.0.1:3306)/test when that is unset. A test whose server does not answer is
