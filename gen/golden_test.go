@@ -68,6 +68,21 @@ func runCase(t *testing.T, name string, host *Host, planOut *string) ([]File, st
 	return files, stderr.String()
 }
 
+// casesModule returns a scratch module holding every golden case of testdata (an absolute
+// path) in a directory of its own, without its golden files (out/, stderr.txt, README.md,
+// handwritten/), and the cases' names.
+func casesModule(t *testing.T, testdata string) (string, []string) {
+	t.Helper()
+	mod := scratchModule(t)
+	cases := goldenCases(t)
+	for _, c := range cases {
+		copyDir(t, filepath.Join(testdata, c), filepath.Join(mod, c), func(rel string) bool {
+			return rel == "out" || rel == "stderr.txt" || rel == "README.md" || rel == "handwritten"
+		})
+	}
+	return mod, cases
+}
+
 // TestGoldenCases runs every case in testdata/<case>/: the specs there
 // generate exactly testdata/<case>/out/*.go and print exactly
 // testdata/<case>/stderr.txt (absent means nothing), twice with identical
@@ -85,12 +100,8 @@ func TestGoldenCases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := goldenCases(t)
-	mod := scratchModule(t)
+	mod, cases := casesModule(t, testdata)
 	for _, c := range cases {
-		copyDir(t, filepath.Join(testdata, c), filepath.Join(mod, c), func(rel string) bool {
-			return rel == "out" || rel == "stderr.txt" || rel == "README.md" || rel == "handwritten"
-		})
 		if _, err := os.Stat(filepath.Join(testdata, c, "handwritten")); err == nil {
 			copyDir(t, filepath.Join(testdata, c, "handwritten"), filepath.Join(mod, c, "out"), nil)
 		}

@@ -32,13 +32,7 @@ func TestDerivedSchemasMatchTheirGoTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod := scratchModule(t)
-	cases := goldenCases(t)
-	for _, c := range cases {
-		copyDir(t, filepath.Join(testdata, c), filepath.Join(mod, c), func(rel string) bool {
-			return rel == "out" || rel == "stderr.txt" || rel == "README.md" || rel == "handwritten"
-		})
-	}
+	mod, cases := casesModule(t, testdata)
 	t.Chdir(mod)
 	var all []*spec.Persona
 	for _, c := range cases {
