@@ -25,14 +25,7 @@ import (
 // any object; and without each top-level property it rejects the
 // encoding exactly when that property is required.
 func TestDerivedSchemasMatchTheirGoTypes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a scratch module")
-	}
-	testdata, err := filepath.Abs("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, cases := casesModule(t, testdata)
+	mod, _, cases := casesModule(t)
 	t.Chdir(mod)
 	var all []*spec.Persona
 	for _, c := range cases {
