@@ -68,6 +68,28 @@ func runCase(t *testing.T, name string, host *Host, planOut *string) ([]File, st
 	return files, stderr.String()
 }
 
+// casesModule returns a scratch module holding every golden case of testdata/ in a directory
+// of its own, without its golden files (out/, stderr.txt, README.md, handwritten/), the absolute
+// path of testdata/, and the cases' names. It skips the test under -short.
+func casesModule(t *testing.T) (mod, testdata string, cases []string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds a scratch module")
+	}
+	testdata, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod = scratchModule(t)
+	cases = goldenCases(t)
+	for _, c := range cases {
+		copyDir(t, filepath.Join(testdata, c), filepath.Join(mod, c), func(rel string) bool {
+			return rel == "out" || rel == "stderr.txt" || rel == "README.md" || rel == "handwritten"
+		})
+	}
+	return mod, testdata, cases
+}
+
 // TestGoldenCases runs every case in testdata/<case>/: the specs there
 // generate exactly testdata/<case>/out/*.go and print exactly
 // testdata/<case>/stderr.txt (absent means nothing), twice with identical
@@ -78,19 +100,8 @@ func runCase(t *testing.T, name string, host *Host, planOut *string) ([]File, st
 // package, copied into <case>/out before generating. -update rewrites the
 // golden files.
 func TestGoldenCases(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a scratch module")
-	}
-	testdata, err := filepath.Abs("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := goldenCases(t)
-	mod := scratchModule(t)
+	mod, testdata, cases := casesModule(t)
 	for _, c := range cases {
-		copyDir(t, filepath.Join(testdata, c), filepath.Join(mod, c), func(rel string) bool {
-			return rel == "out" || rel == "stderr.txt" || rel == "README.md" || rel == "handwritten"
-		})
 		if _, err := os.Stat(filepath.Join(testdata, c, "handwritten")); err == nil {
 			copyDir(t, filepath.Join(testdata, c, "handwritten"), filepath.Join(mod, c, "out"), nil)
 		}

@@ -25,20 +25,7 @@ import (
 // any object; and without each top-level property it rejects the
 // encoding exactly when that property is required.
 func TestDerivedSchemasMatchTheirGoTypes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a scratch module")
-	}
-	testdata, err := filepath.Abs("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod := scratchModule(t)
-	cases := goldenCases(t)
-	for _, c := range cases {
-		copyDir(t, filepath.Join(testdata, c), filepath.Join(mod, c), func(rel string) bool {
-			return rel == "out" || rel == "stderr.txt" || rel == "README.md" || rel == "handwritten"
-		})
-	}
+	mod, _, cases := casesModule(t)
 	t.Chdir(mod)
 	var all []*spec.Persona
 	for _, c := range cases {

@@ -2,59 +2,38 @@ package agent
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/personagen/personagen/bench/internal/cputime"
 	"github.com/personagen/personagen/runtime/agent"
 	"github.com/personagen/personagen/runtime/store"
+	"github.com/personagen/personagen/runtime/store/storetest"
 )
 
-// dsnFor returns a fresh database of kind ("sqlite": a file, "mysql": a scratch database on
-// PERSONAGEN_TEST_MYSQL_DSN, dropped at the end). An unreachable MySQL skips, or fails under
-// CI=true.
-func dsnFor(tb testing.TB, kind string) string {
+// kinds are the databases every test and benchmark runs on.
+var kinds = []string{"sqlite", "mysql"}
+
+// openStore opens a store whose round trips trips counts on a fresh database of kind
+// ("sqlite": a file; "mysql": a scratch database from storetest.MySQL, which skips tb when
+// MySQL is unreachable, or fails it under CI=true), closed when tb ends.
+func openStore(tb testing.TB, kind string, trips *Trips) *store.Store {
 	tb.Helper()
-	if kind == "sqlite" {
-		return "sqlite:" + filepath.Join(tb.TempDir(), "bench.db")
+	dsn := "sqlite:" + filepath.Join(tb.TempDir(), "bench.db")
+	if kind == "mysql" {
+		dsn = storetest.MySQL(tb)
 	}
-	base := os.Getenv("PERSONAGEN_TEST_MYSQL_DSN")
-	if base == "" {
-		base = "root@tcp(127.0.0.1:3306)/test"
-	}
-	admin, err := store.Open(context.Background(), base)
+	st, err := OpenStore(context.Background(), dsn, trips)
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("MySQL unreachable under CI=true: %v", err)
-		}
-		tb.Skipf("MySQL unreachable: %v", err)
-	}
-	defer admin.Close()
-	var b [6]byte
-	rand.Read(b[:])
-	name := "personagen_bench_agent_" + hex.EncodeToString(b[:])
-	if _, err := admin.DB().Exec("CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() {
-		if admin, err := store.Open(context.Background(), base); err == nil {
-			admin.DB().Exec("DROP DATABASE " + name)
-			admin.Close()
-		}
-	})
-	i := strings.LastIndex(base, "/")
-	rest := ""
-	if q := strings.IndexByte(base[i:], '?'); q >= 0 {
-		rest = base[i+q:]
-	}
-	return base[:i+1] + name + rest
+	tb.Cleanup(func() { st.Close() })
+	return st
 }
 
 // side is one way of answering a message, set up once per store (tools and agents built once,
@@ -106,24 +85,28 @@ var sides = []side{
 				return res.Text, nil
 			}}, nil
 	}},
-	{name: "eino", setup: func(ctx context.Context, st *store.Store, tools *Tools, _ *Trips) (answer, error) {
-		run, err := NewEino(ctx, st, tools, false)
+	einoSide("eino", false),
+	langChainGoSide("langchaingo", false),
+	einoSide("eino_messages", true),
+	langChainGoSide("langchaingo_messages", true),
+}
+
+// einoSide is eino's ReAct agent, recording each message one INSERT when perMessage is set,
+// each round with RecordRound otherwise.
+func einoSide(name string, perMessage bool) side {
+	return side{name: name, setup: func(ctx context.Context, st *store.Store, tools *Tools, _ *Trips) (answer, error) {
+		run, err := NewEino(ctx, st, tools, perMessage)
 		return answer{run: run}, err
-	}},
-	{name: "langchaingo", setup: func(ctx context.Context, st *store.Store, tools *Tools, _ *Trips) (answer, error) {
+	}}
+}
+
+// langChainGoSide is langchaingo's agent executor, recording as einoSide does.
+func langChainGoSide(name string, perMessage bool) side {
+	return side{name: name, setup: func(ctx context.Context, st *store.Store, tools *Tools, _ *Trips) (answer, error) {
 		return answer{run: func(ctx context.Context, in store.Message) (string, error) {
-			return LangChainGo(ctx, st, tools, in, false)
+			return LangChainGo(ctx, st, tools, in, perMessage)
 		}}, nil
-	}},
-	{name: "eino_messages", setup: func(ctx context.Context, st *store.Store, tools *Tools, _ *Trips) (answer, error) {
-		run, err := NewEino(ctx, st, tools, true)
-		return answer{run: run}, err
-	}},
-	{name: "langchaingo_messages", setup: func(ctx context.Context, st *store.Store, tools *Tools, _ *Trips) (answer, error) {
-		return answer{run: func(ctx context.Context, in store.Message) (string, error) {
-			return LangChainGo(ctx, st, tools, in, true)
-		}}, nil
-	}},
+	}}
 }
 
 // wantAnswer is the answer of a run of thread: every round's results, in call order.
@@ -142,15 +125,11 @@ func wantAnswer(thread string) string {
 // Every side answers with the same text, records the same three rounds and one reply, and runs
 // each call of act once.
 func TestSidesAgree(t *testing.T) {
-	for _, kind := range []string{"sqlite", "mysql"} {
+	for _, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {
 			ctx := context.Background()
 			trips := &Trips{}
-			st, err := OpenStore(ctx, dsnFor(t, kind), trips)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			st := openStore(t, kind, trips)
 			for _, s := range sides {
 				t.Run(s.name, func(t *testing.T) {
 					thread := "agree-" + s.name
@@ -221,15 +200,11 @@ func TestSidesAgree(t *testing.T) {
 // phase (the fake model marks the count at each of its calls), and holds them to the budget:
 // per model turn at most 2 beyond RecordRound's 3.
 func TestRoundTripBudget(t *testing.T) {
-	for _, kind := range []string{"sqlite", "mysql"} {
+	for _, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {
 			ctx := context.Background()
 			trips := &Trips{}
-			st, err := OpenStore(ctx, dsnFor(t, kind), trips)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			st := openStore(t, kind, trips)
 			for _, resumed := range []bool{false, true} {
 				thread := fmt.Sprintf("budget-%t", resumed)
 				in, err := Seed(ctx, st, thread)
@@ -292,15 +267,11 @@ var threads atomic.Int64
 // persistence step (the thread read from the store, each round recorded with RecordRound, the
 // reply appended). It reports the database round trips per run.
 func BenchmarkReplyRun(b *testing.B) {
-	for _, kind := range []string{"sqlite", "mysql"} {
+	for _, kind := range kinds {
 		b.Run(kind, func(b *testing.B) {
 			ctx := context.Background()
 			trips := &Trips{}
-			st, err := OpenStore(ctx, dsnFor(b, kind), trips)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
+			st := openStore(b, kind, trips)
 			stamp := time.Now().UnixNano()
 			for _, s := range sides {
 				b.Run(s.name, func(b *testing.B) {
@@ -310,11 +281,11 @@ func BenchmarkReplyRun(b *testing.B) {
 					}
 					b.ReportAllocs()
 					var total int64
-					cpu0, cpuOK := processCPU()
+					cpu0, cpuOK := cputime.Process()
 					var cpuOut time.Duration // CPU spent outside the timed part
 					for i := 0; i < b.N; i++ {
 						b.StopTimer()
-						c0, _ := processCPU()
+						c0, _ := cputime.Process()
 						thread := fmt.Sprintf("%s-%d-%d", s.name, stamp, threads.Add(1))
 						in, err := Seed(ctx, st, thread)
 						if err != nil {
@@ -326,7 +297,7 @@ func BenchmarkReplyRun(b *testing.B) {
 							}
 						}
 						before := trips.Load()
-						c1, _ := processCPU()
+						c1, _ := cputime.Process()
 						cpuOut += c1 - c0
 						b.StartTimer()
 						_, err = a.run(ctx, in)
@@ -338,7 +309,7 @@ func BenchmarkReplyRun(b *testing.B) {
 						b.StartTimer()
 					}
 					b.ReportMetric(float64(total)/float64(b.N), "roundtrips/op")
-					if cpu1, ok := processCPU(); ok && cpuOK {
+					if cpu1, ok := cputime.Process(); ok && cpuOK {
 						b.ReportMetric(float64(cpu1-cpu0-cpuOut)/float64(b.N), "cpu-ns/op")
 					}
 				})

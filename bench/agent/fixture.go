@@ -16,6 +16,7 @@ import (
 	"github.com/personagen/personagen/runtime/agent"
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/store"
+	"github.com/personagen/personagen/runtime/store/storetest"
 	"github.com/personagen/personagen/runtime/tool"
 )
 
@@ -104,7 +105,8 @@ func (t *Tools) RuntimeTools() []runtime.Tool {
 	return out
 }
 
-// Trips counts the database round trips of the stores opened with OpenStore.
+// Trips counts the database round trips of the stores opened with OpenStore, as
+// storetest.CountTrips counts them.
 type Trips struct{ n atomic.Int64 }
 
 // Load returns the count.
@@ -112,7 +114,7 @@ func (t *Trips) Load() int64 { return t.n.Load() }
 
 // OpenStore opens a migrated store on dsn whose round trips trips counts.
 func OpenStore(ctx context.Context, dsn string, trips *Trips, opts ...store.Option) (*store.Store, error) {
-	opts = append(opts, store.WithConnector(func(c driver.Connector) driver.Connector { return tripConnector{c, &trips.n} }))
+	opts = append(opts, store.WithConnector(func(c driver.Connector) driver.Connector { return storetest.CountTrips(c, &trips.n, nil) }))
 	st, err := store.Open(ctx, dsn, opts...)
 	if err != nil {
 		return nil, err
@@ -298,103 +300,4 @@ func (r *recorder) reply(ctx context.Context, text string) error {
 		Date: r.in.Date, Text: text}
 	_, err := r.st.AppendMessage(ctx, store.Message{Message: m, Mailbox: r.in.Mailbox, RunKey: r.runID})
 	return err
-}
-
-// tripConnector counts the calls that reach the server: each BEGIN, COMMIT, ROLLBACK,
-// statement, query, prepare and ping is one round trip (driver.ErrSkip is not counted).
-type tripConnector struct {
-	driver.Connector
-	n *atomic.Int64
-}
-
-func (c tripConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	conn, err := c.Connector.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &tripConn{Conn: conn, n: c.n}, nil
-}
-
-type tripConn struct {
-	driver.Conn
-	n *atomic.Int64
-}
-
-func (c *tripConn) count(err error) error {
-	if !errors.Is(err, driver.ErrSkip) {
-		c.n.Add(1)
-	}
-	return err
-}
-
-func (c *tripConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	tx, err := c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
-	if c.count(err) != nil {
-		return nil, err
-	}
-	return tripTx{Tx: tx, n: c.n}, nil
-}
-
-func (c *tripConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	st, err := c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
-	if c.count(err) != nil {
-		return nil, err
-	}
-	return tripStmt{Stmt: st, n: c.n}, nil
-}
-
-func (c *tripConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	r, err := c.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
-	return r, c.count(err)
-}
-
-func (c *tripConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	r, err := c.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
-	return r, c.count(err)
-}
-
-func (c *tripConn) Ping(ctx context.Context) error { return c.count(c.Conn.(driver.Pinger).Ping(ctx)) }
-
-func (c *tripConn) ResetSession(ctx context.Context) error {
-	if r, ok := c.Conn.(driver.SessionResetter); ok {
-		return r.ResetSession(ctx)
-	}
-	return nil
-}
-
-func (c *tripConn) IsValid() bool {
-	if v, ok := c.Conn.(driver.Validator); ok {
-		return v.IsValid()
-	}
-	return true
-}
-
-func (c *tripConn) CheckNamedValue(v *driver.NamedValue) error {
-	if nc, ok := c.Conn.(driver.NamedValueChecker); ok {
-		return nc.CheckNamedValue(v)
-	}
-	return driver.ErrSkip
-}
-
-type tripTx struct {
-	driver.Tx
-	n *atomic.Int64
-}
-
-func (t tripTx) Commit() error   { t.n.Add(1); return t.Tx.Commit() }
-func (t tripTx) Rollback() error { t.n.Add(1); return t.Tx.Rollback() }
-
-type tripStmt struct {
-	driver.Stmt
-	n *atomic.Int64
-}
-
-func (s tripStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	s.n.Add(1)
-	return s.Stmt.(driver.StmtExecContext).ExecContext(ctx, args)
-}
-
-func (s tripStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	s.n.Add(1)
-	return s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
 }

@@ -67,19 +67,26 @@ func fromEino(ms []*schema.Message) []msg {
 	return out
 }
 
-func buildAll(t *testing.T) (ours, lc, eino []msg) {
+// personagenMessages returns the messages of the request the generated pipeline builds from f.
+func personagenMessages(t *testing.T, f *Fixture) []runtime.Message {
 	t.Helper()
-	ctx := context.Background()
-	f := NewFixture()
 	p, err := NewPersonagen(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := p.Build(ctx)
+	req, err := p.Build(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := runtime.Validate(req.Messages); err != nil {
+	return req.Messages
+}
+
+func buildAll(t *testing.T) (ours, lc, eino []msg) {
+	t.Helper()
+	ctx := context.Background()
+	f := NewFixture()
+	pm := personagenMessages(t, f)
+	if err := runtime.Validate(pm); err != nil {
 		t.Fatalf("personagen request does not validate: %v", err)
 	}
 	l, err := NewLangChainGo(f).Build(ctx)
@@ -90,7 +97,7 @@ func buildAll(t *testing.T) (ours, lc, eino []msg) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fromPersonagen(req.Messages), fromLangChainGo(t, l), fromEino(e)
+	return fromPersonagen(pm), fromLangChainGo(t, l), fromEino(e)
 }
 
 // TestPipelinesAgree holds the comparison honest: the three pipelines produce the same

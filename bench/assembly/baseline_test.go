@@ -14,27 +14,20 @@ import (
 func TestBaselineMatchesPipeline(t *testing.T) {
 	ctx := context.Background()
 	f := NewFixture()
-	p, err := NewPersonagen(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := p.Build(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pm := personagenMessages(t, f)
 	base, err := NewBaseline(f).Build(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(base) != len(req.Messages) {
-		t.Fatalf("baseline built %d messages, the pipeline %d", len(base), len(req.Messages))
+	if len(base) != len(pm) {
+		t.Fatalf("baseline built %d messages, the pipeline %d", len(base), len(pm))
 	}
 	for i := range base {
-		if !base[i].Equal(req.Messages[i]) {
-			t.Errorf("message %d differs:\n baseline %s\n pipeline %s", i, shortMessage(base[i]), shortMessage(req.Messages[i]))
+		if !base[i].Equal(pm[i]) {
+			t.Errorf("message %d differs:\n baseline %s\n pipeline %s", i, shortMessage(base[i]), shortMessage(pm[i]))
 		}
 	}
-	if !slices.EqualFunc(base, req.Messages, runtime.Message.Equal) {
+	if !slices.EqualFunc(base, pm, runtime.Message.Equal) {
 		t.Error("baseline and pipeline differ")
 	}
 	if err := runtime.Validate(base); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/personagen/personagen/bench/internal/cputime"
 )
 
 // measure runs build b.N times and reports, besides the standard metrics, cpu-ns/op: the CPU
@@ -12,14 +14,14 @@ import (
 // other processes held the CPU.
 func measure(b *testing.B, build func() (int, error)) {
 	b.ReportAllocs()
-	cpu0, ok := processCPU()
+	cpu0, ok := cputime.Process()
 	for b.Loop() {
 		n, err := build()
 		if err != nil || n != wantMessages {
 			b.Fatalf("built %d messages (want %d): %v", n, wantMessages, err)
 		}
 	}
-	if cpu1, ok1 := processCPU(); ok && ok1 {
+	if cpu1, ok1 := cputime.Process(); ok && ok1 {
 		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	lcopenai "github.com/tmc/langchaingo/llms/openai"
 
 	"github.com/personagen/personagen/bench/assembly"
+	"github.com/personagen/personagen/bench/internal/cputime"
 	"github.com/personagen/personagen/runtime/provider/anthropic"
 	"github.com/personagen/personagen/runtime/provider/openai"
 )
@@ -19,13 +20,13 @@ import (
 // counts), which moves far less than wall time on a shared machine.
 func measure(b *testing.B, op func() error) {
 	b.ReportAllocs()
-	cpu0, ok := processCPU()
+	cpu0, ok := cputime.Process()
 	for b.Loop() {
 		if err := op(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if cpu1, ok1 := processCPU(); ok && ok1 {
+	if cpu1, ok1 := cputime.Process(); ok && ok1 {
 		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 }

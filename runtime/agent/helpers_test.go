@@ -2,12 +2,9 @@ package agent_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +15,7 @@ import (
 	"github.com/personagen/personagen/runtime/agent"
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/store"
+	"github.com/personagen/personagen/runtime/store/storetest"
 	"github.com/personagen/personagen/runtime/tool"
 )
 
@@ -26,7 +24,7 @@ import (
 type db struct {
 	name  string
 	dsn   string
-	clock *clock
+	clock *storetest.Clock
 }
 
 // eachDB runs f on SQLite (a file) and on MariaDB (a scratch database), each fresh and migrated.
@@ -40,11 +38,11 @@ func eachDB(t *testing.T, f func(t *testing.T, d *db)) {
 
 func newDB(t testing.TB, name string) *db {
 	t.Helper()
-	d := &db{name: name, clock: &clock{now: time.Date(2026, 3, 6, 14, 50, 0, 0, time.UTC)}}
+	d := &db{name: name, clock: storetest.NewClock(time.Date(2026, 3, 6, 14, 50, 0, 0, time.UTC))}
 	if name == "sqlite" {
 		d.dsn = "sqlite:" + filepath.Join(t.TempDir(), "agent.db")
 	} else {
-		d.dsn = scratchMySQL(t)
+		d.dsn = storetest.MySQL(t)
 	}
 	st := d.open(t)
 	if err := st.Migrate(context.Background()); err != nil {
@@ -63,41 +61,6 @@ func (d *db) open(t testing.TB) *store.Store {
 	return st
 }
 
-// scratchMySQL creates a database on the test server for the test and returns its DSN.
-func scratchMySQL(t testing.TB) string {
-	t.Helper()
-	base := os.Getenv("PERSONAGEN_TEST_MYSQL_DSN")
-	if base == "" {
-		base = "root@tcp(127.0.0.1:3306)/test"
-	}
-	admin, err := store.Open(context.Background(), base)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("MySQL test server unreachable under CI=true: %v", err)
-		}
-		t.Skipf("MySQL test server unreachable (set PERSONAGEN_TEST_MYSQL_DSN): %v", err)
-	}
-	defer admin.Close()
-	var b [6]byte
-	rand.Read(b[:])
-	name := "personagen_agent_" + hex.EncodeToString(b[:])
-	if _, err := admin.DB().Exec("CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if admin, err := store.Open(context.Background(), base); err == nil {
-			admin.DB().Exec("DROP DATABASE " + name)
-			admin.Close()
-		}
-	})
-	i := strings.LastIndex(base, "/")
-	rest := ""
-	if q := strings.IndexByte(base[i:], '?'); q >= 0 {
-		rest = base[i+q:]
-	}
-	return base[:i+1] + name + rest
-}
-
 // redact keeps the lookup tool's token out of the store, and so out of the model's requests.
 func redact(tool string, kind store.PayloadKind, p string) string {
 	return strings.ReplaceAll(p, "sk-secret-123", "[redacted]")
@@ -105,24 +68,6 @@ func redact(tool string, kind store.PayloadKind, p string) string {
 
 // longText makes search results longer than the store keeps, so they are clipped.
 var longText = strings.Repeat("help ", 3500)
-
-// clock is a settable store clock: tests move it past a lease to let another worker take over.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 const (
 	threadID = "t-1"

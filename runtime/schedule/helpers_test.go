@@ -2,11 +2,8 @@ package schedule
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,10 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/store"
+	"github.com/personagen/personagen/runtime/store/storetest"
 )
 
 // fakeClock is a Clock the test moves by hand; After channels fire when Set passes them.
@@ -70,15 +66,6 @@ func (c *fakeClock) Set(t time.Time) {
 
 func (c *fakeClock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
 
-// testMySQLDSN is the server the MySQL half of the tests uses; each test makes its own scratch
-// database on it.
-func testMySQLDSN() string {
-	if dsn := os.Getenv("PERSONAGEN_TEST_MYSQL_DSN"); dsn != "" {
-		return dsn
-	}
-	return "root@tcp(127.0.0.1:3306)/test"
-}
-
 // dialects are the databases every replica test runs on.
 var dialects = []store.Dialect{store.DialectSQLite, store.DialectMySQL}
 
@@ -90,44 +77,14 @@ func eachDialect(t *testing.T, f func(t *testing.T, dsn string)) {
 }
 
 // scratchDSN returns the DSN of a fresh, migrated database of dialect d that lives as long as
-// the test: a SQLite file in a temporary directory, or a MySQL database personagen_test_<random>
-// dropped at the end. An unreachable MySQL server skips the test, or fails it when CI=true.
+// the test: a SQLite file in a temporary directory, or a MySQL database from storetest.MySQL
+// (an unreachable MySQL server skips the test, or fails it when CI=true).
 func scratchDSN(t testing.TB, d store.Dialect) string {
 	t.Helper()
 	ctx := context.Background()
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "schedule.db")
 	if d == store.DialectMySQL {
-		admin, err := store.Open(ctx, testMySQLDSN())
-		if err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("MySQL test server unreachable under CI=true: %v", err)
-			}
-			t.Skipf("MySQL test server unreachable (set PERSONAGEN_TEST_MYSQL_DSN): %v", err)
-		}
-		defer admin.Close()
-		var b [6]byte
-		rand.Read(b[:])
-		name := "personagen_test_" + hex.EncodeToString(b[:])
-		if _, err := admin.DB().ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
-			t.Fatalf("create scratch database: %v", err)
-		}
-		t.Cleanup(func() {
-			admin, err := store.Open(context.Background(), testMySQLDSN())
-			if err != nil {
-				t.Errorf("drop scratch database %s: %v", name, err)
-				return
-			}
-			defer admin.Close()
-			if _, err := admin.DB().ExecContext(context.Background(), "DROP DATABASE "+name); err != nil {
-				t.Errorf("drop scratch database %s: %v", name, err)
-			}
-		})
-		cfg, err := mysql.ParseDSN(testMySQLDSN())
-		if err != nil {
-			t.Fatalf("PERSONAGEN_TEST_MYSQL_DSN: %v", err)
-		}
-		cfg.DBName = name
-		dsn = cfg.FormatDSN()
+		dsn = storetest.MySQL(t)
 	}
 	s, err := store.Open(ctx, dsn)
 	if err != nil {

@@ -10,7 +10,32 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
+
+	"github.com/personagen/personagen/runtime/store/storetest"
 )
+
+// tripCase is one call whose round trips checkTrips counts: run makes the call, want is its
+// cost.
+type tripCase struct {
+	name string
+	run  func() error
+	want int64
+}
+
+// checkTrips runs each case in order, counting its round trips alone in trips, and fails the
+// test on a case's error or on a count other than its want.
+func checkTrips(t *testing.T, trips *atomic.Int64, cases []tripCase) {
+	t.Helper()
+	for _, c := range cases {
+		trips.Store(0)
+		if err := c.run(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := trips.Load(); got != c.want {
+			t.Errorf("%s: %d round trips, want %d", c.name, got, c.want)
+		}
+	}
+}
 
 // newTripCountingMySQLStore returns a migrated store on a MySQL scratch database whose connections
 // count round trips into the returned counter.
@@ -25,7 +50,7 @@ func newTripCountingMySQLStore(tb testing.TB) (*Store, *atomic.Int64) {
 		tb.Fatal(err)
 	}
 	trips := new(atomic.Int64)
-	s, err := OpenDB(sqlx.NewDb(sql.OpenDB(tripConnector{Connector: conn, trips: trips}), "mysql"))
+	s, err := OpenDB(sqlx.NewDb(sql.OpenDB(storetest.CountTrips(conn, trips, nil)), "mysql"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -136,22 +161,9 @@ func TestRecordRoundCostsThreeRoundTrips(t *testing.T) {
 	ctx := context.Background()
 	src := Owner{OwnerMessage, mustAppend(t, s, msg("t", "m", baseTime))}
 	r := testRound(src, "run", 0, 8)
-	cases := []struct {
-		name string
-		run  func() error
-		want int64
-	}{
+	checkTrips(t, trips, []tripCase{
 		{"new round", func() error { _, err := s.RecordRound(ctx, r); return err }, 3},
 		{"retry of a stored round", func() error { _, err := s.RecordRound(ctx, r); return err }, 4},
 		{"find-or-create baseline", func() error { return findOrCreateRound(ctx, s, testRound(src, "run", 1, 8)) }, 2*8 + 2},
-	}
-	for _, c := range cases {
-		trips.Store(0)
-		if err := c.run(); err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		if got := trips.Load(); got != c.want {
-			t.Errorf("%s: %d round trips, want %d", c.name, got, c.want)
-		}
-	}
+	})
 }

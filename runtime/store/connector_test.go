@@ -5,6 +5,8 @@ import (
 	"database/sql/driver"
 	"sync/atomic"
 	"testing"
+
+	"github.com/personagen/personagen/runtime/store/storetest"
 )
 
 // WithConnector puts the host's wrapper between the store and its driver, on both dialects:
@@ -15,7 +17,7 @@ func TestWithConnectorSeesEveryRoundTrip(t *testing.T) {
 			dsn := migratedDSN(t, d)
 			var trips atomic.Int64
 			s, err := Open(context.Background(), dsn, WithConnector(func(c driver.Connector) driver.Connector {
-				return tripConnector{Connector: c, trips: &trips}
+				return storetest.CountTrips(c, &trips, nil)
 			}))
 			if err != nil {
 				t.Fatal(err)

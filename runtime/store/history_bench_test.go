@@ -83,14 +83,7 @@ func BenchmarkReplay(b *testing.B) {
 	for _, d := range []Dialect{DialectSQLite, DialectMySQL} {
 		b.Run(string(d), func(b *testing.B) {
 			dsn := scratchDSN(b, d)
-			s, err := Open(context.Background(), dsn)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			if err := s.Migrate(context.Background()); err != nil {
-				b.Fatal(err)
-			}
+			s := openMigrated(b, dsn)
 			seedBenchThread(b, s)
 			cs, queries := countingStore(b, s, dsn)
 			ctx := context.Background()

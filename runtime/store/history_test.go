@@ -21,6 +21,7 @@ import (
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/historytest"
+	"github.com/personagen/personagen/runtime/store/storetest"
 	"github.com/personagen/personagen/runtime/transcript"
 )
 
@@ -167,7 +168,7 @@ func TestConformance(t *testing.T) {
 }
 
 // countingStore opens a second Store on s's database whose round trips are counted (see
-// tripConnector); History runs no transaction, so each is one query.
+// storetest.CountTrips); History runs no transaction, so each is one query.
 func countingStore(t testing.TB, s *Store, dsn string) (*Store, *atomic.Int64) {
 	t.Helper()
 	cs, n, _ := loggingStore(t, dsn)
@@ -176,7 +177,7 @@ func countingStore(t testing.TB, s *Store, dsn string) (*Store, *atomic.Int64) {
 
 // loggingStore opens a Store on dsn's database whose round trips are counted and whose queries
 // are recorded.
-func loggingStore(t testing.TB, dsn string) (*Store, *atomic.Int64, *queryLog) {
+func loggingStore(t testing.TB, dsn string) (*Store, *atomic.Int64, *storetest.QueryLog) {
 	t.Helper()
 	p, err := parseDSN(dsn)
 	if err != nil {
@@ -190,8 +191,8 @@ func loggingStore(t testing.TB, dsn string) (*Store, *atomic.Int64, *queryLog) {
 	} else {
 		conn = dsnConnector{dsn: p.sqlite, driver: &sqlite.Driver{}}
 	}
-	n, log := new(atomic.Int64), &queryLog{}
-	db := sqlx.NewDb(sql.OpenDB(tripConnector{Connector: conn, trips: n, log: log}), p.dialect.driverName())
+	n, log := new(atomic.Int64), &storetest.QueryLog{}
+	db := sqlx.NewDb(sql.OpenDB(storetest.CountTrips(conn, n, log)), p.dialect.driverName())
 	cs, err := OpenDB(db, WithOptimizeInterval(0))
 	if err != nil {
 		t.Fatal(err)
@@ -206,14 +207,7 @@ func eachDBWithDSN(t *testing.T, f func(t *testing.T, s *Store, dsn string)) {
 	for _, d := range []Dialect{DialectSQLite, DialectMySQL} {
 		t.Run(string(d), func(t *testing.T) {
 			dsn := migratedDSN(t, d)
-			s, err := Open(context.Background(), dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			if err := s.Migrate(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			s := openMigrated(t, dsn)
 			f(t, s, dsn)
 		})
 	}

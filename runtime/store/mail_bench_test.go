@@ -12,6 +12,7 @@ import (
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/mail"
+	"github.com/personagen/personagen/runtime/store/storetest"
 )
 
 // ingestCase is one kind of message mail.Ingest stores, with the round trips it costs and the
@@ -84,17 +85,10 @@ func ingestCases(t testing.TB) []ingestCase {
 // ingestStore returns a migrated store of dialect d whose round trips are counted and whose
 // statements are recorded, holding the root message the replies answer, the message reply(0)
 // (so the duplicate case finds it) and the first reply to an unknown parent.
-func ingestStore(t testing.TB, d Dialect, in mail.Ingestion, cases []ingestCase) (*Store, *atomic.Int64, *queryLog) {
+func ingestStore(t testing.TB, d Dialect, in mail.Ingestion, cases []ingestCase) (*Store, *atomic.Int64, *storetest.QueryLog) {
 	t.Helper()
 	dsn := scratchDSN(t, d)
-	s, err := Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	openMigrated(t, dsn) // the schema; this store stays open until the test ends
 	cs, trips, log := loggingStore(t, dsn)
 	for _, raw := range [][]byte{
 		[]byte("From: lena@cust.example\r\nTo: support@acme.example\r\nMessage-ID: <root@cust.example>\r\nDate: Mon, 03 Mar 2025 09:00:00 +0000\r\n\r\norder?\r\n"),
@@ -135,7 +129,7 @@ func TestIngestRoundTrips(t *testing.T) {
 				if in.Personas == nil {
 					in = ingestion()
 				}
-				log.takeExecs()
+				log.TakeExecs()
 				before := trips.Load()
 				got, err := mail.Ingest(context.Background(), s, bytes.NewReader(c.raw(1)), in)
 				if err != nil {
@@ -150,7 +144,7 @@ func TestIngestRoundTrips(t *testing.T) {
 				if n := trips.Load() - before; n != wantTrips {
 					t.Errorf("%s: %d round trips, want %d", c.name, n, wantTrips)
 				}
-				if execs := log.takeExecs(); len(execs) != writes || tx && (execs[0] != "BEGIN" || execs[len(execs)-1] != "COMMIT") {
+				if execs := log.TakeExecs(); len(execs) != writes || tx && (execs[0] != "BEGIN" || execs[len(execs)-1] != "COMMIT") {
 					t.Errorf("%s: %d statements %.80q, want %d writes (in a transaction: %v)", c.name, len(execs), execs, writes, tx)
 				}
 				if len(got.Deliveries) != len(in.Personas) {

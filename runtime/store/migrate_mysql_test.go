@@ -43,16 +43,6 @@ func mysqlTables(t *testing.T, s *Store) []string {
 	return out
 }
 
-func openMySQLScratch(t *testing.T) *Store {
-	t.Helper()
-	s, err := Open(context.Background(), scratchDSN(t, DialectMySQL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 func mysqlFiles(t *testing.T) []mysqlMigration {
 	t.Helper()
 	fsys, err := MigrationsFS(DialectMySQL)
@@ -69,7 +59,7 @@ func mysqlFiles(t *testing.T) []mysqlMigration {
 // TestMySQLMigrationRunnerBuildsGoosesSchema: the store's statement-by-statement runner and
 // goose's own SQL runner build the same tables from the same files.
 func TestMySQLMigrationRunnerBuildsGoosesSchema(t *testing.T) {
-	ours, theirs := openMySQLScratch(t), openMySQLScratch(t)
+	ours, theirs := openScratch(t, DialectMySQL), openScratch(t, DialectMySQL)
 	if err := ours.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +79,7 @@ func TestMySQLMigrationRunnerBuildsGoosesSchema(t *testing.T) {
 // builds it.
 func TestEveryMySQLMigrationStatementCanRunTwice(t *testing.T) {
 	ctx := context.Background()
-	s, want := openMySQLScratch(t), openMySQLScratch(t)
+	s, want := openScratch(t, DialectMySQL), openScratch(t, DialectMySQL)
 	if err := want.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -130,12 +120,12 @@ func TestInterruptedMySQLMigrationResumes(t *testing.T) {
 	if len(f.up) < 4 {
 		t.Fatalf("00031 has %d statements", len(f.up))
 	}
-	want := openMySQLScratch(t)
+	want := openScratch(t, DialectMySQL)
 	if err := want.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []int{0, 1, 3, len(f.up) / 2, len(f.up) - 1} {
-		s := openMySQLScratch(t)
+		s := openScratch(t, DialectMySQL)
 		p, err := mysqlProvider(ctx, s.DB().DB, files)
 		if err != nil {
 			t.Fatal(err)
@@ -182,7 +172,7 @@ func TestInterruptedMySQLMigrationResumes(t *testing.T) {
 	}
 
 	// A table that no interrupted attempt made is not taken for one: a fresh start fails.
-	s := openMySQLScratch(t)
+	s := openScratch(t, DialectMySQL)
 	migrateTo(t, s, 2)
 	if _, err := s.DB().ExecContext(ctx, "CREATE TABLE runs (id BIGINT PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
@@ -199,7 +189,7 @@ func TestInterruptedMySQLMigrationResumes(t *testing.T) {
 // an empty table, and every later Migrate failed with "missing zero version migration".
 func TestMigrateAfterAnInterruptedVersionTableSetUp(t *testing.T) {
 	ctx := context.Background()
-	s := openMySQLScratch(t)
+	s := openScratch(t, DialectMySQL)
 	versions, err := database.NewStore(database.DialectMySQL, goose.DefaultTablename)
 	if err != nil {
 		t.Fatal(err)

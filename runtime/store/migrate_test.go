@@ -29,11 +29,7 @@ func TestMigrateTwiceIsIdempotent(t *testing.T) {
 	}
 	for _, d := range []Dialect{DialectSQLite, DialectMySQL} {
 		t.Run(string(d), func(t *testing.T) {
-			s, err := Open(context.Background(), scratchDSN(t, d))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openScratch(t, d)
 			if first, err := Migrate(context.Background(), s.DB().DB, d); err != nil || !slices.Equal(first, files) {
 				t.Fatalf("first Migrate applied %v, %v; want %v", first, err, files)
 			}
@@ -89,8 +85,9 @@ func TestMigrateRefusesAnUnknownDialect(t *testing.T) {
 	}
 }
 
-// migrateTo applies the embedded migrations of s's dialect up to version v.
-func migrateTo(t *testing.T, s *Store, v int64) {
+// gooseProvider returns a goose provider over s's pool and the embedded migrations of its
+// dialect, outside goose's global registry, with goose's further options opts.
+func gooseProvider(t *testing.T, s *Store, opts ...goose.ProviderOption) *goose.Provider {
 	t.Helper()
 	fsys, err := MigrationsFS(s.Dialect())
 	if err != nil {
@@ -100,10 +97,17 @@ func migrateTo(t *testing.T, s *Store, v int64) {
 	if s.Dialect() == DialectMySQL {
 		gd = goose.DialectMySQL
 	}
-	p, err := goose.NewProvider(gd, s.DB().DB, fsys, goose.WithDisableGlobalRegistry(true))
+	p, err := goose.NewProvider(gd, s.DB().DB, fsys, append([]goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// migrateTo applies the embedded migrations of s's dialect up to version v.
+func migrateTo(t *testing.T, s *Store, v int64) {
+	t.Helper()
+	p := gooseProvider(t, s)
 	if _, err := p.UpTo(context.Background(), v); err != nil {
 		t.Fatalf("migrate to %d: %v", v, err)
 	}
@@ -231,24 +235,12 @@ func TestConcurrentMigrateProcessesOnOneSQLiteFile(t *testing.T) {
 func TestMigrationsGoDownAndUpAgain(t *testing.T) {
 	for _, d := range []Dialect{DialectSQLite, DialectMySQL} {
 		t.Run(string(d), func(t *testing.T) {
-			s, err := Open(context.Background(), scratchDSN(t, d))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openScratch(t, d)
 			ctx := context.Background()
 			if err := s.Migrate(ctx); err != nil {
 				t.Fatal(err)
 			}
-			fsys, _ := MigrationsFS(d)
-			gd := goose.DialectSQLite3
-			if d == DialectMySQL {
-				gd = goose.DialectMySQL
-			}
-			p, err := goose.NewProvider(gd, s.DB().DB, fsys, goose.WithDisableGlobalRegistry(true))
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := gooseProvider(t, s)
 			if _, err := p.DownTo(ctx, 2); err != nil {
 				t.Fatalf("down to 00002: %v", err)
 			}
@@ -274,11 +266,7 @@ func tableExists(s *Store, name string) (bool, error) {
 func TestSQLiteMigrationLockLeftByADeadMigratorSaysWhenItIsTakenOver(t *testing.T) {
 	defer func(d time.Duration) { sqliteLockWait = d }(sqliteLockWait)
 	sqliteLockWait = 100 * time.Millisecond
-	s, err := Open(context.Background(), scratchDSN(t, DialectSQLite))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openScratch(t, DialectSQLite)
 	ctx := context.Background()
 	if err := (sqliteMigrationLock{token: "dead"}).SessionLock(ctx, mustConn(t, s)); err != nil {
 		t.Fatal(err)
@@ -291,7 +279,7 @@ func TestSQLiteMigrationLockLeftByADeadMigratorSaysWhenItIsTakenOver(t *testing.
 		taken.Format(timeLayout)); err != nil {
 		t.Fatal(err)
 	}
-	err = s.Migrate(ctx)
+	err := s.Migrate(ctx)
 	want := "store: migrate sqlite: failed to initialize: store: take migration lock: another migration has held it since " +
 		taken.Format(timeLayout) + " UTC and still held it after 100ms; if no migration is running (one that died leaves its lock), the lock is taken over from " +
 		taken.Add(sqliteStaleLock).Format("2006-01-02 15:04:05") + " UTC on, 10m0s after it was taken"
@@ -317,23 +305,10 @@ func mustConn(t *testing.T, s *Store) *sql.Conn {
 func TestMigrateAppliesLowerNumbersThatLandedLater(t *testing.T) {
 	for _, d := range []Dialect{DialectSQLite, DialectMySQL} {
 		t.Run(string(d), func(t *testing.T) {
-			s, err := Open(context.Background(), scratchDSN(t, d))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openScratch(t, d)
 			ctx := context.Background()
-			fsys, _ := MigrationsFS(d)
-			gd := goose.DialectSQLite3
-			if d == DialectMySQL {
-				gd = goose.DialectMySQL
-			}
 			// The build of that time knew migrations up to 00030 only.
-			p, err := goose.NewProvider(gd, s.DB().DB, fsys, goose.WithDisableGlobalRegistry(true),
-				goose.WithExcludeVersions([]int64{20, 21, 31, 32}))
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := gooseProvider(t, s, goose.WithExcludeVersions([]int64{20, 21, 31, 32}))
 			if _, err := p.Up(ctx); err != nil {
 				t.Fatal(err)
 			}

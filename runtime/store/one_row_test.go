@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pressly/goose/v3"
-
 	"github.com/personagen/personagen/runtime/history"
 )
 
@@ -21,11 +19,7 @@ import (
 func TestOneRowMigrationKeepsStoredRows(t *testing.T) {
 	for _, d := range []Dialect{DialectSQLite, DialectMySQL} {
 		t.Run(string(d), func(t *testing.T) {
-			s, err := Open(context.Background(), scratchDSN(t, d))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openScratch(t, d)
 			ctx := context.Background()
 			migrateTo(t, s, 30)
 			exec := func(q string, args ...any) int64 {
@@ -146,15 +140,7 @@ func TestOneRowMigrationKeepsStoredRows(t *testing.T) {
 				t.Errorf("t1 has %d first rows after the append, want 1", n)
 			}
 
-			fsys, _ := MigrationsFS(d)
-			gd := goose.DialectSQLite3
-			if d == DialectMySQL {
-				gd = goose.DialectMySQL
-			}
-			p, err := goose.NewProvider(gd, s.DB().DB, fsys, goose.WithDisableGlobalRegistry(true))
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := gooseProvider(t, s)
 			if _, err := p.DownTo(ctx, 30); err != nil {
 				t.Fatalf("down to 00030: %v", err)
 			}
@@ -220,11 +206,11 @@ func TestIngestQueryPlans(t *testing.T) {
 			if stats == "statistics" {
 				analyze(t, s)
 			}
-			log.take()
+			log.Take()
 			if thread, id, _, _, err := ls.ThreadOf(ctx, "", ids, "other-9"); err != nil || thread != "long" || id != ids[1] {
 				t.Fatalf("ThreadOf = %s, %s, %v", thread, id, err)
 			}
-			queries := log.take()
+			queries := log.Take()
 			if len(queries) != 1 {
 				t.Fatalf("ThreadOf ran %d queries, want 1", len(queries))
 			}
@@ -234,7 +220,7 @@ func TestIngestQueryPlans(t *testing.T) {
 				indexes []string
 				rows    float64
 			}{
-				{queries[0].query, queries[0].args, []string{"messages_mailbox_message_id", "messages_thread_start", "messages_mailbox_in_reply_to"}, float64(len(ids))},
+				{queries[0].Text, queries[0].Args, []string{"messages_mailbox_message_id", "messages_thread_start", "messages_mailbox_in_reply_to"}, float64(len(ids))},
 				{`SELECT thread_start FROM messages WHERE thread_start = ? LIMIT 1`, []any{"long"}, []string{"messages_thread_start"}, 1},
 			} {
 				p := explain(t, s, c.query, c.args...)

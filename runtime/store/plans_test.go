@@ -232,7 +232,7 @@ func TestHistoryQueryPlans(t *testing.T) {
 					{"compaction read", history.Query{ThreadID: th.id, UpToSeq: b, Limit: history.NoLimit, ToolUses: true}},
 				} {
 					label := fmt.Sprintf("%s, %s thread, %s", stats, th.id, c.name)
-					log.take()
+					log.Take()
 					w, err := ls.History(ctx, c.q)
 					if err != nil {
 						t.Fatal(err)
@@ -242,7 +242,7 @@ func TestHistoryQueryPlans(t *testing.T) {
 						budget["tool_uses"] += float64(len(m.ToolUses))
 					}
 					budget["tool_uses"]++
-					queries := log.take()
+					queries := log.Take()
 					want := 2 // the window (attachments are a column of its rows) and its tool uses
 					if c.q.CountOmitted {
 						want = 3
@@ -254,15 +254,15 @@ func TestHistoryQueryPlans(t *testing.T) {
 						t.Errorf("%s: %d queries, want %d", label, len(queries), want)
 					}
 					for _, lq := range queries {
-						checkPlan(t, label, lq.query, explain(t, s, lq.query, lq.args...), budget)
+						checkPlan(t, label, lq.Text, explain(t, s, lq.Text, lq.Args...), budget)
 					}
 				}
-				log.take()
+				log.Take()
 				if _, err := ls.LatestCompaction(ctx, th.id); err != nil {
 					t.Fatal(err)
 				}
-				for _, lq := range log.take() {
-					checkPlan(t, stats+", latest compaction of "+th.id, lq.query, explain(t, s, lq.query, lq.args...),
+				for _, lq := range log.Take() {
+					checkPlan(t, stats+", latest compaction of "+th.id, lq.Text, explain(t, s, lq.Text, lq.Args...),
 						map[string]float64{"compactions": 1})
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/store/storetest"
 )
 
 // fireAt is the fire instant of the scheduled runs the tests start.
@@ -37,26 +38,10 @@ func startReply(t testing.TB, s *Store, persona, thread string, seq int64) Run {
 	return r
 }
 
-// testClock is a settable clock for WithClock.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newTestClock() *testClock {
-	return &testClock{now: time.Date(2024, 5, 6, 8, 0, 0, 123456789, time.UTC)}
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newTestClock returns a settable clock for WithClock, at a fixed instant with nanoseconds (the
+// store keeps microseconds).
+func newTestClock() *storetest.Clock {
+	return storetest.NewClock(time.Date(2024, 5, 6, 8, 0, 0, 123456789, time.UTC))
 }
 
 func TestReplyAndScheduledRunsShareOneAPI(t *testing.T) {
@@ -423,25 +408,12 @@ func TestRunWritesCostOneRoundTrip(t *testing.T) {
 	nr := NewRun{Key: "k", Kind: RunScheduled, Persona: "p", Responsibility: "r", FireAt: fireAt, Holder: "w"}
 	skip := NewRun{Key: "k2", Kind: RunScheduled, Persona: "p", Responsibility: "r", FireAt: fireAt.Add(time.Hour),
 		Status: RunSkipped, Reason: "overlap"}
-	cases := []struct {
-		name string
-		run  func() error
-		want int64
-	}{
+	checkTrips(t, trips, []tripCase{
 		{"claim a fire", func() error { _, _, err := s.StartRun(ctx, nr); return err }, 1},
 		{"record a skipped fire", func() error { _, _, err := s.StartRun(ctx, skip); return err }, 1},
 		{"start again", func() error { _, _, err := s.StartRun(ctx, nr); return err }, 2},
 		{"renew", func() error { _, err := s.RenewLease(ctx, "k", "w", time.Hour); return err }, 1},
 		{"finish", func() error { _, err := s.FinishRun(ctx, "k", "w", Finish{Status: RunSucceeded}); return err }, 1},
 		{"trail", func() error { _, err := s.Runs(ctx, RunQuery{Persona: "p", Responsibility: "r"}); return err }, 1},
-	}
-	for _, c := range cases {
-		trips.Store(0)
-		if err := c.run(); err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		if got := trips.Load(); got != c.want {
-			t.Errorf("%s: %d round trips, want %d", c.name, got, c.want)
-		}
-	}
+	})
 }

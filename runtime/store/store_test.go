@@ -2,24 +2,12 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
-	"github.com/go-sql-driver/mysql"
+	"github.com/personagen/personagen/runtime/store/storetest"
 )
-
-// testMySQLDSN is the server the MySQL half of the tests uses; each test makes its own scratch
-// database on it.
-func testMySQLDSN() string {
-	if dsn := os.Getenv("PERSONAGEN_TEST_MYSQL_DSN"); dsn != "" {
-		return dsn
-	}
-	return "root@tcp(127.0.0.1:3306)/test"
-}
 
 // eachDB runs f as a subtest against a fresh, migrated store on SQLite (a file in a temporary
 // directory) and on MySQL (a scratch database personagen_test_<random>, dropped at the end).
@@ -37,7 +25,12 @@ func eachDB(t *testing.T, f func(t *testing.T, s *Store), opts ...Option) {
 // the test ends.
 func newTestStore(t testing.TB, d Dialect, opts ...Option) *Store {
 	t.Helper()
-	dsn := migratedDSN(t, d)
+	return openMigrated(t, migratedDSN(t, d), opts...)
+}
+
+// openMigrated opens a store on dsn and migrates it; the store is closed when the test ends.
+func openMigrated(t testing.TB, dsn string, opts ...Option) *Store {
+	t.Helper()
 	s, err := Open(context.Background(), dsn, opts...)
 	if err != nil {
 		t.Fatalf("Open(%q): %v", dsn, err)
@@ -49,44 +42,26 @@ func newTestStore(t testing.TB, d Dialect, opts ...Option) *Store {
 	return s
 }
 
-// scratchDSN returns the DSN of an empty database of dialect d that lives as long as the test.
+// scratchDSN returns the DSN of an empty database of dialect d that lives as long as the test
+// (for MySQL, see storetest.MySQL).
 func scratchDSN(t testing.TB, d Dialect) string {
 	t.Helper()
 	if d == DialectSQLite {
 		return "sqlite:" + filepath.Join(t.TempDir(), "store.db")
 	}
-	ctx := context.Background()
-	admin, err := Open(ctx, testMySQLDSN())
+	return storetest.MySQL(t)
+}
+
+// openScratch opens a store on an empty database of dialect d (see scratchDSN), closed when
+// the test ends; tests of the migrations start from it.
+func openScratch(t testing.TB, d Dialect) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), scratchDSN(t, d))
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("MySQL test server unreachable under CI=true: %v", err)
-		}
-		t.Skipf("MySQL test server unreachable (set PERSONAGEN_TEST_MYSQL_DSN): %v", err)
+		t.Fatal(err)
 	}
-	defer admin.Close()
-	var b [6]byte
-	rand.Read(b[:])
-	name := "personagen_test_" + hex.EncodeToString(b[:])
-	if _, err := admin.DB().ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
-		t.Fatalf("create scratch database: %v", err)
-	}
-	t.Cleanup(func() {
-		admin, err := Open(context.Background(), testMySQLDSN())
-		if err != nil {
-			t.Errorf("drop scratch database %s: %v", name, err)
-			return
-		}
-		defer admin.Close()
-		if _, err := admin.DB().ExecContext(context.Background(), "DROP DATABASE "+name); err != nil {
-			t.Errorf("drop scratch database %s: %v", name, err)
-		}
-	})
-	cfg, err := mysql.ParseDSN(testMySQLDSN())
-	if err != nil {
-		t.Fatalf("PERSONAGEN_TEST_MYSQL_DSN: %v", err)
-	}
-	cfg.DBName = name
-	return cfg.FormatDSN()
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // mysqlSchema is the schema the embedded migrations build on MySQL, captured once per test

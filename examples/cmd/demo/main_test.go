@@ -3,21 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/personagen/personagen/internal/golden"
-
-	_ "github.com/go-sql-driver/mysql"
+	"github.com/personagen/personagen/runtime/store/storetest"
 )
 
 // TestDemoRunsTheThreeRuns runs the demo on the in-memory SQLite store with the
@@ -47,33 +43,7 @@ func TestDemoRunsTheThreeRuns(t *testing.T) {
 // reseeding of a reused database is covered) and expects the very output
 // of the SQLite run. It skips when no server answers, except under CI=true.
 func TestDemoOnMySQLMatchesSQLite(t *testing.T) {
-	base := os.Getenv("PERSONAGEN_TEST_MYSQL_DSN")
-	if base == "" {
-		base = "root@tcp(127.0.0.1:3306)/test"
-	}
-	admin, err := sql.Open("mysql", base)
-	if err == nil {
-		err = admin.Ping()
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("MySQL unreachable under CI: %v", err)
-		}
-		t.Skipf("MySQL unreachable: %v", err)
-	}
-	defer admin.Close()
-	db := fmt.Sprintf("personagen_demo_%d", time.Now().UnixNano())
-	if _, err := admin.Exec("CREATE DATABASE " + db); err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Exec("DROP DATABASE " + db)
-	dsn := strings.Replace(base, "/test", "/"+db, 1)
-	if !strings.Contains(dsn, "/"+db) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("cannot derive a scratch database from DSN %q (it must name the database /test)", base)
-		}
-		t.Skipf("cannot derive a scratch database from DSN %q", base)
-	}
+	dsn := storetest.MySQL(t)
 	var want bytes.Buffer
 	if err := run(context.Background(), config{}, &want); err != nil {
 		t.Fatal(err)

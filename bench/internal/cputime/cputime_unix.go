@@ -1,14 +1,15 @@
 //go:build unix
 
-package conversion
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU returns the CPU time (user + system) the process has used so far, and true.
-func processCPU() (time.Duration, bool) {
+// Process returns the CPU time (user + system) the process has used so far, and true; false
+// when the system does not report it (then the duration is 0).
+func Process() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, false
