@@ -179,16 +179,24 @@ func (s *Store) writeMessage(ctx context.Context, m Message, row messageWrite, j
 		var err error
 		join := join // per attempt: inTx may run this again
 		if lockFirst {
-			var start string
-			err := tx.GetContext(ctx, &start, s.dialect.rebind(`SELECT thread_start FROM messages
-				WHERE thread_start = ? LIMIT 1 FOR UPDATE`), m.ThreadID)
+			// The lock is on the first row's primary key: a record lock without a gap. (A
+			// locking read through the nullable unique thread_start index takes a next-key
+			// lock whose gap is where every append's NULL thread_start goes, and appends
+			// queued behind the lock then deadlock the one that holds it.)
+			var first int64
+			err := tx.GetContext(ctx, &first, s.dialect.rebind(`SELECT seq FROM messages
+				WHERE seq = (SELECT f.seq FROM messages f WHERE f.thread_start = ?) FOR UPDATE`), m.ThreadID)
 			if errors.Is(err, sql.ErrNoRows) {
 				join = false // the thread is new: start it in this transaction
 			} else if err != nil {
 				return err
 			}
 		}
-		seq, err = row.insert(ctx, tx, join)
+		if lockFirst && join {
+			seq, err = row.insertLocked(ctx, tx)
+		} else {
+			seq, err = row.insert(ctx, tx, join)
+		}
 		if errors.Is(err, errNoThreadRow) {
 			seq, err = row.insert(ctx, tx, false)
 		}
@@ -228,8 +236,9 @@ func (e storeExec) ExecContext(ctx context.Context, query string, args ...any) (
 type messageWrite struct {
 	start, join         string // the INSERTs that start the thread and that append to it
 	startArgs, joinArgs []any
-	attachments         any  // the attachments column's value (NULL or JSON text)
-	split               bool // the attachments are set by an UPDATE after the INSERT
+	lockedArgs          []any // start's statement appending to a thread whose first row is locked
+	attachments         any   // the attachments column's value (NULL or JSON text)
+	split               bool  // the attachments are set by an UPDATE after the INSERT
 }
 
 // messageInsertColumns are the columns AppendMessage writes, in the order of messageWrite's
@@ -256,10 +265,21 @@ func newMessageRow(d Dialect, m Message) messageWrite {
 	// inserts into.)
 	w.start = d.rebind(`INSERT INTO messages (` + messageInsertColumns + `) VALUES (` + placeholders(19) + `)`)
 	w.startArgs = append([]any{m.ThreadID, m.ThreadID, m.Mailbox}, values...)
+	w.lockedArgs = append([]any{m.ThreadID, nil, m.Mailbox}, values...)
 	w.join = d.rebind(`INSERT INTO messages (` + messageInsertColumns + `) VALUES ((SELECT f.thread_start FROM
 		(SELECT thread_start FROM messages WHERE thread_start = ? LIMIT 1` + d.forUpdate() + `) f), NULL, ` + placeholders(17) + `)`)
 	w.joinArgs = append([]any{m.ThreadID, m.Mailbox}, values...)
 	return w
+}
+
+// insertLocked appends the row to a thread whose first row the transaction ex has locked
+// (thread_id given, thread_start NULL) and returns its seq.
+func (w messageWrite) insertLocked(ctx context.Context, ex execer) (int64, error) {
+	res, err := ex.ExecContext(ctx, w.start, w.lockedArgs...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 // insert runs the INSERT that appends to a stored thread (join) or the one that starts the
