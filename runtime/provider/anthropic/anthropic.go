@@ -44,8 +44,10 @@ func New(opts ...option.RequestOption) *Model {
 // Generate checks req.Model, converts req (Params), sends it with Messages.New and maps the
 // answer back (see Response). Errors: the settings' *provider.SettingError (before any request),
 // the conversion's error, an error wrapping runtime.ErrContextWindow and the SDK's *sdk.Error
-// when the API refused the prompt as too long, and otherwise the SDK's error, all prefixed
-// "anthropic: ".
+// when the API refused the prompt as too long, an error wrapping provider.ErrMalformedResponse
+// when the API answered 2xx with a body that is not a message (not JSON, not a JSON object,
+// another content type, or an object Response refuses; the error shows the start of the body),
+// and otherwise the SDK's error, all prefixed "anthropic: ".
 func (m *Model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
 	if err := provider.CheckFor(provider.Anthropic, req.Model); err != nil {
 		return nil, err
@@ -55,11 +57,21 @@ func (m *Model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Re
 		return nil, err
 	}
 	var httpResp *http.Response
-	msg, err := m.client.Messages.New(ctx, params, option.WithResponseInto(&httpResp))
+	var ans turns.Answer
+	msg, err := m.client.Messages.New(ctx, params, option.WithResponseInto(&httpResp), option.WithMiddleware(ans.Capture))
 	if err != nil {
+		if merr := ans.Failed(apiName, messageWhat, err); merr != nil {
+			return nil, merr
+		}
 		return nil, wrapError(err)
 	}
-	resp := Response(msg)
+	if msg == nil {
+		return nil, turns.Malformed(apiName, messageWhat, string(ans.Body), "it decodes to no message")
+	}
+	resp, err := Response(msg)
+	if err != nil {
+		return nil, err
+	}
 	if httpResp != nil {
 		resp.RequestID = httpResp.Header.Get("request-id")
 	}
@@ -386,7 +398,15 @@ func (a *arena) resultContent(part runtime.Part) sdk.ToolResultBlockParamContent
 // (input_tokens + cache_read_input_tokens + cache_creation_input_tokens). Other block types
 // (server tool blocks, which this adapter never asks for) are left out. RequestID is left empty
 // (Generate fills it from the HTTP response).
-func Response(msg *sdk.Message) *runtime.Response {
+//
+// A msg that is not a Messages API message is an error wrapping provider.ErrMalformedResponse:
+// nil, or without what the API always sends — "type": "message", "role": "assistant", a
+// "content" array and a non-null "stop_reason" (absent, null and ill-typed fields alike, as
+// the SDK's respjson metadata reports them) — or with a tool_use block without an id or a name.
+func Response(msg *sdk.Message) (*runtime.Response, error) {
+	if err := checkMessage(msg); err != nil {
+		return nil, err
+	}
 	out := &runtime.Response{
 		Message:    runtime.Message{Role: runtime.RoleAssistant},
 		Model:      string(msg.Model),
@@ -430,7 +450,54 @@ func Response(msg *sdk.Message) *runtime.Response {
 		CacheReadTokens:  u.CacheReadInputTokens,
 		CacheWriteTokens: u.CacheCreationInputTokens,
 	}
-	return out
+	return out, nil
+}
+
+// apiName prefixes this adapter's errors; messageWhat names the answer it expects.
+const (
+	apiName     = "anthropic"
+	messageWhat = "a Messages API message"
+)
+
+// checkMessage returns the provider.ErrMalformedResponse error of a msg that lacks what every
+// Messages API message has, or nil.
+func checkMessage(msg *sdk.Message) error {
+	if msg == nil {
+		return turns.Malformed(apiName, messageWhat, "", "no message")
+	}
+	bad := func(format string, args ...any) error {
+		return turns.Malformed(apiName, messageWhat, msg.RawJSON(), fmt.Sprintf(format, args...))
+	}
+	j := msg.JSON
+	switch {
+	case !turns.IsObject(msg.RawJSON()):
+		return bad("it is not a JSON object")
+	case j.Type.Raw() != `"message"`:
+		return bad(`"type" is %s, not "message"`, shownField(j.Type.Raw()))
+	case j.Role.Raw() != `"assistant"`:
+		return bad(`"role" is %s, not "assistant"`, shownField(j.Role.Raw()))
+	case !j.Content.Valid():
+		return bad(`"content" is %s, not an array of content blocks`, shownField(j.Content.Raw()))
+	case !j.StopReason.Valid():
+		return bad(`"stop_reason" is %s, not a stop reason`, shownField(j.StopReason.Raw()))
+	}
+	for i, b := range msg.Content {
+		if b.Type == "tool_use" && (b.ID == "" || b.Name == "") {
+			return bad("content block %d is a tool_use block without an id or a name", i)
+		}
+	}
+	return nil
+}
+
+// shownField is a field's raw JSON for an error: "missing" when it was absent.
+func shownField(raw string) string {
+	if raw == "" {
+		return "missing"
+	}
+	if len(raw) > 40 {
+		return raw[:40] + "…"
+	}
+	return raw
 }
 
 // compact returns raw compacted (raw itself when it is not valid JSON, which the SDK never

@@ -8,5 +8,6 @@
 //
 // Check* run the same rules on a request body without HTTP (for fuzz targets); New* start an
 // httptest server that runs them and answers with queued replies, for tests that drive the real
-// SDK clients.
+// SDK clients. Malformed lists, per API, success answers that are not a message of it, which
+// every adapter must refuse.
 package strict
