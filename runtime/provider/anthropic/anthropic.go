@@ -130,13 +130,15 @@ func Params(req *runtime.Request) (sdk.MessageNewParams, error) {
 		return p, fmt.Errorf("anthropic: messages: %w", err)
 	}
 	a := newArena(ts)
+	a.ids = turns.CallIDs(ts, turns.MaxAnthropicCallID)
 	i := 0
 	for ; i < len(ts) && ts[i].Kind == turns.System; i++ {
 		p.System = appendSystem(p.System, ts[i].Parts)
 	}
 	p.Messages = make([]sdk.MessageParam, 0, len(ts)-i)
 	var resultsMsg *sdk.UserMessageParam // the user message holding the last round's results
-	for _, t := range ts[i:] {
+	for ti := i; ti < len(ts); ti++ {
+		t := ts[ti]
 		switch t.Kind {
 		case turns.System:
 			p.Messages = append(p.Messages, sdk.MessageParam{OfSystem: &sdk.SystemMessageParam{Content: appendSystem(nil, t.Parts)}})
@@ -157,12 +159,12 @@ func Params(req *runtime.Request) (sdk.MessageNewParams, error) {
 			p.Messages = append(p.Messages, sdk.MessageParam{OfUser: u})
 		case turns.Assistant:
 			m := take(&a.assistants)
-			m.Content = a.assistantContent(t)
+			m.Content = a.assistantContent(ti, t)
 			p.Messages = append(p.Messages, sdk.MessageParam{OfAssistant: m})
 			resultsMsg = nil
 		case turns.Results:
 			u := take(&a.users)
-			u.Content = a.resultBlocks(t.Results)
+			u.Content = a.resultBlocks(ti, t.Results)
 			p.Messages = append(p.Messages, sdk.MessageParam{OfUser: u})
 			resultsMsg = u
 		}
@@ -182,6 +184,7 @@ type arena struct {
 	resultPart []sdk.ToolResultBlockParamContentUnion
 	users      []sdk.UserMessageParam
 	assistants []sdk.AssistantMessageParam
+	ids        turns.IDs // the tool_use ids sent (turns.CallIDs)
 }
 
 func newArena(ts []turns.Turn) *arena {
@@ -313,9 +316,9 @@ func mediaType(mt string) string {
 	return strings.ToLower(strings.TrimSpace(mt))
 }
 
-// assistantContent is an assistant turn's content: its anthropic state blocks, then its text
-// (a non-text part becomes a note), then its tool_use blocks.
-func (a *arena) assistantContent(t turns.Turn) []sdk.ContentBlockParamUnion {
+// assistantContent is the content of assistant turn ti: its anthropic state blocks, then its
+// text (a non-text part becomes a note), then its tool_use blocks.
+func (a *arena) assistantContent(ti int, t turns.Turn) []sdk.ContentBlockParamUnion {
 	out := a.blocksFor(len(t.State) + len(t.Parts) + len(t.Calls))
 	for _, st := range t.State {
 		if st.Provider == provider.Anthropic && isThinking(st.Data) {
@@ -329,11 +332,11 @@ func (a *arena) assistantContent(t turns.Turn) []sdk.ContentBlockParamUnion {
 		}
 		out = append(out, sdk.ContentBlockParamUnion{OfText: a.text(text)})
 	}
-	for _, c := range t.Calls {
+	for k, c := range t.Calls {
 		in := take(&a.inputs)
 		*in = turns.Input(c)
 		u := take(&a.uses)
-		u.ID, u.Name, u.Input = c.ID, c.Name, in // a pointer in the interface: no allocation
+		u.ID, u.Name, u.Input = a.ids.Of(ti, k, c.ID), c.Name, in // a pointer in the interface: no allocation
 		out = append(out, sdk.ContentBlockParamUnion{OfToolUse: u})
 	}
 	return out
@@ -351,12 +354,12 @@ func isThinking(data json.RawMessage) bool {
 	return head.Type == "thinking" || head.Type == "redacted_thinking"
 }
 
-// resultBlocks maps a round's results to tool_result blocks, in order.
-func (a *arena) resultBlocks(rs []turns.Result) []sdk.ContentBlockParamUnion {
+// resultBlocks maps the results of turn ti to tool_result blocks, in order.
+func (a *arena) resultBlocks(ti int, rs []turns.Result) []sdk.ContentBlockParamUnion {
 	out := a.blocksFor(len(rs))
-	for _, r := range rs {
+	for k, r := range rs {
 		b := take(&a.results)
-		b.ToolUseID = r.CallID
+		b.ToolUseID = a.ids.Of(ti, k, r.CallID)
 		b.Content = window(&a.resultPart, len(r.Parts))
 		if r.IsError {
 			b.IsError = param.NewOpt(true)

@@ -112,7 +112,8 @@ func ChatParams(req *runtime.Request) (sdk.ChatCompletionNewParams, error) {
 	calls := make([]sdk.ChatCompletionMessageFunctionToolCallParam, 0, c.calls)
 	callUnions := make([]sdk.ChatCompletionMessageToolCallUnionParam, c.calls)
 	p.Messages = make([]sdk.ChatCompletionMessageParamUnion, 0, len(ts)+c.results)
-	for _, t := range ts {
+	ids := turns.CallIDs(ts, turns.MaxChatCallID)
+	for ti, t := range ts {
 		switch t.Kind {
 		case turns.System:
 			m := take(&systems)
@@ -131,15 +132,15 @@ func ChatParams(req *runtime.Request) (sdk.ChatCompletionNewParams, error) {
 				a.ToolCalls, callUnions = callUnions[:len(t.Calls):len(t.Calls)], callUnions[len(t.Calls):]
 				for i, tc := range t.Calls {
 					f := take(&calls)
-					f.ID, f.Function.Name, f.Function.Arguments = tc.ID, tc.Name, turns.Arguments(tc)
+					f.ID, f.Function.Name, f.Function.Arguments = ids.Of(ti, i, tc.ID), tc.Name, turns.Arguments(tc)
 					a.ToolCalls[i] = sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: f}
 				}
 			}
 			p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfAssistant: a})
 		case turns.Results:
-			for _, r := range t.Results {
+			for k, r := range t.Results {
 				m := take(&tools)
-				m.ToolCallID, m.Content.OfString = r.CallID, param.NewOpt(resultText(r))
+				m.ToolCallID, m.Content.OfString = ids.Of(ti, k, r.CallID), param.NewOpt(resultText(r))
 				p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfTool: m})
 			}
 		}

@@ -116,7 +116,8 @@ func ResponsesParams(req *runtime.Request) (responses.ResponseNewParams, error) 
 		m.Type, m.Role, m.Content = responses.EasyInputMessageTypeMessage, role, content
 		items = append(items, responses.ResponseInputItemUnionParam{OfMessage: m})
 	}
-	for _, t := range ts {
+	ids := turns.CallIDs(ts, turns.MaxResponsesCallID)
+	for ti, t := range ts {
 		switch t.Kind {
 		case turns.System:
 			message(responses.EasyInputMessageRoleSystem, responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(textOnly(t.Parts))})
@@ -131,15 +132,15 @@ func ResponsesParams(req *runtime.Request) (responses.ResponseNewParams, error) 
 			if len(t.Parts) > 0 {
 				message(responses.EasyInputMessageRoleAssistant, responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(textOnly(t.Parts))})
 			}
-			for _, tc := range t.Calls {
+			for k, tc := range t.Calls {
 				f := take(&calls)
-				f.CallID, f.Name, f.Arguments = tc.ID, tc.Name, turns.Arguments(tc)
+				f.CallID, f.Name, f.Arguments = ids.Of(ti, k, tc.ID), tc.Name, turns.Arguments(tc)
 				items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCall: f})
 			}
 		case turns.Results:
-			for _, r := range t.Results {
+			for k, r := range t.Results {
 				o := take(&outputs)
-				o.CallID, o.Output = param.NewOpt(r.CallID), resultOutput(r)
+				o.CallID, o.Output = param.NewOpt(ids.Of(ti, k, r.CallID)), resultOutput(r)
 				items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: o})
 			}
 		}
