@@ -25,7 +25,9 @@ type Answer struct {
 }
 
 // Capture sends r through next and, for a 2xx answer, reads its body into a and hands the SDK
-// a copy to decode. A body that cannot be read is the SDK's error, as without Capture.
+// a copy to decode. A body that cannot be read fails the SDK's own read with the same error,
+// as without Capture (so the SDK never takes it for a failed attempt to retry), and leaves a
+// without an answer.
 func (a *Answer) Capture(r *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	resp, err := next(r)
 	if err != nil || resp == nil || resp.StatusCode < 200 || resp.StatusCode > 299 || resp.Body == nil {
@@ -34,12 +36,18 @@ func (a *Answer) Capture(r *http.Request, next func(*http.Request) (*http.Respon
 	body, rerr := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
 	if rerr != nil {
-		return nil, fmt.Errorf("error reading response body: %w", rerr)
+		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), failedRead{rerr}))
+		return resp, nil
 	}
 	a.Got, a.Body, a.ContentType = true, body, resp.Header.Get("Content-Type")
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return resp, nil
 }
+
+// failedRead is a reader that fails with err.
+type failedRead struct{ err error }
+
+func (f failedRead) Read([]byte) (int, error) { return 0, f.err }
 
 // Failed returns the error of a call whose SDK call returned sdkErr although the API answered
 // 2xx: the SDK could not decode the body (it is not JSON, JSON of another content type, or not

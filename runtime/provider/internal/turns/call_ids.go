@@ -123,7 +123,8 @@ func callIDsFit(ts []Turn, max int) bool {
 		}
 	}
 	if n <= 16 {
-		var seen []string
+		var buf [16]string
+		seen := buf[:0]
 		for _, t := range ts {
 			for _, c := range t.Calls {
 				for _, s := range seen {
