@@ -4,9 +4,11 @@ import "fmt"
 
 // uniqueCallIDs gives every call of a replayed round an id that is non-empty and unique within
 // the round, as Validate requires: a call whose stored id is empty, or repeats the id of an
-// earlier call of the round, is renamed "<id>~<k>" (k its 0-based index in the round; "call~<k>"
-// for an empty id), then "<id>~<k>~2", "<id>~<k>~3", … while that name is taken. Well-formed
-// rounds are untouched. The round's tool messages use the same names.
+// earlier call of the round, is renamed "<id>_<k>" (k its 0-based index in the round; "call_<k>"
+// for an empty id), then "<id>_<k>_2", "<id>_<k>_3", … while that name is taken. The renaming
+// adds only characters every model API takes in a call id ([A-Za-z0-9_]); a stored id's own
+// characters are kept, and each adapter maps an id its API refuses (see runtime/provider).
+// Well-formed rounds are untouched. The round's tool messages use the same names.
 func uniqueCallIDs(calls []ToolCall) {
 	for k := range calls {
 		id := calls[k].ID
@@ -17,9 +19,9 @@ func uniqueCallIDs(calls []ToolCall) {
 		if base == "" {
 			base = "call"
 		}
-		name := fmt.Sprintf("%s~%d", base, k)
+		name := fmt.Sprintf("%s_%d", base, k)
 		for n := 2; callIndex(calls, name) >= 0; n++ {
-			name = fmt.Sprintf("%s~%d~%d", base, k, n)
+			name = fmt.Sprintf("%s_%d_%d", base, k, n)
 		}
 		calls[k].ID = name
 	}

@@ -15,8 +15,10 @@ import (
 // wire format by the rules of its package. Errors: a request the provider refused because it
 // does not fit the model's context window wraps ErrContextWindow (errors.Is); a cancelled or
 // expired ctx gives an error wrapping ctx.Err(); every other failure (a refused setting, a
-// message list that breaks Validate, an API error after the SDK's own retries) is returned
-// wrapped with what was being done. A Response is returned only with a nil error.
+// message list that breaks Validate, an API error after the SDK's own retries, a success
+// answer that is not a message of the API, which the adapters mark with
+// provider.ErrMalformedResponse) is returned wrapped with what was being done. A Response is
+// returned only with a nil error.
 type Model interface {
 	Generate(ctx context.Context, req *Request) (*Response, error)
 }

@@ -32,9 +32,10 @@ const noResultText = "[no result was recorded for this call]"
 // order: the result clipped to h.ReplayResultLimit characters (ending in "…[truncated]"), or
 // "[no result was recorded for this call]" when the source recorded none; a result the source
 // recorded as failed (Succeeded false) is an error result (IsError), as the run sent it. A ToolCallID that is
-// empty or repeats an earlier one of the same round is renamed "<id>~<k>" ("call~<k>" when
+// empty or repeats an earlier one of the same round is renamed "<id>_<k>" ("call_<k>" when
 // empty; k the use's 0-based index in the round), in the call and its tool message alike, so
-// the output always satisfies Validate. A ReplayResultLimit below NoLimit means 4,000 here.
+// the output always satisfies Validate; the renaming adds only characters every model API
+// takes in a call id. A ReplayResultLimit below NoLimit means 4,000 here.
 //
 // The output depends on msgs alone: no clock, no map order, no state. It costs a handful of
 // allocations whatever the number of messages: every text it renders (the turns and the

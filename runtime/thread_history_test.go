@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -229,7 +230,7 @@ func TestThreadHistoryGolden(t *testing.T) {
 				use("r1", 0, 0, "dup", "a", `{}`, `"1"`),
 				use("r1", 0, 1, "dup", "b", `{}`, `"2"`),
 				use("r1", 0, 2, "", "c", `{}`, `"3"`),
-				use("r1", 0, 3, "dup~1", "d", `{}`, `"4"`))
+				use("r1", 0, 3, "dup_1", "d", `{}`, `"4"`))
 			return []runtime.Resolver{&runtime.ThreadHistory{Source: f.s}}
 		}},
 		{"skip_tool_calls", func(f *fixture) []runtime.Resolver {
@@ -587,16 +588,21 @@ func TestSortToolUsesNeverComparesRunIDsAsText(t *testing.T) {
 	}
 }
 
+// apiCallID is the form of a call id every model API takes; the stored ids of
+// FuzzReplayAlwaysValidates have it, so the replay's renamed ones must too.
+var apiCallID = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+
 // FuzzReplayAlwaysValidates holds that any tool uses a source may hand over — rounds in any
 // order, repeated Seqs, repeated or empty call ids, missing results, arbitrary argument text —
 // replay to a list that passes Validate, one assistant message per round, with every call's
-// Input a JSON object, the same bytes every time.
+// Input a JSON object and every renamed id of the characters [A-Za-z0-9_-], the same bytes every
+// time.
 func FuzzReplayAlwaysValidates(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 1, 1, 0, 0, 1, 2, 1, 1, 0}, "{\"a\":")
 	f.Add([]byte{3, 2, 1, 0, 0, 0, 3, 2, 1, 0, 0, 0}, "")
 	f.Add([]byte{1, 1, 1, 1, 2, 2, 2, 2}, "[1,2]")
 	f.Fuzz(func(t *testing.T, data []byte, args string) {
-		ids := []string{"", "a", "b", "a~1"}
+		ids := []string{"", "a", "b", "a_1"}
 		var uses []history.ToolUse
 		for i := 0; i+3 < len(data) && len(uses) < 64; i += 4 {
 			uses = append(uses, history.ToolUse{
@@ -620,6 +626,9 @@ func FuzzReplayAlwaysValidates(f *testing.F) {
 				var obj map[string]any
 				if err := json.Unmarshal(c.Input, &obj); err != nil || obj == nil {
 					t.Fatalf("Input %q is not a JSON object", c.Input)
+				}
+				if !apiCallID.MatchString(c.ID) {
+					t.Fatalf("call id %q: the renaming added a character a model API refuses", c.ID)
 				}
 			}
 		}

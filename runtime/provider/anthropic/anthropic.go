@@ -44,8 +44,10 @@ func New(opts ...option.RequestOption) *Model {
 // Generate checks req.Model, converts req (Params), sends it with Messages.New and maps the
 // answer back (see Response). Errors: the settings' *provider.SettingError (before any request),
 // the conversion's error, an error wrapping runtime.ErrContextWindow and the SDK's *sdk.Error
-// when the API refused the prompt as too long, and otherwise the SDK's error, all prefixed
-// "anthropic: ".
+// when the API refused the prompt as too long, an error wrapping provider.ErrMalformedResponse
+// when the API answered 2xx with a body that is not a message (not JSON, not a JSON object,
+// another content type, or an object Response refuses; the error shows the start of the body),
+// and otherwise the SDK's error, all prefixed "anthropic: ".
 func (m *Model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
 	if err := provider.CheckFor(provider.Anthropic, req.Model); err != nil {
 		return nil, err
@@ -55,11 +57,21 @@ func (m *Model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Re
 		return nil, err
 	}
 	var httpResp *http.Response
-	msg, err := m.client.Messages.New(ctx, params, option.WithResponseInto(&httpResp))
+	var ans turns.Answer
+	msg, err := m.client.Messages.New(ctx, params, option.WithResponseInto(&httpResp), option.WithMiddleware(ans.Capture))
 	if err != nil {
+		if merr := ans.Failed(apiName, messageWhat, err); merr != nil {
+			return nil, merr
+		}
 		return nil, wrapError(err)
 	}
-	resp := Response(msg)
+	if msg == nil {
+		return nil, turns.Malformed(apiName, messageWhat, string(ans.Body), "it decodes to no message")
+	}
+	resp, err := Response(msg)
+	if err != nil {
+		return nil, err
+	}
 	if httpResp != nil {
 		resp.RequestID = httpResp.Header.Get("request-id")
 	}
@@ -118,13 +130,15 @@ func Params(req *runtime.Request) (sdk.MessageNewParams, error) {
 		return p, fmt.Errorf("anthropic: messages: %w", err)
 	}
 	a := newArena(ts)
+	a.ids = turns.CallIDs(ts, turns.MaxAnthropicCallID)
 	i := 0
 	for ; i < len(ts) && ts[i].Kind == turns.System; i++ {
 		p.System = appendSystem(p.System, ts[i].Parts)
 	}
 	p.Messages = make([]sdk.MessageParam, 0, len(ts)-i)
 	var resultsMsg *sdk.UserMessageParam // the user message holding the last round's results
-	for _, t := range ts[i:] {
+	for ti := i; ti < len(ts); ti++ {
+		t := ts[ti]
 		switch t.Kind {
 		case turns.System:
 			p.Messages = append(p.Messages, sdk.MessageParam{OfSystem: &sdk.SystemMessageParam{Content: appendSystem(nil, t.Parts)}})
@@ -145,12 +159,12 @@ func Params(req *runtime.Request) (sdk.MessageNewParams, error) {
 			p.Messages = append(p.Messages, sdk.MessageParam{OfUser: u})
 		case turns.Assistant:
 			m := take(&a.assistants)
-			m.Content = a.assistantContent(t)
+			m.Content = a.assistantContent(ti, t)
 			p.Messages = append(p.Messages, sdk.MessageParam{OfAssistant: m})
 			resultsMsg = nil
 		case turns.Results:
 			u := take(&a.users)
-			u.Content = a.resultBlocks(t.Results)
+			u.Content = a.resultBlocks(ti, t.Results)
 			p.Messages = append(p.Messages, sdk.MessageParam{OfUser: u})
 			resultsMsg = u
 		}
@@ -170,6 +184,7 @@ type arena struct {
 	resultPart []sdk.ToolResultBlockParamContentUnion
 	users      []sdk.UserMessageParam
 	assistants []sdk.AssistantMessageParam
+	ids        turns.IDs // the tool_use ids sent (turns.CallIDs)
 }
 
 func newArena(ts []turns.Turn) *arena {
@@ -301,9 +316,9 @@ func mediaType(mt string) string {
 	return strings.ToLower(strings.TrimSpace(mt))
 }
 
-// assistantContent is an assistant turn's content: its anthropic state blocks, then its text
-// (a non-text part becomes a note), then its tool_use blocks.
-func (a *arena) assistantContent(t turns.Turn) []sdk.ContentBlockParamUnion {
+// assistantContent is the content of assistant turn ti: its anthropic state blocks, then its
+// text (a non-text part becomes a note), then its tool_use blocks.
+func (a *arena) assistantContent(ti int, t turns.Turn) []sdk.ContentBlockParamUnion {
 	out := a.blocksFor(len(t.State) + len(t.Parts) + len(t.Calls))
 	for _, st := range t.State {
 		if st.Provider == provider.Anthropic && isThinking(st.Data) {
@@ -317,11 +332,11 @@ func (a *arena) assistantContent(t turns.Turn) []sdk.ContentBlockParamUnion {
 		}
 		out = append(out, sdk.ContentBlockParamUnion{OfText: a.text(text)})
 	}
-	for _, c := range t.Calls {
+	for k, c := range t.Calls {
 		in := take(&a.inputs)
 		*in = turns.Input(c)
 		u := take(&a.uses)
-		u.ID, u.Name, u.Input = c.ID, c.Name, in // a pointer in the interface: no allocation
+		u.ID, u.Name, u.Input = a.ids.Of(ti, k, c.ID), c.Name, in // a pointer in the interface: no allocation
 		out = append(out, sdk.ContentBlockParamUnion{OfToolUse: u})
 	}
 	return out
@@ -339,12 +354,12 @@ func isThinking(data json.RawMessage) bool {
 	return head.Type == "thinking" || head.Type == "redacted_thinking"
 }
 
-// resultBlocks maps a round's results to tool_result blocks, in order.
-func (a *arena) resultBlocks(rs []turns.Result) []sdk.ContentBlockParamUnion {
+// resultBlocks maps the results of turn ti to tool_result blocks, in order.
+func (a *arena) resultBlocks(ti int, rs []turns.Result) []sdk.ContentBlockParamUnion {
 	out := a.blocksFor(len(rs))
-	for _, r := range rs {
+	for k, r := range rs {
 		b := take(&a.results)
-		b.ToolUseID = r.CallID
+		b.ToolUseID = a.ids.Of(ti, k, r.CallID)
 		b.Content = window(&a.resultPart, len(r.Parts))
 		if r.IsError {
 			b.IsError = param.NewOpt(true)
@@ -386,7 +401,15 @@ func (a *arena) resultContent(part runtime.Part) sdk.ToolResultBlockParamContent
 // (input_tokens + cache_read_input_tokens + cache_creation_input_tokens). Other block types
 // (server tool blocks, which this adapter never asks for) are left out. RequestID is left empty
 // (Generate fills it from the HTTP response).
-func Response(msg *sdk.Message) *runtime.Response {
+//
+// A msg that is not a Messages API message is an error wrapping provider.ErrMalformedResponse:
+// nil, or without what the API always sends — "type": "message", "role": "assistant", a
+// "content" array and a non-null "stop_reason" (absent, null and ill-typed fields alike, as
+// the SDK's respjson metadata reports them) — or with a tool_use block without an id or a name.
+func Response(msg *sdk.Message) (*runtime.Response, error) {
+	if err := checkMessage(msg); err != nil {
+		return nil, err
+	}
 	out := &runtime.Response{
 		Message:    runtime.Message{Role: runtime.RoleAssistant},
 		Model:      string(msg.Model),
@@ -430,7 +453,54 @@ func Response(msg *sdk.Message) *runtime.Response {
 		CacheReadTokens:  u.CacheReadInputTokens,
 		CacheWriteTokens: u.CacheCreationInputTokens,
 	}
-	return out
+	return out, nil
+}
+
+// apiName prefixes this adapter's errors; messageWhat names the answer it expects.
+const (
+	apiName     = "anthropic"
+	messageWhat = "a Messages API message"
+)
+
+// checkMessage returns the provider.ErrMalformedResponse error of a msg that lacks what every
+// Messages API message has, or nil.
+func checkMessage(msg *sdk.Message) error {
+	if msg == nil {
+		return turns.Malformed(apiName, messageWhat, "", "no message")
+	}
+	bad := func(format string, args ...any) error {
+		return turns.Malformed(apiName, messageWhat, msg.RawJSON(), fmt.Sprintf(format, args...))
+	}
+	j := msg.JSON
+	switch {
+	case !turns.IsObject(msg.RawJSON()):
+		return bad("it is not a JSON object")
+	case j.Type.Raw() != `"message"`:
+		return bad(`"type" is %s, not "message"`, shownField(j.Type.Raw()))
+	case j.Role.Raw() != `"assistant"`:
+		return bad(`"role" is %s, not "assistant"`, shownField(j.Role.Raw()))
+	case !j.Content.Valid():
+		return bad(`"content" is %s, not an array of content blocks`, shownField(j.Content.Raw()))
+	case !j.StopReason.Valid():
+		return bad(`"stop_reason" is %s, not a stop reason`, shownField(j.StopReason.Raw()))
+	}
+	for i, b := range msg.Content {
+		if b.Type == "tool_use" && (b.ID == "" || b.Name == "") {
+			return bad("content block %d is a tool_use block without an id or a name", i)
+		}
+	}
+	return nil
+}
+
+// shownField is a field's raw JSON for an error: "missing" when it was absent.
+func shownField(raw string) string {
+	if raw == "" {
+		return "missing"
+	}
+	if len(raw) > 40 {
+		return raw[:40] + "…"
+	}
+	return raw
 }
 
 // compact returns raw compacted (raw itself when it is not valid JSON, which the SDK never

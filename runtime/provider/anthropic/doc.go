@@ -21,6 +21,12 @@
 //   - Images (JPEG, PNG, GIF, WebP) become base64 image blocks and documents (PDF, plain text)
 //     document blocks, in user turns and tool results; any other part, and any non-text part
 //     in a system or assistant turn, becomes a text note (turns.PartNote).
+//   - Tool call ids match ^[a-zA-Z0-9_-]+$, have at most turns.MaxAnthropicCallID (64)
+//     characters and are unique within the request: an id that breaks this (another provider's
+//     or a host's id, an id of two rounds) is renamed deterministically, in its tool_use and
+//     its tool_result alike (see turns.CallIDs); well-formed ids are sent unchanged.
+//   - An answer that is not a Messages API message is an error wrapping
+//     provider.ErrMalformedResponse (see Response).
 //   - An assistant message's "anthropic" State (thinking and redacted_thinking blocks, with
 //     their signatures) goes back first in its content, unchanged; state of other providers,
 //     and anything that is not such a block, is left out.

@@ -30,8 +30,11 @@ func NewChat(opts ...option.RequestOption) *Chat {
 // Generate checks req.Model, converts req (ChatParams), sends it with Chat.Completions.New and
 // maps the answer back (ChatResponse). Errors: the settings' *provider.SettingError (before any
 // request), the conversion's error, an error wrapping runtime.ErrContextWindow and the SDK's
-// *sdk.Error for code context_length_exceeded, and otherwise the SDK's error with the API's
-// message, all prefixed "openai chat: ".
+// *sdk.Error for code context_length_exceeded, an error wrapping provider.ErrMalformedResponse
+// when the API answered 2xx with a body that is not a chat completion (not JSON, not a JSON
+// object, another content type, or an object ChatResponse refuses; the error shows the start
+// of the body), and otherwise the SDK's error with the API's message, all prefixed
+// "openai chat: ".
 func (c *Chat) Generate(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
 	if err := provider.CheckFor(provider.OpenAI, req.Model); err != nil {
 		return nil, err
@@ -41,9 +44,16 @@ func (c *Chat) Generate(ctx context.Context, req *runtime.Request) (*runtime.Res
 		return nil, err
 	}
 	var httpResp *http.Response
-	completion, err := c.client.Chat.Completions.New(ctx, params, option.WithResponseInto(&httpResp))
+	var ans turns.Answer
+	completion, err := c.client.Chat.Completions.New(ctx, params, option.WithResponseInto(&httpResp), option.WithMiddleware(ans.Capture))
 	if err != nil {
-		return nil, wrapError("openai chat", err)
+		if merr := ans.Failed(chatAPI, chatWhat, err); merr != nil {
+			return nil, merr
+		}
+		return nil, wrapError(chatAPI, err)
+	}
+	if completion == nil {
+		return nil, turns.Malformed(chatAPI, chatWhat, string(ans.Body), "it decodes to no completion")
 	}
 	resp, err := ChatResponse(completion)
 	if err != nil {
@@ -102,7 +112,8 @@ func ChatParams(req *runtime.Request) (sdk.ChatCompletionNewParams, error) {
 	calls := make([]sdk.ChatCompletionMessageFunctionToolCallParam, 0, c.calls)
 	callUnions := make([]sdk.ChatCompletionMessageToolCallUnionParam, c.calls)
 	p.Messages = make([]sdk.ChatCompletionMessageParamUnion, 0, len(ts)+c.results)
-	for _, t := range ts {
+	ids := turns.CallIDs(ts, turns.MaxChatCallID)
+	for ti, t := range ts {
 		switch t.Kind {
 		case turns.System:
 			m := take(&systems)
@@ -121,15 +132,15 @@ func ChatParams(req *runtime.Request) (sdk.ChatCompletionNewParams, error) {
 				a.ToolCalls, callUnions = callUnions[:len(t.Calls):len(t.Calls)], callUnions[len(t.Calls):]
 				for i, tc := range t.Calls {
 					f := take(&calls)
-					f.ID, f.Function.Name, f.Function.Arguments = tc.ID, tc.Name, turns.Arguments(tc)
+					f.ID, f.Function.Name, f.Function.Arguments = ids.Of(ti, i, tc.ID), tc.Name, turns.Arguments(tc)
 					a.ToolCalls[i] = sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: f}
 				}
 			}
 			p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfAssistant: a})
 		case turns.Results:
-			for _, r := range t.Results {
+			for k, r := range t.Results {
 				m := take(&tools)
-				m.ToolCallID, m.Content.OfString = r.CallID, param.NewOpt(resultText(r))
+				m.ToolCallID, m.Content.OfString = ids.Of(ti, k, r.CallID), param.NewOpt(resultText(r))
 				p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfTool: m})
 			}
 		}
@@ -182,11 +193,15 @@ func filename(part runtime.Part) string {
 // that are not a JSON object are kept and flagged), the refusal into Refusal, finish_reason
 // stop → StopEndTurn, tool_calls and function_call → StopToolUse, length → StopMaxTokens,
 // content_filter → StopRefusal (also whenever the message carries a refusal; other values
-// unchanged), and usage with InputTokens = prompt_tokens (cached ones included). It returns an
-// error for a completion without choices.
+// unchanged), and usage with InputTokens = prompt_tokens (cached ones included).
+//
+// A c that is not a chat completion is an error wrapping provider.ErrMalformedResponse: nil,
+// not a JSON object, without a "choices" array of at least one choice, a first choice without
+// a "message" object (absent, null and ill-typed fields alike, as the SDK's respjson metadata
+// reports them), or a function tool call without an id or a name.
 func ChatResponse(c *sdk.ChatCompletion) (*runtime.Response, error) {
-	if len(c.Choices) == 0 {
-		return nil, fmt.Errorf("openai chat: completion %s has no choices", c.ID)
+	if err := checkCompletion(c); err != nil {
+		return nil, err
 	}
 	ch := c.Choices[0]
 	out := &runtime.Response{
@@ -223,4 +238,37 @@ func ChatResponse(c *sdk.ChatCompletion) (*runtime.Response, error) {
 		CacheWriteTokens: u.PromptTokensDetails.CacheWriteTokens,
 	}
 	return out, nil
+}
+
+// chatAPI prefixes the Chat adapter's errors; chatWhat names the answer it expects.
+const (
+	chatAPI  = "openai chat"
+	chatWhat = "a chat completion"
+)
+
+// checkCompletion returns the provider.ErrMalformedResponse error of a c that lacks what every
+// chat completion has, or nil.
+func checkCompletion(c *sdk.ChatCompletion) error {
+	if c == nil {
+		return turns.Malformed(chatAPI, chatWhat, "", "no completion")
+	}
+	bad := func(format string, args ...any) error {
+		return turns.Malformed(chatAPI, chatWhat, c.RawJSON(), fmt.Sprintf(format, args...))
+	}
+	switch {
+	case !turns.IsObject(c.RawJSON()):
+		return bad("it is not a JSON object")
+	case !c.JSON.Choices.Valid():
+		return bad(`"choices" is %s, not an array of choices`, shownField(c.JSON.Choices.Raw()))
+	case len(c.Choices) == 0:
+		return bad(`"choices" is empty`)
+	case !c.Choices[0].JSON.Message.Valid():
+		return bad(`choice 0 has no "message" object`)
+	}
+	for i, tc := range c.Choices[0].Message.ToolCalls {
+		if tc.Type == "function" && (tc.ID == "" || tc.Function.Name == "") {
+			return bad("tool call %d is a function call without an id or a name", i)
+		}
+	}
+	return nil
 }

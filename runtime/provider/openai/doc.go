@@ -23,6 +23,14 @@
 //     flag); a blank result is turns.EmptyResultText. Arguments travel as the JSON text the
 //     model produced (for a call flagged by runtime.ToolCall.InvalidArguments, the produced
 //     text itself).
+//   - Tool call ids are 1 to turns.MaxChatCallID (40, Chat Completions' limit) or
+//     turns.MaxResponsesCallID (64) characters of [A-Za-z0-9_-], unique within the request: an
+//     id that breaks this (another provider's or a host's id, an id of two rounds) is renamed
+//     deterministically, in its call and its result alike (see turns.CallIDs); well-formed ids
+//     are sent unchanged.
+//   - An answer that is not one of the API (not JSON, not an object, without what the API
+//     always sends) is an error wrapping provider.ErrMalformedResponse (see ChatResponse and
+//     ResponsesResponse).
 //   - Settings are checked first (provider.CheckFor); Extra keys are top-level fields of the
 //     body.
 //

@@ -35,8 +35,10 @@ func NewResponses(opts ...option.RequestOption) *Responses {
 // maps the answer back (ResponsesResponse). Errors: the settings' *provider.SettingError
 // (before any request), the conversion's error, an error wrapping runtime.ErrContextWindow for
 // a request refused (or a response failed) with code context_length_exceeded, a failed
-// response's error, and otherwise the SDK's error with the API's message, all prefixed
-// "openai responses: ".
+// response's error, an error wrapping provider.ErrMalformedResponse when the API answered 2xx
+// with a body that is not a response (not JSON, not a JSON object, another content type, or an
+// object ResponsesResponse refuses; the error shows the start of the body), and otherwise the
+// SDK's error with the API's message, all prefixed "openai responses: ".
 func (m *Responses) Generate(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
 	if err := provider.CheckFor(provider.OpenAIResponses, req.Model); err != nil {
 		return nil, err
@@ -46,9 +48,16 @@ func (m *Responses) Generate(ctx context.Context, req *runtime.Request) (*runtim
 		return nil, err
 	}
 	var httpResp *http.Response
-	r, err := m.client.Responses.New(ctx, params, option.WithResponseInto(&httpResp))
+	var ans turns.Answer
+	r, err := m.client.Responses.New(ctx, params, option.WithResponseInto(&httpResp), option.WithMiddleware(ans.Capture))
 	if err != nil {
-		return nil, wrapError("openai responses", err)
+		if merr := ans.Failed(responsesAPI, responsesWhat, err); merr != nil {
+			return nil, merr
+		}
+		return nil, wrapError(responsesAPI, err)
+	}
+	if r == nil {
+		return nil, turns.Malformed(responsesAPI, responsesWhat, string(ans.Body), "it decodes to no response")
 	}
 	resp, err := ResponsesResponse(r)
 	if err != nil {
@@ -107,7 +116,8 @@ func ResponsesParams(req *runtime.Request) (responses.ResponseNewParams, error) 
 		m.Type, m.Role, m.Content = responses.EasyInputMessageTypeMessage, role, content
 		items = append(items, responses.ResponseInputItemUnionParam{OfMessage: m})
 	}
-	for _, t := range ts {
+	ids := turns.CallIDs(ts, turns.MaxResponsesCallID)
+	for ti, t := range ts {
 		switch t.Kind {
 		case turns.System:
 			message(responses.EasyInputMessageRoleSystem, responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(textOnly(t.Parts))})
@@ -122,15 +132,15 @@ func ResponsesParams(req *runtime.Request) (responses.ResponseNewParams, error) 
 			if len(t.Parts) > 0 {
 				message(responses.EasyInputMessageRoleAssistant, responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(textOnly(t.Parts))})
 			}
-			for _, tc := range t.Calls {
+			for k, tc := range t.Calls {
 				f := take(&calls)
-				f.CallID, f.Name, f.Arguments = tc.ID, tc.Name, turns.Arguments(tc)
+				f.CallID, f.Name, f.Arguments = ids.Of(ti, k, tc.ID), tc.Name, turns.Arguments(tc)
 				items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCall: f})
 			}
 		case turns.Results:
-			for _, r := range t.Results {
+			for k, r := range t.Results {
 				o := take(&outputs)
-				o.CallID, o.Output = param.NewOpt(r.CallID), resultOutput(r)
+				o.CallID, o.Output = param.NewOpt(ids.Of(ti, k, r.CallID)), resultOutput(r)
 				items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: o})
 			}
 		}
@@ -233,7 +243,15 @@ func resultOutput(r turns.Result) responses.ResponseInputItemFunctionCallOutputO
 // unchanged). Usage has InputTokens = input_tokens (cached ones included). A failed response is
 // an error carrying its code and message (wrapping runtime.ErrContextWindow for
 // context_length_exceeded).
+//
+// An r that is not a Responses API response is an error wrapping provider.ErrMalformedResponse:
+// nil, not a JSON object, or without what the API always sends — "object": "response", an
+// "output" array and a "status" (absent, null and ill-typed fields alike, as the SDK's respjson
+// metadata reports them) — or with a function_call item without a call_id or a name.
 func ResponsesResponse(r *responses.Response) (*runtime.Response, error) {
+	if err := checkResponse(r); err != nil {
+		return nil, err
+	}
 	if r.Status == responses.ResponseStatusFailed {
 		detail := fmt.Sprintf("%s: %s", r.Error.Code, r.Error.Message)
 		if isContextWindow(string(r.Error.Code), r.Error.Message) {
@@ -314,4 +332,39 @@ func stripReasoning(raw string) json.RawMessage {
 	}
 	b.WriteByte('}')
 	return b.Bytes()
+}
+
+// responsesAPI prefixes the Responses adapter's errors; responsesWhat names the answer it
+// expects.
+const (
+	responsesAPI  = "openai responses"
+	responsesWhat = "a Responses API response"
+)
+
+// checkResponse returns the provider.ErrMalformedResponse error of an r that lacks what every
+// Responses API response has, or nil.
+func checkResponse(r *responses.Response) error {
+	if r == nil {
+		return turns.Malformed(responsesAPI, responsesWhat, "", "no response")
+	}
+	bad := func(format string, args ...any) error {
+		return turns.Malformed(responsesAPI, responsesWhat, r.RawJSON(), fmt.Sprintf(format, args...))
+	}
+	j := r.JSON
+	switch {
+	case !turns.IsObject(r.RawJSON()):
+		return bad("it is not a JSON object")
+	case j.Object.Raw() != `"response"`:
+		return bad(`"object" is %s, not "response"`, shownField(j.Object.Raw()))
+	case !j.Output.Valid():
+		return bad(`"output" is %s, not an array of output items`, shownField(j.Output.Raw()))
+	case !j.Status.Valid():
+		return bad(`"status" is %s, not a status`, shownField(j.Status.Raw()))
+	}
+	for i, item := range r.Output {
+		if item.Type == "function_call" && (item.CallID == "" || item.Name == "") {
+			return bad("output item %d is a function_call without a call_id or a name", i)
+		}
+	}
+	return nil
 }

@@ -143,6 +143,18 @@ func CheckAnthropic(body []byte) error {
 		}
 		blocks[i] = bs
 	}
+	// Every tool_use id is unique within the request.
+	var ids, paths []string
+	for i, bs := range blocks {
+		for k, b := range bs {
+			if b.Type == "tool_use" {
+				ids, paths = append(ids, b.ID), append(paths, at(at("messages", i)+".content", k)+".id")
+			}
+		}
+	}
+	if path, id := uniqueIDs(ids, paths); path != "" {
+		return duplicate(path, AnDuplicateID, id)
+	}
 	// Pairing, in message order: the message after an assistant's tool_use blocks is a user
 	// message whose first blocks are tool_results answering every one of those ids and no
 	// other; tool_results stand first; no tool_result answers anything but the message before.
@@ -314,6 +326,9 @@ func anBlockCheck(path, role string, b anBlock) error {
 		if b.ID == "" || b.Name == "" {
 			return fail(path, "tool_use blocks need an id and a name")
 		}
+		if err := anCallID(path+".id", b.ID); err != nil {
+			return err
+		}
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(b.Input, &obj) != nil || obj == nil {
 			return fail(path+".input", "input must be a JSON object")
@@ -324,6 +339,9 @@ func anBlockCheck(path, role string, b anBlock) error {
 		}
 		if b.ToolUseID == "" {
 			return fail(path+".tool_use_id", "field required")
+		}
+		if err := anCallID(path+".tool_use_id", b.ToolUseID); err != nil {
+			return err
 		}
 		return anResultContent(path+".content", b.Content)
 	case "thinking":

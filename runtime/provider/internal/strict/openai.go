@@ -118,6 +118,16 @@ func CheckChat(body []byte) error {
 			return err
 		}
 	}
+	// Every tool call id is unique within the request.
+	var ids, paths []string
+	for i, m := range msgs {
+		for k, c := range m.ToolCalls {
+			ids, paths = append(ids, c.ID), append(paths, at(at("messages", i)+".tool_calls", k)+".id")
+		}
+	}
+	if path, id := uniqueIDs(ids, paths); path != "" {
+		return duplicate(path, OaDuplicateCallID, id)
+	}
 	// Pairing: tool messages follow an assistant message with tool_calls and answer its ids;
 	// every id is answered before the next non-tool message.
 	var open []string // ids of the last assistant message still without a tool message
@@ -204,11 +214,17 @@ func chatMessageCheck(path string, m chatMessage) error {
 			if c.ID == "" || c.Type != "function" || c.Function.Name == "" || c.Function.Arguments == nil {
 				return fail(cp, "a tool call needs an id, type function, a function name and arguments (a string)")
 			}
+			if err := oaCallID(cp+".id", c.ID, maxChatCallID); err != nil {
+				return err
+			}
 		}
 		return nil
 	case "tool":
 		if m.ToolCallID == nil || *m.ToolCallID == "" {
 			return fail(path+".tool_call_id", "field required")
+		}
+		if err := oaCallID(path+".tool_call_id", *m.ToolCallID, maxChatCallID); err != nil {
+			return err
 		}
 		return chatTextContent(path+".content", m.Content, false)
 	}

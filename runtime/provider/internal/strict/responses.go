@@ -89,6 +89,16 @@ func checkResponses(body []byte, allowStore bool) error {
 			return err
 		}
 	}
+	// Every function_call's call_id is unique within the request.
+	var ids, paths []string
+	for i, it := range items {
+		if it.Type == "function_call" {
+			ids, paths = append(ids, it.CallID), append(paths, at("input", i)+".call_id")
+		}
+	}
+	if path, id := uniqueIDs(ids, paths); path != "" {
+		return duplicate(path, OaDuplicateCallID, id)
+	}
 	// Pairing: a function_call_output answers an earlier function_call of the same turn; every
 	// function_call is answered before the next message item; a reasoning item is followed by
 	// the item it led to (a function_call or an assistant message).
@@ -156,9 +166,15 @@ func rsItemCheck(path string, it rsItem, store bool) error {
 		if it.CallID == "" || it.Name == "" || it.Arguments == nil {
 			return fail(path, "a function_call needs call_id, name and arguments (a string)")
 		}
+		if err := oaCallID(path+".call_id", it.CallID, maxResponsesCallID); err != nil {
+			return err
+		}
 	case "function_call_output":
 		if it.CallID == "" {
 			return fail(path+".call_id", "field required")
+		}
+		if err := oaCallID(path+".call_id", it.CallID, maxResponsesCallID); err != nil {
+			return err
 		}
 		if isString(it.Output) {
 			var s string

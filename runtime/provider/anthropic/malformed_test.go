@@ -1,0 +1,65 @@
+package anthropic
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/provider"
+	"github.com/personagen/personagen/runtime/provider/internal/strict"
+)
+
+// TestMalformedAnswerIsAnError sends a request for every 200 answer that is not a Messages API
+// message: each is an error matching provider.ErrMalformedResponse that names the API and shows
+// the start of the body; none panics and none becomes a Response.
+func TestMalformedAnswerIsAnError(t *testing.T) {
+	for name, rep := range strict.Malformed(strict.Anthropic) {
+		t.Run(name, func(t *testing.T) {
+			m, srv := newModel(t)
+			srv.Queue(rep)
+			r, err := m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Name: "c"}, Messages: []runtime.Message{runtime.UserMessage("hi")}})
+			if err == nil {
+				t.Fatalf("no error; response %+v", r)
+			}
+			if r != nil {
+				t.Errorf("a response with the error: %+v", r)
+			}
+			if !errors.Is(err, provider.ErrMalformedResponse) {
+				t.Errorf("err = %v, want provider.ErrMalformedResponse", err)
+			}
+			msg := err.Error()
+			t.Log(msg)
+			if !strings.HasPrefix(msg, "anthropic: ") || !strings.Contains(msg, "not a Messages API message") {
+				t.Errorf("err = %q, want it to name the API and say the body is not a message", msg)
+			}
+			if want := bodyStart(rep.Body); !strings.Contains(msg, want) {
+				t.Errorf("err = %q, want the start of the body %s", msg, want)
+			}
+		})
+	}
+}
+
+// bodyStart is how a malformed-answer error starts showing body: "empty body", or the quoted
+// first 40 bytes without the closing quote.
+func bodyStart(body string) string {
+	if strings.TrimSpace(body) == "" {
+		return "empty body"
+	}
+	q := strconv.Quote(body[:min(len(body), 40)])
+	return "body " + q[:len(q)-1]
+}
+
+// TestMappingRefusesAZeroAnswer holds that Response, given a message a host decoded itself,
+// refuses nil and a zero message instead of panicking or answering nothing.
+func TestMappingRefusesAZeroAnswer(t *testing.T) {
+	for name, msg := range map[string]*sdk.Message{"nil": nil, "zero": {}} {
+		if r, err := Response(msg); !errors.Is(err, provider.ErrMalformedResponse) || r != nil {
+			t.Errorf("%s: Response = %v, %v; want provider.ErrMalformedResponse", name, r, err)
+		}
+	}
+}

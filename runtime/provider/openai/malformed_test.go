@@ -1,0 +1,80 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/provider"
+	"github.com/personagen/personagen/runtime/provider/internal/strict"
+)
+
+// TestMalformedAnswerIsAnError sends a request for every 200 answer that is not an answer of
+// the adapter's API: each is an error matching provider.ErrMalformedResponse that names the
+// API and shows the start of the body; none panics and none becomes a Response.
+func TestMalformedAnswerIsAnError(t *testing.T) {
+	for _, tc := range []struct {
+		api          strict.API
+		prefix, what string
+		model        func(t *testing.T) (runtime.Model, *strict.Server)
+	}{
+		{strict.Chat, "openai chat: ", "not a chat completion", func(t *testing.T) (runtime.Model, *strict.Server) { return newChat(t) }},
+		{strict.Responses, "openai responses: ", "not a Responses API response", func(t *testing.T) (runtime.Model, *strict.Server) { return newResponses(t) }},
+	} {
+		for name, rep := range strict.Malformed(tc.api) {
+			t.Run(tc.api.String()+"/"+name, func(t *testing.T) {
+				m, srv := tc.model(t)
+				srv.Queue(rep)
+				r, err := m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Name: "g"}, Messages: []runtime.Message{runtime.UserMessage("hi")}})
+				if err == nil {
+					t.Fatalf("no error; response %+v", r)
+				}
+				if r != nil {
+					t.Errorf("a response with the error: %+v", r)
+				}
+				if !errors.Is(err, provider.ErrMalformedResponse) {
+					t.Errorf("err = %v, want provider.ErrMalformedResponse", err)
+				}
+				msg := err.Error()
+				t.Log(msg)
+				if !strings.HasPrefix(msg, tc.prefix) || !strings.Contains(msg, tc.what) {
+					t.Errorf("err = %q, want it to name the API and say the body is %s", msg, tc.what)
+				}
+				if want := bodyStart(rep.Body); !strings.Contains(msg, want) {
+					t.Errorf("err = %q, want the start of the body %s", msg, want)
+				}
+			})
+		}
+	}
+}
+
+// TestMappingRefusesAZeroAnswer holds that the exported mapping functions, given an answer a
+// host decoded itself, refuse nil and empty values instead of panicking or answering nothing.
+func TestMappingRefusesAZeroAnswer(t *testing.T) {
+	for name, f := range map[string]func() error{
+		"chat nil":       func() error { _, err := ChatResponse(nil); return err },
+		"chat zero":      func() error { _, err := ChatResponse(new(sdk.ChatCompletion)); return err },
+		"responses nil":  func() error { _, err := ResponsesResponse(nil); return err },
+		"responses zero": func() error { _, err := ResponsesResponse(new(responses.Response)); return err },
+	} {
+		if err := f(); !errors.Is(err, provider.ErrMalformedResponse) {
+			t.Errorf("%s: err = %v, want provider.ErrMalformedResponse", name, err)
+		}
+	}
+}
+
+// bodyStart is how a malformed-answer error starts showing body: "empty body", or the quoted
+// first 40 bytes without the closing quote.
+func bodyStart(body string) string {
+	if strings.TrimSpace(body) == "" {
+		return "empty body"
+	}
+	q := strconv.Quote(body[:min(len(body), 40)])
+	return "body " + q[:len(q)-1]
+}
