@@ -95,13 +95,14 @@
 // reader that sees a message of the thread sees every earlier one, so a run answering message n
 // replays exactly what came before it, and so does its retry. On SQLite the lock is the
 // database's write lock, taken by the INSERT itself. On MySQL the lock is a statement of its own
-// in a transaction (BEGIN; SELECT ... FOR UPDATE; INSERT; COMMIT): with the lock inside a single
-// autocommitted INSERT, InnoDB let readers see a later append of the thread before an earlier
-// one in most runs of the append-order tests under load (MariaDB 10.11); with the transaction
-// none did in 130 runs. Without any lock readers see later messages before earlier ones. What
-// remains: InnoDB takes a read view without stopping commits, so a reader preempted while taking
-// it can still see an append without the one before it if that whole second transaction
-// commits meanwhile. The price is throughput per thread: each append to a thread waits for the previous
+// in a transaction (BEGIN; SELECT ... FOR UPDATE on the first row's primary key; INSERT;
+// COMMIT): a record lock without a gap, since a next-key lock through the nullable unique
+// thread_start index covers the gap every append's row goes into and deadlocks the appends
+// queued behind it. Every message with a lower seq has committed before a later one takes the
+// lock. InnoDB takes a read view without stopping commits, so a single statement reading a
+// whole thread while appends commit can still see a later message without the one before it;
+// a reader that first reads the newest seq (View) and then the thread up to it (UpToSeq), as a
+// reply run does, always sees every earlier message. The price is throughput per thread: each append to a thread waits for the previous
 // one's commit, one log flush (fsync) each, while appends to different threads commit side by
 // side and share flushes (group commit); BenchmarkAppendMessage measures both. A thread
 // receiving mail gets a message every few seconds at most, far below the limit. On SQLite every
