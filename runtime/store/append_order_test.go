@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"sync"
@@ -15,7 +16,8 @@ import (
 // out. Without that, a run answering message n
 // could miss an earlier message still committing, and its retry would replay differently.
 // Four writers append to one thread (and one to another, so the thread's seqs have gaps) while
-// a reader keeps reading the thread's seqs; every read must be a prefix of the final list.
+// a reader keeps reading the thread's seqs, in one statement and as a run does (its newest seq,
+// then the thread up to it); every read must be a prefix of the final list.
 func TestAppendsToOneThreadBecomeVisibleInSeqOrder(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		appendsInSeqOrder(t, s, func(ctx context.Context, m Message) error {
@@ -74,8 +76,21 @@ func appendsInSeqOrder(t *testing.T, s *Store, add func(context.Context, Message
 					return
 				default:
 				}
+				// One statement reading the whole thread, then the way a reply run reads it: the
+				// newest seq (its view), then the thread up to that seq in a later statement.
 				var seqs []int64
 				if err := s.DB().SelectContext(ctx, &seqs, s.dialect.rebind(`SELECT seq FROM messages WHERE thread_id = ? ORDER BY seq`), "t"); err != nil {
+					errs <- err
+					return
+				}
+				reads = append(reads, seqs)
+				var newest sql.NullInt64
+				if err := s.DB().GetContext(ctx, &newest, s.dialect.rebind(`SELECT MAX(seq) FROM messages WHERE thread_id = ?`), "t"); err != nil {
+					errs <- err
+					return
+				}
+				seqs = nil
+				if err := s.DB().SelectContext(ctx, &seqs, s.dialect.rebind(`SELECT seq FROM messages WHERE thread_id = ? AND seq <= ? ORDER BY seq`), "t", newest.Int64); err != nil {
 					errs <- err
 					return
 				}
