@@ -398,14 +398,16 @@ func (a *arena) resultContent(part runtime.Part) sdk.ToolResultBlockParamContent
 // "anthropic", Data the block's JSON as received), the stop reason mapped to runtime's
 // constants (model_context_window_exceeded → StopContextWindow; unknown values unchanged), the
 // refusal explanation into Refusal, and usage with InputTokens counting cached tokens too
-// (input_tokens + cache_read_input_tokens + cache_creation_input_tokens). Other block types
-// (server tool blocks, which this adapter never asks for) are left out. RequestID is left empty
-// (Generate fills it from the HTTP response).
+// (input_tokens + cache_read_input_tokens + cache_creation_input_tokens). Blocks of server
+// tools and container uploads (which the API acts on itself, and this adapter never asks for)
+// are left out. RequestID is left empty (Generate fills it from the HTTP response).
 //
 // A msg that is not a Messages API message is an error wrapping provider.ErrMalformedResponse:
 // nil, or without what the API always sends — "type": "message", "role": "assistant", a
 // "content" array and a non-null "stop_reason" (absent, null and ill-typed fields alike, as
-// the SDK's respjson metadata reports them) — or with a tool_use block without an id or a name.
+// the SDK's respjson metadata reports them) — or with a content block whose type is missing or
+// not one of the SDK's ContentBlockUnion, a tool_use block without an id or a name, or a
+// "stop_reason" of "tool_use" with no tool_use block.
 func Response(msg *sdk.Message) (*runtime.Response, error) {
 	if err := checkMessage(msg); err != nil {
 		return nil, err
@@ -484,12 +486,38 @@ func checkMessage(msg *sdk.Message) error {
 	case !j.StopReason.Valid():
 		return bad(`"stop_reason" is %s, not a stop reason`, shownField(j.StopReason.Raw()))
 	}
+	calls := 0
 	for i, b := range msg.Content {
-		if b.Type == "tool_use" && (b.ID == "" || b.Name == "") {
-			return bad("content block %d is a tool_use block without an id or a name", i)
+		switch {
+		case b.Type == "tool_use":
+			if b.ID == "" || b.Name == "" {
+				return bad("content block %d is a tool_use block without an id or a name", i)
+			}
+			calls++
+		case b.Type == "text" || b.Type == "thinking" || b.Type == "redacted_thinking" || serverBlocks[b.Type]:
+		default:
+			return bad("content block %d has %s, not a content block type of the Messages API", i, turns.TypeOf(b.JSON.Type.Raw()))
 		}
 	}
+	if msg.StopReason == sdk.StopReasonToolUse && calls == 0 {
+		return bad(`"stop_reason" is "tool_use" but the content holds no tool_use block`)
+	}
 	return nil
+}
+
+// serverBlocks are the content block types of the SDK's ContentBlockUnion that the API itself
+// produces and acts on (server tools and their results, container uploads): the client has
+// nothing to run or send back for them, so Response leaves them out. Every other type than
+// these, text, thinking, redacted_thinking and tool_use is not a block of the Messages API.
+var serverBlocks = map[string]bool{
+	"server_tool_use":                        true,
+	"web_search_tool_result":                 true,
+	"web_fetch_tool_result":                  true,
+	"code_execution_tool_result":             true,
+	"bash_code_execution_tool_result":        true,
+	"text_editor_code_execution_tool_result": true,
+	"tool_search_tool_result":                true,
+	"container_upload":                       true,
 }
 
 // shownField is a field's raw JSON for an error: "missing" when it was absent.

@@ -451,6 +451,27 @@ func TestResponseMapping(t *testing.T) {
 				t.Errorf("calls = %+v", r.Message.ToolCalls)
 			}
 		}},
+		{"server tool blocks left out", strict.AnthropicMessage("m1", "end_turn", nil,
+			`{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"x"}}`,
+			`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}`,
+			`{"type":"text","text":"Found nothing."}`), func(t *testing.T, r *runtime.Response) {
+			if r.Message.Text != "Found nothing." || len(r.Message.ToolCalls) != 0 || len(r.Message.State) != 0 || r.StopReason != runtime.StopEndTurn {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"pause turn after a server tool call", strict.AnthropicMessage("m1", "pause_turn", nil,
+			`{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"x"}}`), func(t *testing.T, r *runtime.Response) {
+			if r.StopReason != runtime.StopPause || len(r.Message.ToolCalls) != 0 {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"thinking kept as state beside a tool call", strict.AnthropicMessage("m1", "tool_use", nil,
+			`{"type":"thinking","thinking":"look it up","signature":"c2ln"}`,
+			`{"type":"tool_use","id":"toolu_1","name":"lookup_order","input":{}}`), func(t *testing.T, r *runtime.Response) {
+			if len(r.Message.State) != 1 || len(r.Message.ToolCalls) != 1 || r.StopReason != runtime.StopToolUse {
+				t.Errorf("%+v", r)
+			}
+		}},
 		{"redacted thinking kept as state, text blocks joined", strict.AnthropicMessage("m1", "end_turn", nil, `{"type":"redacted_thinking","data":"ZW5j"}`, `{"type":"text","text":"a"}`, `{"type":"text","text":"b"}`), func(t *testing.T, r *runtime.Response) {
 			if r.Message.Text != "ab" || len(r.Message.State) != 1 || string(r.Message.State[0].Data) != `{"type":"redacted_thinking","data":"ZW5j"}` || r.Message.State[0].Provider != provider.Anthropic {
 				t.Errorf("%+v", r.Message)

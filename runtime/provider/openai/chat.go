@@ -197,8 +197,12 @@ func filename(part runtime.Part) string {
 //
 // A c that is not a chat completion is an error wrapping provider.ErrMalformedResponse: nil,
 // not a JSON object, without a "choices" array of at least one choice, a first choice without
-// a "message" object (absent, null and ill-typed fields alike, as the SDK's respjson metadata
-// reports them), or a function tool call without an id or a name.
+// a "message" object of "role": "assistant" (absent, null and ill-typed fields alike, as the
+// SDK's respjson metadata reports them), a tool call whose type is missing or not "function"
+// (a "custom" call answers a tool this adapter never offers), a function tool call without an
+// id or a name, or a finish_reason of tool_calls or function_call with no tool call. A null or
+// absent finish_reason is accepted (OpenAI itself has sent one in a non-streaming answer) and
+// maps to an empty StopReason.
 func ChatResponse(c *sdk.ChatCompletion) (*runtime.Response, error) {
 	if err := checkCompletion(c); err != nil {
 		return nil, err
@@ -210,10 +214,8 @@ func ChatResponse(c *sdk.ChatCompletion) (*runtime.Response, error) {
 		ResponseID: c.ID,
 		Refusal:    ch.Message.Refusal,
 	}
-	for _, tc := range ch.Message.ToolCalls {
-		if tc.Type == "function" {
-			out.Message.ToolCalls = append(out.Message.ToolCalls, runtime.ToolCallFromArguments(tc.ID, tc.Function.Name, tc.Function.Arguments))
-		}
+	for _, tc := range ch.Message.ToolCalls { // all of type function (checkCompletion)
+		out.Message.ToolCalls = append(out.Message.ToolCalls, runtime.ToolCallFromArguments(tc.ID, tc.Function.Name, tc.Function.Arguments))
 	}
 	switch ch.FinishReason {
 	case "stop":
@@ -265,10 +267,24 @@ func checkCompletion(c *sdk.ChatCompletion) error {
 	case !c.Choices[0].JSON.Message.Valid():
 		return bad(`choice 0 has no "message" object`)
 	}
-	for i, tc := range c.Choices[0].Message.ToolCalls {
-		if tc.Type == "function" && (tc.ID == "" || tc.Function.Name == "") {
-			return bad("tool call %d is a function call without an id or a name", i)
+	ch := c.Choices[0]
+	if role := ch.Message.JSON.Role.Raw(); role != `"assistant"` {
+		return bad(`choice 0's message "role" is %s, not "assistant"`, shownField(role))
+	}
+	for i, tc := range ch.Message.ToolCalls {
+		switch tc.Type {
+		case "function":
+			if tc.ID == "" || tc.Function.Name == "" {
+				return bad("tool call %d is a function call without an id or a name", i)
+			}
+		case "custom":
+			return bad("tool call %d is a custom tool call: this adapter offers function tools only and cannot return it", i)
+		default:
+			return bad(`tool call %d has %s, not "function"`, i, turns.TypeOf(tc.JSON.Type.Raw()))
 		}
+	}
+	if (ch.FinishReason == "tool_calls" || ch.FinishReason == "function_call") && len(ch.Message.ToolCalls) == 0 {
+		return bad(`"finish_reason" is %q but the message holds no tool call`, ch.FinishReason)
 	}
 	return nil
 }

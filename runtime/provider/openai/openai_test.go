@@ -568,6 +568,16 @@ func TestChatResponseMapping(t *testing.T) {
 				t.Errorf("%+v", r)
 			}
 		}},
+		{"null finish reason accepted", strings.Replace(strict.ChatCompletion("c1", "", `{"role":"assistant","content":"OK."}`, nil), `"finish_reason":""`, `"finish_reason":null`, 1), func(t *testing.T, r *runtime.Response) {
+			if r.StopReason != "" || r.Message.Text != "OK." {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"tool calls with finish reason stop", strict.ChatCompletion("c1", "stop", `{"role":"assistant","content":null,"tool_calls":[{"id":"x","type":"function","function":{"name":"lookup_order","arguments":"{}"}}]}`, nil), func(t *testing.T, r *runtime.Response) {
+			if len(r.Message.ToolCalls) != 1 {
+				t.Errorf("%+v", r)
+			}
+		}},
 		{"invalid arguments kept and flagged", strict.ChatCompletion("c1", "tool_calls", `{"role":"assistant","content":null,"refusal":null,"tool_calls":[{"id":"x","type":"function","function":{"name":"lookup_order","arguments":"{\"order\": \"A-"}}]}`, nil), func(t *testing.T, r *runtime.Response) {
 			if raw, ok := r.Message.ToolCalls[0].InvalidArguments(); !ok || raw != `{"order": "A-` || r.StopReason != runtime.StopToolUse {
 				t.Errorf("%+v", r)
@@ -620,6 +630,14 @@ func TestResponsesResponseMapping(t *testing.T) {
 				t.Errorf("%+v", r)
 			}
 		}},
+		{"server tool items left out, reasoning kept", strict.ResponsesOutput("r1", "completed", nil, nil,
+			`{"type":"reasoning","id":"rs","summary":[],"encrypted_content":"ZW5j"}`,
+			`{"type":"web_search_call","id":"ws","status":"completed","action":{"type":"search","query":"x"}}`,
+			msg(`{"type":"output_text","text":"Found nothing.","annotations":[]}`)), func(t *testing.T, r *runtime.Response) {
+			if r.Message.Text != "Found nothing." || len(r.Message.State) != 1 || len(r.Message.ToolCalls) != 0 || r.StopReason != runtime.StopEndTurn {
+				t.Errorf("%+v", r)
+			}
+		}},
 		{"invalid arguments kept and flagged", strict.ResponsesOutput("r1", "completed", nil, nil, `{"type":"function_call","id":"fc","call_id":"c9","name":"lookup_order","arguments":"[1]","status":"completed"}`), func(t *testing.T, r *runtime.Response) {
 			if raw, ok := r.Message.ToolCalls[0].InvalidArguments(); !ok || raw != "[1]" || r.Message.ToolCalls[0].ID != "c9" {
 				t.Errorf("%+v", r)
@@ -663,6 +681,25 @@ func TestContextWindowRefusalIsRecognisable(t *testing.T) {
 	rsrv.Queue(strict.Reply{Body: `{"id":"r9","object":"response","created_at":1,"status":"failed","model":"g","output":[],"error":{"code":"context_length_exceeded","message":"too long"}}`})
 	if _, err := r.Generate(context.Background(), req); !errors.Is(err, runtime.ErrContextWindow) {
 		t.Errorf("failed response: err = %v", err)
+	}
+}
+
+// TestFailedResponseSaysWhatItKnows holds that a failed response's error shows its id, code
+// and message when present and says "no error detail" when the API sent none.
+func TestFailedResponseSaysWhatItKnows(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{`{"object":"response","status":"failed","output":[]}`, "openai responses: response failed (no error detail)"},
+		{`{"id":"r1","object":"response","status":"failed","output":[],"error":null}`, "openai responses: response r1 failed (no error detail)"},
+		{`{"id":"r1","object":"response","status":"failed","output":[],"error":{"code":"server_error","message":""}}`, "openai responses: response r1 failed (server_error)"},
+		{`{"id":"r1","object":"response","status":"failed","output":[],"error":{"message":"boom"}}`, "openai responses: response r1 failed (boom)"},
+		{`{"id":"r1","object":"response","status":"failed","output":[],"error":{"code":"server_error","message":"boom"}}`, "openai responses: response r1 failed (server_error: boom)"},
+	} {
+		m, srv := newResponses(t)
+		srv.Queue(strict.Reply{Body: tc.body})
+		_, err := m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Name: "g"}, Messages: []runtime.Message{runtime.UserMessage("hi")}})
+		if err == nil || err.Error() != tc.want || errors.Is(err, provider.ErrMalformedResponse) {
+			t.Errorf("%s: err = %v, want %q", tc.body, err, tc.want)
+		}
 	}
 }
 

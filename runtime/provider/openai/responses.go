@@ -247,17 +247,22 @@ func resultOutput(r turns.Result) responses.ResponseInputItemFunctionCallOutputO
 // An r that is not a Responses API response is an error wrapping provider.ErrMalformedResponse:
 // nil, not a JSON object, or without what the API always sends — "object": "response", an
 // "output" array and a "status" (absent, null and ill-typed fields alike, as the SDK's respjson
-// metadata reports them) — or with a function_call item without a call_id or a name.
+// metadata reports them) — or with an output item whose type is missing or not one of the
+// SDK's ResponseOutputItemUnion, a message content part that is not output_text or refusal, a
+// function_call item without a call_id or a name, or an item that asks the client to run a
+// tool other than a function (custom_tool_call, computer_call, local_shell_call, shell_call,
+// apply_patch_call, mcp_approval_request: this adapter offers none). Items of tools the API
+// runs itself (web_search_call, file_search_call, …) are left out.
 func ResponsesResponse(r *responses.Response) (*runtime.Response, error) {
 	if err := checkResponse(r); err != nil {
 		return nil, err
 	}
 	if r.Status == responses.ResponseStatusFailed {
-		detail := fmt.Sprintf("%s: %s", r.Error.Code, r.Error.Message)
+		name, detail := failedDetail(r)
 		if isContextWindow(string(r.Error.Code), r.Error.Message) {
-			return nil, fmt.Errorf("openai responses: response %s failed: %w (%s)", r.ID, runtime.ErrContextWindow, detail)
+			return nil, fmt.Errorf("openai responses: %s failed: %w (%s)", name, runtime.ErrContextWindow, detail)
 		}
-		return nil, fmt.Errorf("openai responses: response %s failed (%s)", r.ID, detail)
+		return nil, fmt.Errorf("openai responses: %s failed (%s)", name, detail)
 	}
 	out := &runtime.Response{
 		Message:    runtime.Message{Role: runtime.RoleAssistant},
@@ -311,6 +316,28 @@ func ResponsesResponse(r *responses.Response) (*runtime.Response, error) {
 	return out, nil
 }
 
+// failedDetail names a failed response ("response <id>", or "response" without an id) and
+// says why it failed: "<code>: <message>", either alone when the other is empty, or "no error
+// detail".
+func failedDetail(r *responses.Response) (name, detail string) {
+	name = "response"
+	if r.ID != "" {
+		name += " " + r.ID
+	}
+	code, msg := string(r.Error.Code), r.Error.Message
+	switch {
+	case code == "" && msg == "":
+		detail = "no error detail"
+	case code == "":
+		detail = msg
+	case msg == "":
+		detail = code
+	default:
+		detail = code + ": " + msg
+	}
+	return name, detail
+}
+
 // stripReasoning returns a reasoning output item as the input item sent back: type, summary
 // and encrypted_content, in that order, without the id (with store: false the API keeps no item
 // an id could name), status or plain reasoning content.
@@ -362,9 +389,61 @@ func checkResponse(r *responses.Response) error {
 		return bad(`"status" is %s, not a status`, shownField(j.Status.Raw()))
 	}
 	for i, item := range r.Output {
-		if item.Type == "function_call" && (item.CallID == "" || item.Name == "") {
-			return bad("output item %d is a function_call without a call_id or a name", i)
+		switch t := item.Type; {
+		case t == "function_call":
+			if item.CallID == "" || item.Name == "" {
+				return bad("output item %d is a function_call without a call_id or a name", i)
+			}
+		case t == "message":
+			for k, c := range item.Content {
+				if c.Type != "output_text" && c.Type != "refusal" {
+					return bad(`output item %d (a message) has content part %d of %s, not "output_text" or "refusal"`, i, k, turns.TypeOf(c.JSON.Type.Raw()))
+				}
+			}
+		case t == "reasoning" || serverItems[t]:
+		case clientItems[t]:
+			return bad("output item %d is a %s item: a call of a tool this adapter never offers, which it cannot return as a tool call", i, t)
+		default:
+			return bad("output item %d has %s, not an output item type of the Responses API", i, turns.TypeOf(item.JSON.Type.Raw()))
 		}
 	}
 	return nil
+}
+
+// serverItems are the output item types of the SDK's ResponseOutputItemUnion that need nothing
+// of the client: tools the API runs itself, their outputs, and items that echo input.
+// ResponsesResponse leaves them out.
+var serverItems = map[string]bool{
+	"file_search_call":        true,
+	"web_search_call":         true,
+	"image_generation_call":   true,
+	"code_interpreter_call":   true,
+	"mcp_call":                true,
+	"mcp_list_tools":          true,
+	"tool_search_call":        true,
+	"tool_search_output":      true,
+	"additional_tools":        true,
+	"compaction":              true,
+	"program":                 true,
+	"program_output":          true,
+	"function_call_output":    true,
+	"computer_call_output":    true,
+	"local_shell_call_output": true,
+	"shell_call_output":       true,
+	"apply_patch_call_output": true,
+	"custom_tool_call_output": true,
+	"mcp_approval_response":   true,
+}
+
+// clientItems are the output item types of the SDK's ResponseOutputItemUnion that ask the
+// client to act — run a tool other than a function, or approve an MCP call. This adapter offers
+// function tools only, so such an item answers a request it never made, and dropping it would
+// turn a call into an empty answer.
+var clientItems = map[string]bool{
+	"custom_tool_call":     true,
+	"computer_call":        true,
+	"local_shell_call":     true,
+	"shell_call":           true,
+	"apply_patch_call":     true,
+	"mcp_approval_request": true,
 }

@@ -4,7 +4,9 @@ import "strings"
 
 // Malformed returns 200 answers that are not a message of api, each named for what it is: JSON
 // null, an empty body, a JSON array, a JSON string, truncated JSON, an empty object, an object
-// lacking what api always sends, a valid message of api sent as text/html, and the valid
+// lacking what api always sends, one whose content blocks, output items or tool calls have a
+// missing or unknown type or call a tool the adapter never offers, one whose stop reason says
+// tool use without a tool call, a valid message of api sent as text/html, and the valid
 // answers of the two other APIs. An adapter must return an error for every one of them.
 func Malformed(api API) map[string]Reply {
 	valid := map[API]string{
@@ -38,17 +40,39 @@ func Malformed(api API) map[string]Reply {
 		out["user role"] = Reply{Body: strings.Replace(valid[api], `"role":"assistant"`, `"role":"user"`, 1)}
 		out["not type message"] = Reply{Body: strings.Replace(valid[api], `"type":"message"`, `"type":"completion"`, 1)}
 		out["tool_use without id"] = Reply{Body: AnthropicMessage("m", "tool_use", nil, `{"type":"tool_use","name":"lookup_order","input":{}}`)}
+		out["block without type"] = Reply{Body: AnthropicMessage("m", "end_turn", nil, `{"name":"lookup_order","input":{}}`)}
+		out["block without type, stop tool_use"] = Reply{Body: AnthropicMessage("m", "tool_use", nil, `{"name":"f","input":{}}`)}
+		out["block null"] = Reply{Body: AnthropicMessage("m", "end_turn", nil, `null`)}
+		out["block of unknown type"] = Reply{Body: AnthropicMessage("m", "end_turn", nil, `{"type":"brand_new","text":"x"}`)}
+		out["stop tool_use without tool_use"] = Reply{Body: AnthropicMessage("m", "tool_use", nil, `{"type":"text","text":"Let me look."}`)}
+		out["stop tool_use with server_tool_use only"] = Reply{Body: AnthropicMessage("m", "tool_use", nil, `{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"x"}}`)}
 	case Chat:
 		out["no choices"] = Reply{Body: `{"id":"c","object":"chat.completion","created":1,"model":"g"}`}
 		out["empty choices"] = Reply{Body: `{"id":"c","object":"chat.completion","created":1,"model":"g","choices":[]}`}
 		out["choice null"] = Reply{Body: `{"id":"c","object":"chat.completion","created":1,"model":"g","choices":[null]}`}
 		out["choice without message"] = Reply{Body: `{"id":"c","object":"chat.completion","created":1,"model":"g","choices":[{"index":0,"finish_reason":"stop"}]}`}
 		out["tool call without id"] = Reply{Body: ChatCompletion("c", "tool_calls", `{"role":"assistant","content":null,"tool_calls":[{"type":"function","function":{"name":"lookup_order","arguments":"{}"}}]}`, nil)}
+		out["tool call without type"] = Reply{Body: ChatCompletion("c", "tool_calls", `{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","function":{"name":"lookup_order","arguments":"{}"}}]}`, nil)}
+		out["tool call without type or id"] = Reply{Body: `{"choices":[{"message":{"role":"assistant","tool_calls":[{"function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`}
+		out["custom tool call"] = Reply{Body: ChatCompletion("c", "tool_calls", `{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"custom","custom":{"name":"lookup_order","input":"A-17"}}]}`, nil)}
+		out["tool call of unknown type"] = Reply{Body: ChatCompletion("c", "tool_calls", `{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"brand_new","function":{"name":"lookup_order","arguments":"{}"}}]}`, nil)}
+		out["tool call null"] = Reply{Body: ChatCompletion("c", "tool_calls", `{"role":"assistant","content":null,"tool_calls":[null]}`, nil)}
+		out["finish tool_calls without tool calls"] = Reply{Body: ChatCompletion("c", "tool_calls", `{"role":"assistant","content":"Let me look."}`, nil)}
+		out["finish function_call without tool calls"] = Reply{Body: ChatCompletion("c", "function_call", `{"role":"assistant","content":null,"function_call":{"name":"lookup_order","arguments":"{}"}}`, nil)}
+		out["empty message"] = Reply{Body: `{"choices":[{"message":{}}]}`}
+		out["message without role"] = Reply{Body: ChatCompletion("c", "stop", `{"content":"OK."}`, nil)}
+		out["user role"] = Reply{Body: ChatCompletion("c", "stop", `{"role":"user","content":"OK."}`, nil)}
 	case Responses:
 		out["no output"] = Reply{Body: `{"id":"r","object":"response","created_at":1,"status":"completed","model":"g"}`}
 		out["no status"] = Reply{Body: `{"id":"r","object":"response","created_at":1,"model":"g","output":[]}`}
 		out["not object response"] = Reply{Body: strings.Replace(valid[api], `"object":"response"`, `"object":"list"`, 1)}
 		out["function_call without call_id"] = Reply{Body: ResponsesOutput("r", "completed", nil, nil, `{"type":"function_call","id":"fc","name":"lookup_order","arguments":"{}","status":"completed"}`)}
+		out["item without type"] = Reply{Body: ResponsesOutput("r", "completed", nil, nil, `{"name":"f","arguments":"{}"}`)}
+		out["item null"] = Reply{Body: ResponsesOutput("r", "completed", nil, nil, `null`)}
+		out["item of unknown type"] = Reply{Body: ResponsesOutput("r", "completed", nil, nil, `{"type":"brand_new","id":"x"}`)}
+		out["custom_tool_call"] = Reply{Body: ResponsesOutput("r", "completed", nil, nil, `{"type":"custom_tool_call","id":"ctc","call_id":"call_1","name":"lookup_order","input":"A-17","status":"completed"}`)}
+		out["computer_call"] = Reply{Body: ResponsesOutput("r", "completed", nil, nil, `{"type":"computer_call","id":"cc","call_id":"call_1","action":{"type":"screenshot"},"pending_safety_checks":[],"status":"completed"}`)}
+		out["message part without type"] = Reply{Body: ResponsesOutput("r", "completed", nil, nil, `{"type":"message","id":"m","role":"assistant","status":"completed","content":[{"text":"OK.","annotations":[]}]}`)}
 	}
 	return out
 }

@@ -91,3 +91,15 @@ func IsObject(raw string) bool {
 	t := strings.TrimSpace(raw)
 	return len(t) > 0 && t[0] == '{'
 }
+
+// TypeOf shows the raw JSON of a "type" field for an error: "no type" when it was absent,
+// otherwise "type <raw>" (cut at 40 bytes).
+func TypeOf(raw string) string {
+	if raw == "" {
+		return "no type"
+	}
+	if len(raw) > 40 {
+		raw = raw[:40] + "…"
+	}
+	return "type " + raw
+}
