@@ -486,7 +486,7 @@ func checkMessage(msg *sdk.Message) error {
 	case !j.StopReason.Valid():
 		return bad(`"stop_reason" is %s, not a stop reason`, shownField(j.StopReason.Raw()))
 	}
-	calls := 0
+	calls, texts, unknown := 0, 0, ""
 	for i, b := range msg.Content {
 		switch {
 		case b.Type == "tool_use":
@@ -494,21 +494,34 @@ func checkMessage(msg *sdk.Message) error {
 				return bad("content block %d is a tool_use block without an id or a name", i)
 			}
 			calls++
-		case b.Type == "text" || b.Type == "thinking" || b.Type == "redacted_thinking" || serverBlocks[b.Type]:
-		default:
+		case b.Type == "text":
+			texts++
+		case b.Type == "thinking" || b.Type == "redacted_thinking" || serverBlocks[b.Type]:
+		case b.Type == "" || !strings.HasPrefix(b.JSON.Type.Raw(), `"`):
 			return bad("content block %d has %s, not a content block type of the Messages API", i, turns.TypeOf(b.JSON.Type.Raw()))
+		default:
+			// A type newer than this SDK: left out, like a server block, as long as the answer
+			// holds something else to return.
+			if unknown == "" {
+				unknown = b.Type
+			}
 		}
 	}
 	if msg.StopReason == sdk.StopReasonToolUse && calls == 0 {
 		return bad(`"stop_reason" is "tool_use" but the content holds no tool_use block`)
+	}
+	if unknown != "" && calls == 0 && texts == 0 {
+		return bad("the content holds no text and no tool call, only blocks of types this adapter does not know (first %q)", unknown)
 	}
 	return nil
 }
 
 // serverBlocks are the content block types of the SDK's ContentBlockUnion that the API itself
 // produces and acts on (server tools and their results, container uploads): the client has
-// nothing to run or send back for them, so Response leaves them out. Every other type than
-// these, text, thinking, redacted_thinking and tool_use is not a block of the Messages API.
+// nothing to run or send back for them, so Response leaves them out. A block of any other type
+// than these, text, thinking, redacted_thinking and tool_use is of a type newer than this SDK:
+// it is left out too, unless it leaves the answer with no text and no tool call (then the
+// answer is malformed).
 var serverBlocks = map[string]bool{
 	"server_tool_use":                        true,
 	"web_search_tool_result":                 true,

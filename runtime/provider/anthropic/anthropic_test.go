@@ -459,6 +459,12 @@ func TestResponseMapping(t *testing.T) {
 				t.Errorf("%+v", r)
 			}
 		}},
+		{"a block of a type newer than the SDK left out beside text", strict.AnthropicMessage("m1", "end_turn", nil,
+			`{"type":"brand_new","data":"x"}`, `{"type":"text","text":"Here."}`), func(t *testing.T, r *runtime.Response) {
+			if r.Message.Text != "Here." || len(r.Message.ToolCalls) != 0 || len(r.Message.State) != 0 || r.StopReason != runtime.StopEndTurn {
+				t.Errorf("%+v", r)
+			}
+		}},
 		{"pause turn after a server tool call", strict.AnthropicMessage("m1", "pause_turn", nil,
 			`{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"x"}}`), func(t *testing.T, r *runtime.Response) {
 			if r.StopReason != runtime.StopPause || len(r.Message.ToolCalls) != 0 {

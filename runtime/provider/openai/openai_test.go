@@ -638,6 +638,12 @@ func TestResponsesResponseMapping(t *testing.T) {
 				t.Errorf("%+v", r)
 			}
 		}},
+		{"an item of a type newer than the SDK left out beside a message", strict.ResponsesOutput("r1", "completed", nil, nil,
+			`{"type":"brand_new","id":"x"}`, msg(`{"type":"output_text","text":"Here.","annotations":[]}`)), func(t *testing.T, r *runtime.Response) {
+			if r.Message.Text != "Here." || len(r.Message.State) != 0 || len(r.Message.ToolCalls) != 0 || r.StopReason != runtime.StopEndTurn {
+				t.Errorf("%+v", r)
+			}
+		}},
 		{"invalid arguments kept and flagged", strict.ResponsesOutput("r1", "completed", nil, nil, `{"type":"function_call","id":"fc","call_id":"c9","name":"lookup_order","arguments":"[1]","status":"completed"}`), func(t *testing.T, r *runtime.Response) {
 			if raw, ok := r.Message.ToolCalls[0].InvalidArguments(); !ok || raw != "[1]" || r.Message.ToolCalls[0].ID != "c9" {
 				t.Errorf("%+v", r)

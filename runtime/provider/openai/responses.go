@@ -388,13 +388,16 @@ func checkResponse(r *responses.Response) error {
 	case !j.Status.Valid():
 		return bad(`"status" is %s, not a status`, shownField(j.Status.Raw()))
 	}
+	usable, unknown := false, ""
 	for i, item := range r.Output {
 		switch t := item.Type; {
 		case t == "function_call":
 			if item.CallID == "" || item.Name == "" {
 				return bad("output item %d is a function_call without a call_id or a name", i)
 			}
+			usable = true
 		case t == "message":
+			usable = true
 			for k, c := range item.Content {
 				if c.Type != "output_text" && c.Type != "refusal" {
 					return bad(`output item %d (a message) has content part %d of %s, not "output_text" or "refusal"`, i, k, turns.TypeOf(c.JSON.Type.Raw()))
@@ -403,9 +406,18 @@ func checkResponse(r *responses.Response) error {
 		case t == "reasoning" || serverItems[t]:
 		case clientItems[t]:
 			return bad("output item %d is a %s item: a call of a tool this adapter never offers, which it cannot return as a tool call", i, t)
-		default:
+		case t == "" || !strings.HasPrefix(item.JSON.Type.Raw(), `"`):
 			return bad("output item %d has %s, not an output item type of the Responses API", i, turns.TypeOf(item.JSON.Type.Raw()))
+		default:
+			// A type newer than this SDK: left out, like a server item, as long as the answer
+			// holds a message or a call.
+			if unknown == "" {
+				unknown = t
+			}
 		}
+	}
+	if unknown != "" && !usable {
+		return bad("the output holds no message and no function call, only items of types this adapter does not know (first %q)", unknown)
 	}
 	return nil
 }

@@ -43,7 +43,7 @@ func Malformed(api API) map[string]Reply {
 		out["block without type"] = Reply{Body: AnthropicMessage("m", "end_turn", nil, `{"name":"lookup_order","input":{}}`)}
 		out["block without type, stop tool_use"] = Reply{Body: AnthropicMessage("m", "tool_use", nil, `{"name":"f","input":{}}`)}
 		out["block null"] = Reply{Body: AnthropicMessage("m", "end_turn", nil, `null`)}
-		out["block of unknown type"] = Reply{Body: AnthropicMessage("m", "end_turn", nil, `{"type":"brand_new","text":"x"}`)}
+		out["only a block of unknown type"] = Reply{Body: AnthropicMessage("m", "end_turn", nil, `{"type":"brand_new","text":"x"}`)}
 		out["stop tool_use without tool_use"] = Reply{Body: AnthropicMessage("m", "tool_use", nil, `{"type":"text","text":"Let me look."}`)}
 		out["stop tool_use with server_tool_use only"] = Reply{Body: AnthropicMessage("m", "tool_use", nil, `{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"x"}}`)}
 	case Chat:
@@ -69,7 +69,7 @@ func Malformed(api API) map[string]Reply {
 		out["function_call without call_id"] = Reply{Body: ResponsesOutput("r", "completed", nil, nil, `{"type":"function_call","id":"fc","name":"lookup_order","arguments":"{}","status":"completed"}`)}
 		out["item without type"] = Reply{Body: ResponsesOutput("r", "completed", nil, nil, `{"name":"f","arguments":"{}"}`)}
 		out["item null"] = Reply{Body: ResponsesOutput("r", "completed", nil, nil, `null`)}
-		out["item of unknown type"] = Reply{Body: ResponsesOutput("r", "completed", nil, nil, `{"type":"brand_new","id":"x"}`)}
+		out["only an item of unknown type"] = Reply{Body: ResponsesOutput("r", "completed", nil, nil, `{"type":"brand_new","id":"x"}`)}
 		out["custom_tool_call"] = Reply{Body: ResponsesOutput("r", "completed", nil, nil, `{"type":"custom_tool_call","id":"ctc","call_id":"call_1","name":"lookup_order","input":"A-17","status":"completed"}`)}
 		out["computer_call"] = Reply{Body: ResponsesOutput("r", "completed", nil, nil, `{"type":"computer_call","id":"cc","call_id":"call_1","action":{"type":"screenshot"},"pending_safety_checks":[],"status":"completed"}`)}
 		out["message part without type"] = Reply{Body: ResponsesOutput("r", "completed", nil, nil, `{"type":"message","id":"m","role":"assistant","status":"completed","content":[{"text":"OK.","annotations":[]}]}`)}
