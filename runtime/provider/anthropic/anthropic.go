@@ -478,13 +478,13 @@ func checkMessage(msg *sdk.Message) error {
 	case !turns.IsObject(msg.RawJSON()):
 		return bad("it is not a JSON object")
 	case j.Type.Raw() != `"message"`:
-		return bad(`"type" is %s, not "message"`, shownField(j.Type.Raw()))
+		return bad(`"type" is %s, not "message"`, turns.Field(j.Type.Raw()))
 	case j.Role.Raw() != `"assistant"`:
-		return bad(`"role" is %s, not "assistant"`, shownField(j.Role.Raw()))
+		return bad(`"role" is %s, not "assistant"`, turns.Field(j.Role.Raw()))
 	case !j.Content.Valid():
-		return bad(`"content" is %s, not an array of content blocks`, shownField(j.Content.Raw()))
+		return bad(`"content" is %s, not an array of content blocks`, turns.Field(j.Content.Raw()))
 	case !j.StopReason.Valid():
-		return bad(`"stop_reason" is %s, not a stop reason`, shownField(j.StopReason.Raw()))
+		return bad(`"stop_reason" is %s, not a stop reason`, turns.Field(j.StopReason.Raw()))
 	}
 	calls, texts, unknown := 0, 0, ""
 	for i, b := range msg.Content {
@@ -531,17 +531,6 @@ var serverBlocks = map[string]bool{
 	"text_editor_code_execution_tool_result": true,
 	"tool_search_tool_result":                true,
 	"container_upload":                       true,
-}
-
-// shownField is a field's raw JSON for an error: "missing" when it was absent.
-func shownField(raw string) string {
-	if raw == "" {
-		return "missing"
-	}
-	if len(raw) > 40 {
-		return raw[:40] + "…"
-	}
-	return raw
 }
 
 // compact returns raw compacted (raw itself when it is not valid JSON, which the SDK never

@@ -3,7 +3,6 @@ package anthropic
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -37,21 +36,11 @@ func TestMalformedAnswerIsAnError(t *testing.T) {
 			if !strings.HasPrefix(msg, "anthropic: ") || !strings.Contains(msg, "not a Messages API message") {
 				t.Errorf("err = %q, want it to name the API and say the body is not a message", msg)
 			}
-			if want := bodyStart(rep.Body); !strings.Contains(msg, want) {
+			if want := strict.BodyStart(rep.Body); !strings.Contains(msg, want) {
 				t.Errorf("err = %q, want the start of the body %s", msg, want)
 			}
 		})
 	}
-}
-
-// bodyStart is how a malformed-answer error starts showing body: "empty body", or the quoted
-// first 40 bytes without the closing quote.
-func bodyStart(body string) string {
-	if strings.TrimSpace(body) == "" {
-		return "empty body"
-	}
-	q := strconv.Quote(body[:min(len(body), 40)])
-	return "body " + q[:len(q)-1]
 }
 
 // TestMappingRefusesAZeroAnswer holds that Response, given a message a host decoded itself,

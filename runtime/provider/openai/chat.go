@@ -261,7 +261,7 @@ func checkCompletion(c *sdk.ChatCompletion) error {
 	case !turns.IsObject(c.RawJSON()):
 		return bad("it is not a JSON object")
 	case !c.JSON.Choices.Valid():
-		return bad(`"choices" is %s, not an array of choices`, shownField(c.JSON.Choices.Raw()))
+		return bad(`"choices" is %s, not an array of choices`, turns.Field(c.JSON.Choices.Raw()))
 	case len(c.Choices) == 0:
 		return bad(`"choices" is empty`)
 	case !c.Choices[0].JSON.Message.Valid():
@@ -269,7 +269,7 @@ func checkCompletion(c *sdk.ChatCompletion) error {
 	}
 	ch := c.Choices[0]
 	if role := ch.Message.JSON.Role.Raw(); role != `"assistant"` {
-		return bad(`choice 0's message "role" is %s, not "assistant"`, shownField(role))
+		return bad(`choice 0's message "role" is %s, not "assistant"`, turns.Field(role))
 	}
 	for i, tc := range ch.Message.ToolCalls {
 		switch tc.Type {

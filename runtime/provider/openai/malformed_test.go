@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -46,7 +45,7 @@ func TestMalformedAnswerIsAnError(t *testing.T) {
 				if !strings.HasPrefix(msg, tc.prefix) || !strings.Contains(msg, tc.what) {
 					t.Errorf("err = %q, want it to name the API and say the body is %s", msg, tc.what)
 				}
-				if want := bodyStart(rep.Body); !strings.Contains(msg, want) {
+				if want := strict.BodyStart(rep.Body); !strings.Contains(msg, want) {
 					t.Errorf("err = %q, want the start of the body %s", msg, want)
 				}
 			})
@@ -67,14 +66,4 @@ func TestMappingRefusesAZeroAnswer(t *testing.T) {
 			t.Errorf("%s: err = %v, want provider.ErrMalformedResponse", name, err)
 		}
 	}
-}
-
-// bodyStart is how a malformed-answer error starts showing body: "empty body", or the quoted
-// first 40 bytes without the closing quote.
-func bodyStart(body string) string {
-	if strings.TrimSpace(body) == "" {
-		return "empty body"
-	}
-	q := strconv.Quote(body[:min(len(body), 40)])
-	return "body " + q[:len(q)-1]
 }

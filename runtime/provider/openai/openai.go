@@ -166,14 +166,3 @@ func countTurns(ts []turns.Turn) counts {
 	}
 	return c
 }
-
-// shownField is a field's raw JSON for an error: "missing" when it was absent.
-func shownField(raw string) string {
-	if raw == "" {
-		return "missing"
-	}
-	if len(raw) > 40 {
-		return raw[:40] + "…"
-	}
-	return raw
-}

@@ -382,11 +382,11 @@ func checkResponse(r *responses.Response) error {
 	case !turns.IsObject(r.RawJSON()):
 		return bad("it is not a JSON object")
 	case j.Object.Raw() != `"response"`:
-		return bad(`"object" is %s, not "response"`, shownField(j.Object.Raw()))
+		return bad(`"object" is %s, not "response"`, turns.Field(j.Object.Raw()))
 	case !j.Output.Valid():
-		return bad(`"output" is %s, not an array of output items`, shownField(j.Output.Raw()))
+		return bad(`"output" is %s, not an array of output items`, turns.Field(j.Output.Raw()))
 	case !j.Status.Valid():
-		return bad(`"status" is %s, not a status`, shownField(j.Status.Raw()))
+		return bad(`"status" is %s, not a status`, turns.Field(j.Status.Raw()))
 	}
 	usable, unknown := false, ""
 	for i, item := range r.Output {

@@ -1,6 +1,9 @@
 package strict
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Malformed returns 200 answers that are not a message of api, each named for what it is: JSON
 // null, an empty body, a JSON array, a JSON string, truncated JSON, an empty object, an object
@@ -86,4 +89,14 @@ func (a API) String() string {
 		return "chat"
 	}
 	return "responses"
+}
+
+// BodyStart is how a malformed-answer error starts showing body: "empty body" for an empty or
+// white-space body, else "body " and the quoted first 40 bytes without the closing quote.
+func BodyStart(body string) string {
+	if strings.TrimSpace(body) == "" {
+		return "empty body"
+	}
+	q := strconv.Quote(body[:min(len(body), 40)])
+	return "body " + q[:len(q)-1]
 }

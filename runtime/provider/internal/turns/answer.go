@@ -67,6 +67,18 @@ func (a *Answer) Failed(api, what string, sdkErr error) error {
 // maxBodyShown is how many bytes of a body a malformed-answer error shows.
 const maxBodyShown = 200
 
+// Field is a field's raw JSON as a malformed-answer error shows it: "missing" when it was
+// absent (raw is ""), else raw cut to its first 40 bytes and "…".
+func Field(raw string) string {
+	if raw == "" {
+		return "missing"
+	}
+	if len(raw) > 40 {
+		return raw[:40] + "…"
+	}
+	return raw
+}
+
 // Malformed returns the error for an answer of api whose body is not what (the name of the
 // API's answer object): "<api>: <provider.ErrMalformedResponse>: the body is not <what>
 // (<reason>); body: <its first 200 bytes, quoted>", wrapping provider.ErrMalformedResponse. An
