@@ -160,16 +160,16 @@ var errNoThreadRow = errors.New("store: the thread has no first row")
 
 // writeMessage writes row: one statement that commits on its own, or, for an append to a stored
 // thread on MySQL, an outbound reply with a run key or a message over maxRowStatementBytes, that
-// statement and the rest in one transaction. join says which statement: the append to a stored thread (errNoThreadRow when it
-// has no first row; inside a transaction the start follows at once) or the thread's start.
+// statement and the rest in one transaction. join says which statement: the append to a stored
+// thread (errNoThreadRow when it has no first row; inside a transaction the start follows at
+// once) or the thread's start.
 func (s *Store) writeMessage(ctx context.Context, m Message, row messageWrite, join bool) (int64, error) {
 	outbox := m.RunKey != "" && m.Direction == history.Outbound
-	// MySQL hands out an AUTO_INCREMENT value when an INSERT starts, before the subquery in
-	// its VALUES waits for the first row's lock: two appends waiting for that lock can then be
-	// granted it, and commit, out of seq order. So on MySQL an append to a stored thread takes
-	// the lock in a statement of its own first, inside a transaction, and the INSERT that
-	// follows gets a seq higher than every committed one of the thread. SQLite hands out the
-	// rowid inside its database-wide write lock, so there the single statement is enough.
+	// On MySQL an append to a stored thread takes the thread's lock in a statement of its own,
+	// inside a transaction, then INSERTs under it: a record lock on the first row's primary
+	// key, which appends queued behind it cannot deadlock against (see the package doc,
+	// Concurrency). SQLite hands out the rowid inside its database-wide write lock, so there
+	// the join INSERT alone is enough.
 	lockFirst := join && s.dialect == DialectMySQL
 	if !outbox && !row.split && !lockFirst {
 		return row.insert(ctx, storeExec{s}, join)
@@ -255,14 +255,13 @@ func newMessageRow(d Dialect, m Message) messageWrite {
 	if statementBytes(m.Mailbox, m.ThreadID, values) > maxRowStatementBytes {
 		w.split, values[12] = true, nil
 	}
-	// The thread's first row carries thread_start; the others NULL. An append to a stored
-	// thread takes its thread_id from the thread's first row, write-locking that row (FOR
-	// UPDATE; on SQLite every write holds the database's write lock) before the row's seq is
-	// handed out; without a first row the thread_id is NULL, which the column refuses. (A
-	// subquery in VALUES, not INSERT ... SELECT: MariaDB takes its table-wide AUTO-INC lock for
-	// an INSERT ... SELECT of unknown row count and then deadlocks appends to different threads
-	// against each other; the derived table with LIMIT is what MySQL needs to read the table it
-	// inserts into.)
+	// The thread's first row carries thread_start; the others NULL. start writes a thread's
+	// first row; lockedArgs make the same statement a later row of a thread whose first row the
+	// transaction has locked (MySQL). join, the append on its own (SQLite, under the database's
+	// write lock), takes its thread_id from the thread's first row; without a first row the
+	// thread_id is NULL, which the column refuses. (A subquery in VALUES, not INSERT ... SELECT,
+	// which MariaDB runs under its table-wide AUTO-INC lock; the derived table with LIMIT is
+	// what MySQL needs to read the table it inserts into.)
 	w.start = d.rebind(`INSERT INTO messages (` + messageInsertColumns + `) VALUES (` + placeholders(19) + `)`)
 	w.startArgs = append([]any{m.ThreadID, m.ThreadID, m.Mailbox}, values...)
 	w.lockedArgs = append([]any{m.ThreadID, nil, m.Mailbox}, values...)
