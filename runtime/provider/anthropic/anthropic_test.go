@@ -515,25 +515,9 @@ func TestContextWindowRefusalIsRecognisable(t *testing.T) {
 // FuzzParams holds the conversion's promise: any message list that passes runtime.Validate
 // converts to a request the strict server accepts.
 func FuzzParams(f *testing.F) {
-	for _, seed := range [][]byte{{}, {1, 2, 3}, {9, 4, 0, 1, 2, 5, 5, 1, 1}, {3, 5, 1, 0, 2, 2, 1, 4, 4, 4, 0, 3}, []byte("\x07\x05\x02\x01\x03\x00\x00\x02\x04\x01\x05\x01\x02\x00\x01")} {
-		f.Add(seed)
-	}
+	fixture.AddSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		msgs := fixture.NewGen(data).Messages()
-		if runtime.Validate(msgs) != nil {
-			return
-		}
-		p, err := Params(&runtime.Request{Model: runtime.ModelSettings{Name: "claude-test"}, Messages: msgs, Tools: fixture.Tools})
-		if err != nil {
-			t.Fatalf("Params: %v", err)
-		}
-		body, err := json.Marshal(p)
-		if err != nil {
-			t.Fatalf("marshal: %v", err)
-		}
-		if err := strict.CheckAnthropic(body); err != nil {
-			t.Fatalf("strict server refuses: %v\nbody: %s", err, body)
-		}
+		fixture.CheckConversion(t, data, "claude-test", "Params", func(r *runtime.Request) (any, error) { return Params(r) }, strict.CheckAnthropic)
 	})
 }
 

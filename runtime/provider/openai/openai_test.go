@@ -712,51 +712,17 @@ func TestFailedResponseSaysWhatItKnows(t *testing.T) {
 // FuzzChatParams and FuzzResponsesParams hold the conversions' promise: any message list that
 // passes runtime.Validate converts to a request the strict server accepts.
 func FuzzChatParams(f *testing.F) {
-	fuzzSeeds(f)
+	fixture.AddSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		msgs := fixture.NewGen(data).Messages()
-		if runtime.Validate(msgs) != nil {
-			return
-		}
-		p, err := ChatParams(&runtime.Request{Model: runtime.ModelSettings{Name: "gpt-test"}, Messages: msgs, Tools: fixture.Tools})
-		if err != nil {
-			t.Fatalf("ChatParams: %v", err)
-		}
-		body, err := json.Marshal(p)
-		if err != nil {
-			t.Fatalf("marshal: %v", err)
-		}
-		if err := strict.CheckChat(body); err != nil {
-			t.Fatalf("strict server refuses: %v\nbody: %s", err, body)
-		}
+		fixture.CheckConversion(t, data, "gpt-test", "ChatParams", func(r *runtime.Request) (any, error) { return ChatParams(r) }, strict.CheckChat)
 	})
 }
 
 func FuzzResponsesParams(f *testing.F) {
-	fuzzSeeds(f)
+	fixture.AddSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		msgs := fixture.NewGen(data).Messages()
-		if runtime.Validate(msgs) != nil {
-			return
-		}
-		p, err := ResponsesParams(&runtime.Request{Model: runtime.ModelSettings{Name: "gpt-test"}, Messages: msgs, Tools: fixture.Tools})
-		if err != nil {
-			t.Fatalf("ResponsesParams: %v", err)
-		}
-		body, err := json.Marshal(p)
-		if err != nil {
-			t.Fatalf("marshal: %v", err)
-		}
-		if err := strict.CheckResponses(body); err != nil {
-			t.Fatalf("strict server refuses: %v\nbody: %s", err, body)
-		}
+		fixture.CheckConversion(t, data, "gpt-test", "ResponsesParams", func(r *runtime.Request) (any, error) { return ResponsesParams(r) }, strict.CheckResponses)
 	})
-}
-
-func fuzzSeeds(f *testing.F) {
-	for _, seed := range [][]byte{{}, {1, 2, 3}, {9, 4, 0, 1, 2, 5, 5, 1, 1}, {3, 5, 1, 0, 2, 2, 1, 4, 4, 4, 0, 3}, []byte("\x07\x05\x02\x01\x03\x00\x00\x02\x04\x01\x05\x01\x02\x00\x01")} {
-		f.Add(seed)
-	}
 }
 
 func partsMessage(role runtime.Role, parts ...runtime.Part) runtime.Message {
