@@ -3,7 +3,6 @@ package anthropic
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -22,23 +21,7 @@ func TestMalformedAnswerIsAnError(t *testing.T) {
 			m, srv := newModel(t)
 			srv.Queue(rep)
 			r, err := m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Name: "c"}, Messages: []runtime.Message{runtime.UserMessage("hi")}})
-			if err == nil {
-				t.Fatalf("no error; response %+v", r)
-			}
-			if r != nil {
-				t.Errorf("a response with the error: %+v", r)
-			}
-			if !errors.Is(err, provider.ErrMalformedResponse) {
-				t.Errorf("err = %v, want provider.ErrMalformedResponse", err)
-			}
-			msg := err.Error()
-			t.Log(msg)
-			if !strings.HasPrefix(msg, "anthropic: ") || !strings.Contains(msg, "not a Messages API message") {
-				t.Errorf("err = %q, want it to name the API and say the body is not a message", msg)
-			}
-			if want := strict.BodyStart(rep.Body); !strings.Contains(msg, want) {
-				t.Errorf("err = %q, want the start of the body %s", msg, want)
-			}
+			strict.CheckMalformed(t, r, err, rep.Body, "anthropic: ", "not a Messages API message")
 		})
 	}
 }

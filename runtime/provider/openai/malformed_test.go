@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -31,23 +30,7 @@ func TestMalformedAnswerIsAnError(t *testing.T) {
 				m, srv := tc.model(t)
 				srv.Queue(rep)
 				r, err := m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Name: "g"}, Messages: []runtime.Message{runtime.UserMessage("hi")}})
-				if err == nil {
-					t.Fatalf("no error; response %+v", r)
-				}
-				if r != nil {
-					t.Errorf("a response with the error: %+v", r)
-				}
-				if !errors.Is(err, provider.ErrMalformedResponse) {
-					t.Errorf("err = %v, want provider.ErrMalformedResponse", err)
-				}
-				msg := err.Error()
-				t.Log(msg)
-				if !strings.HasPrefix(msg, tc.prefix) || !strings.Contains(msg, tc.what) {
-					t.Errorf("err = %q, want it to name the API and say the body is %s", msg, tc.what)
-				}
-				if want := strict.BodyStart(rep.Body); !strings.Contains(msg, want) {
-					t.Errorf("err = %q, want the start of the body %s", msg, want)
-				}
+				strict.CheckMalformed(t, r, err, rep.Body, tc.prefix, tc.what)
 			})
 		}
 	}

@@ -1,8 +1,13 @@
 package strict
 
 import (
+	"errors"
 	"strconv"
 	"strings"
+	"testing"
+
+	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/provider"
 )
 
 // Malformed returns 200 answers that are not a message of api, each named for what it is: JSON
@@ -99,4 +104,29 @@ func BodyStart(body string) string {
 	}
 	q := strconv.Quote(body[:min(len(body), 40)])
 	return "body " + q[:len(q)-1]
+}
+
+// CheckMalformed fails t unless r and err are what an adapter returns for the malformed answer
+// body: no response, an error matching provider.ErrMalformedResponse whose text starts with
+// prefix (the adapter's "<api>: "), contains what (how it names the API's answer, e.g. "not a
+// chat completion") and shows the start of body (BodyStart).
+func CheckMalformed(t *testing.T, r *runtime.Response, err error, body, prefix, what string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error; response %+v", r)
+	}
+	if r != nil {
+		t.Errorf("a response with the error: %+v", r)
+	}
+	if !errors.Is(err, provider.ErrMalformedResponse) {
+		t.Errorf("err = %v, want provider.ErrMalformedResponse", err)
+	}
+	msg := err.Error()
+	t.Log(msg)
+	if !strings.HasPrefix(msg, prefix) || !strings.Contains(msg, what) {
+		t.Errorf("err = %q, want it to name the API and say the body is %s", msg, what)
+	}
+	if want := BodyStart(body); !strings.Contains(msg, want) {
+		t.Errorf("err = %q, want the start of the body %s", msg, want)
+	}
 }
