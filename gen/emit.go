@@ -72,6 +72,7 @@ func (e *emitter) file() ([]byte, error) {
 	fp := e.fp
 	f := jen.NewFile(fp.pkg)
 	f.ImportName(RuntimePath, "runtime")
+	f.ImportName(ChatPath, "chat")
 	f.ImportName(TranscriptPath, "transcript")
 	f.ImportName(ToolPath, "tool")
 	f.HeaderComment(Header)
@@ -89,7 +90,7 @@ func (e *emitter) file() ([]byte, error) {
 	names := map[string]string{
 		"context": "context", "errors": "errors", "fmt": "fmt", "path/filepath": "filepath",
 		"strings": "strings", "time": "time", "encoding/json": "json",
-		RuntimePath: "runtime", TranscriptPath: "transcript", ToolPath: "tool",
+		RuntimePath: "runtime", ChatPath: "chat", TranscriptPath: "transcript", ToolPath: "tool",
 	}
 	toolLocals := make(map[string]bool)
 	for _, t := range fp.tools {
@@ -119,6 +120,9 @@ func (e *emitter) file() ([]byte, error) {
 }
 
 func rt(name string) *jen.Statement { return jen.Qual(RuntimePath, name) }
+
+// ch is the identifier name of package runtime/chat.
+func ch(name string) *jen.Statement { return jen.Qual(ChatPath, name) }
 
 // qual is the qualified identifier q names.
 func qual(q qualPlan) *jen.Statement { return jen.Qual(q.path, q.name) }
@@ -406,7 +410,7 @@ func model(m *spec.Model) jen.Code {
 	if m.Extra != nil {
 		items = append(items, field("Extra", anyMap(m.Extra)))
 	}
-	return rt("ModelSettings").Add(multi("{", "}", items))
+	return ch("ModelSettings").Add(multi("{", "}", items))
 }
 
 // anyLit renders v as the natural Go value of an `any`: string, int,
@@ -456,13 +460,13 @@ func (e *emitter) chain(steps []stepPlan) jen.Code {
 func roleCode(r spec.Role) jen.Code {
 	switch r {
 	case spec.RoleUser:
-		return rt("RoleUser")
+		return ch("RoleUser")
 	case spec.RoleAssistant:
-		return rt("RoleAssistant")
+		return ch("RoleAssistant")
 	case spec.RoleTool:
-		return rt("RoleTool")
+		return ch("RoleTool")
 	}
-	return rt("RoleSystem")
+	return ch("RoleSystem")
 }
 
 // roleField is the Role field of a resolver literal; nil when the spec
@@ -747,7 +751,7 @@ func quoteDoc(s string) string {
 func (e *emitter) computedTranscript(path *templatePlan, id string) jen.Code {
 	pathFunc := e.template(path)
 	name := e.fp.lower + id + "Transcript"
-	msgs := jen.Index().Add(rt("Message"))
+	msgs := jen.Index().Add(ch("Message"))
 	fn := jen.Func().Params(
 		jen.Id("ctx").Qual("context", "Context"), jen.Id("inv").Op("*").Add(rt("Invocation")), jen.Id("dst").Add(msgs),
 	).Params(msgs, jen.Error()).Block(

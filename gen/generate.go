@@ -30,6 +30,10 @@ const SourcePrefix = "// source: "
 // RuntimePath is the import path of the runtime package generated code uses.
 const RuntimePath = "github.com/personagen/personagen/runtime"
 
+// ChatPath is the import path of the model-contract package generated code uses (messages,
+// roles, model settings).
+const ChatPath = "github.com/personagen/personagen/runtime/chat"
+
 // TranscriptPath is the import path of the transcript package (load_transcript).
 const TranscriptPath = "github.com/personagen/personagen/runtime/transcript"
 

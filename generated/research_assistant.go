@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/personagen/personagen/examples/host"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 const _ = runtime.RuntimeVersion1
@@ -15,7 +16,7 @@ const _ = runtime.RuntimeVersion1
 // NewResearchAssistant builds the research-assistant persona from examples/research-assistant.persona.yaml.
 // Research Assistant who follows topics for its owner and answers research questions.
 // It returns an error when env is nil, or when opts.History is nil (the spec uses thread_history or thread_summary; the error wraps runtime.ErrNoHistorySource).
-func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10:5*/ *host. /*line examples/research-assistant.persona.yaml:10:5*/ Env /*line generated/research_assistant.go:18:199*/, opts runtime.Options) (*runtime.Persona, error) {
+func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10:5*/ *host. /*line examples/research-assistant.persona.yaml:10:5*/ Env /*line generated/research_assistant.go:19:199*/, opts runtime.Options) (*runtime.Persona, error) {
 	if env == nil {
 		return nil, errors.New("NewResearchAssistant: env is nil")
 	}
@@ -25,7 +26,7 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 	p := &runtime.Persona{
 		Name:        "research-assistant",
 		Description: "Research Assistant who follows topics for its owner and answers research questions.",
-		Model: runtime.ModelSettings{
+		Model: chat.ModelSettings{
 			Name:      "gpt-5",
 			Provider:  "openai-responses",
 			MaxTokens: 8192,
@@ -36,8 +37,8 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 			},
 		},
 		Tools: []runtime.Tool{
-			/*line examples/research-assistant.persona.yaml:18:4*/ host. /*line examples/research-assistant.persona.yaml:18:4*/ WebSearch, /*line generated/research_assistant.go:39:178*/
-			/*line examples/research-assistant.persona.yaml:19:4*/ host. /*line examples/research-assistant.persona.yaml:19:4*/ WebFetch, /*line generated/research_assistant.go:40:177*/
+			/*line examples/research-assistant.persona.yaml:18:4*/ host. /*line examples/research-assistant.persona.yaml:18:4*/ WebSearch, /*line generated/research_assistant.go:40:178*/
+			/*line examples/research-assistant.persona.yaml:19:4*/ host. /*line examples/research-assistant.persona.yaml:19:4*/ WebFetch, /*line generated/research_assistant.go:41:177*/
 		},
 		Responsibilities: []runtime.Responsibility{
 			{Name: "daily-digest", Schedule: "0 8 * * *", Timezone: "Europe/Berlin", Enabled: true},
@@ -61,9 +62,9 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/research-assistant.persona.yaml:23:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:23:25*/, env. /*line examples/research-assistant.persona.yaml:23:26*/ WatchedTopics /*line generated/research_assistant.go:64:234*/ /*line examples/research-assistant.persona.yaml:23:60*/, func(r /*line examples/research-assistant.persona.yaml:23:61*/ host. /*line examples/research-assistant.persona.yaml:23:61*/ Topic) (string, error) {
-				return /*line examples/research-assistant.persona.yaml:23:61*/ r. /*line examples/research-assistant.persona.yaml:23:61*/ LLMText() /*line generated/research_assistant.go:65:184*/, nil
-			} /*line generated/research_assistant.go:66:52*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line examples/research-assistant.persona.yaml:23:25*/, env. /*line examples/research-assistant.persona.yaml:23:26*/ WatchedTopics /*line generated/research_assistant.go:65:231*/ /*line examples/research-assistant.persona.yaml:23:60*/, func(r /*line examples/research-assistant.persona.yaml:23:61*/ host. /*line examples/research-assistant.persona.yaml:23:61*/ Topic) (string, error) {
+				return /*line examples/research-assistant.persona.yaml:23:61*/ r. /*line examples/research-assistant.persona.yaml:23:61*/ LLMText() /*line generated/research_assistant.go:66:184*/, nil
+			} /*line generated/research_assistant.go:67:52*/),
 		},
 		runtime.Step{
 			Kind:     "thread_history",
@@ -85,14 +86,14 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/research-assistant.persona.yaml:28:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/research-assistant.persona.yaml:28:25*/, env. /*line examples/research-assistant.persona.yaml:28:26*/ WatchedTopics /*line generated/research_assistant.go:88:234*/ /*line examples/research-assistant.persona.yaml:28:60*/, func(r /*line examples/research-assistant.persona.yaml:28:61*/ host. /*line examples/research-assistant.persona.yaml:28:61*/ Topic) (string, error) {
-				return /*line examples/research-assistant.persona.yaml:28:61*/ r. /*line examples/research-assistant.persona.yaml:28:61*/ LLMText() /*line generated/research_assistant.go:89:184*/, nil
-			} /*line generated/research_assistant.go:90:52*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line examples/research-assistant.persona.yaml:28:25*/, env. /*line examples/research-assistant.persona.yaml:28:26*/ WatchedTopics /*line generated/research_assistant.go:89:231*/ /*line examples/research-assistant.persona.yaml:28:60*/, func(r /*line examples/research-assistant.persona.yaml:28:61*/ host. /*line examples/research-assistant.persona.yaml:28:61*/ Topic) (string, error) {
+				return /*line examples/research-assistant.persona.yaml:28:61*/ r. /*line examples/research-assistant.persona.yaml:28:61*/ LLMText() /*line generated/research_assistant.go:90:184*/, nil
+			} /*line generated/research_assistant.go:91:52*/),
 		},
 		runtime.Step{
 			Kind:     "load_text",
 			Pos:      "examples/research-assistant.persona.yaml:29:5",
-			Resolver: &runtime.LoadText{TextFunc: researchAssistantResponsibility4Text, Role: runtime.RoleUser},
+			Resolver: &runtime.LoadText{TextFunc: researchAssistantResponsibility4Text, Role: chat.RoleUser},
 		},
 	)
 	return p, nil

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/transcript"
 )
 
@@ -22,7 +23,7 @@ func NewSalesCoach(opts runtime.Options) (*runtime.Persona, error) {
 	p := &runtime.Persona{
 		Name:        "sales-coach",
 		Description: "Coaches Acme's account executives on prospecting and follow-up email.",
-		Model: runtime.ModelSettings{
+		Model: chat.ModelSettings{
 			Name:        "gpt-4.1-mini",
 			Provider:    "openai",
 			MaxTokens:   2048,

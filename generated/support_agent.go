@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"github.com/personagen/personagen/examples/host"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/tool"
 	"strings"
 	"time"
@@ -19,7 +20,7 @@ const _ = runtime.RuntimeVersion1
 // NewSupportAgent builds the support-agent persona from examples/support-agent.persona.yaml.
 // Answers customer email for Acme Tracker, the project-tracking product.
 // It returns an error when env is nil, or when opts.History is nil (the spec uses thread_history or thread_summary; the error wraps runtime.ErrNoHistorySource), or when tool.New refuses a tool definition (wrapping tool.ErrInvalidDef; the generator checked each one, so only a changed runtime/tool can).
-func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host. /*line examples/support-agent.persona.yaml:11:5*/ Env /*line generated/support_agent.go:22:179*/, opts runtime.Options) (*runtime.Persona, error) {
+func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host. /*line examples/support-agent.persona.yaml:11:5*/ Env /*line generated/support_agent.go:23:179*/, opts runtime.Options) (*runtime.Persona, error) {
 	if env == nil {
 		return nil, errors.New("NewSupportAgent: env is nil")
 	}
@@ -31,7 +32,7 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 		Description: "LookupOrder looks up an order or invoice by its number and returns its status, amount, card captures and refunds.",
 		InputSchema: json.RawMessage(supportAgentLookupOrderSchema),
 		Idempotent:  true,
-	}, /*line examples/support-agent.persona.yaml:23:12*/ env. /*line examples/support-agent.persona.yaml:23:12*/ LookupOrder /*line generated/support_agent.go:34:166*/)
+	}, /*line examples/support-agent.persona.yaml:23:12*/ env. /*line examples/support-agent.persona.yaml:23:12*/ LookupOrder /*line generated/support_agent.go:35:166*/)
 	if err != nil {
 		return nil, fmt.Errorf("NewSupportAgent: %w", err)
 	}
@@ -39,20 +40,20 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 		Name:        "escalate_ticket",
 		Description: "Hand the thread to a human colleague with a one-paragraph summary and a reason; returns the ticket number and queue.",
 		InputSchema: json.RawMessage(supportAgentEscalateTicketSchema),
-	}, /*line examples/support-agent.persona.yaml:27:12*/ env. /*line examples/support-agent.persona.yaml:27:12*/ EscalateTicket /*line generated/support_agent.go:42:169*/)
+	}, /*line examples/support-agent.persona.yaml:27:12*/ env. /*line examples/support-agent.persona.yaml:27:12*/ EscalateTicket /*line generated/support_agent.go:43:169*/)
 	if err != nil {
 		return nil, fmt.Errorf("NewSupportAgent: %w", err)
 	}
 	p := &runtime.Persona{
 		Name:        "support-agent",
 		Description: "Answers customer email for Acme Tracker, the project-tracking product.",
-		Model: runtime.ModelSettings{
+		Model: chat.ModelSettings{
 			Name:      "claude-sonnet-4-5",
 			Provider:  "anthropic",
 			MaxTokens: 4096,
 		},
 		Tools: []runtime.Tool{
-			/*line examples/support-agent.persona.yaml:20:4*/ host. /*line examples/support-agent.persona.yaml:20:4*/ SearchHelpCenter, /*line generated/support_agent.go:55:170*/
+			/*line examples/support-agent.persona.yaml:20:4*/ host. /*line examples/support-agent.persona.yaml:20:4*/ SearchHelpCenter, /*line generated/support_agent.go:56:170*/
 			lookupOrderTool,
 			escalateTicketTool,
 		},
@@ -79,9 +80,9 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/support-agent.persona.yaml:33:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line examples/support-agent.persona.yaml:34:13*/, env. /*line examples/support-agent.persona.yaml:34:14*/ AccountForSender /*line generated/support_agent.go:82:222*/ /*line examples/support-agent.persona.yaml:35:25*/, func(r /*line examples/support-agent.persona.yaml:35:26*/ host. /*line examples/support-agent.persona.yaml:35:26*/ Account) (string, error) {
-				return /*line examples/support-agent.persona.yaml:35:26*/ r. /*line examples/support-agent.persona.yaml:35:26*/ LLMText() /*line generated/support_agent.go:83:169*/, nil
-			} /*line generated/support_agent.go:84:47*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line examples/support-agent.persona.yaml:34:13*/, env. /*line examples/support-agent.persona.yaml:34:14*/ AccountForSender /*line generated/support_agent.go:83:219*/ /*line examples/support-agent.persona.yaml:35:25*/, func(r /*line examples/support-agent.persona.yaml:35:26*/ host. /*line examples/support-agent.persona.yaml:35:26*/ Account) (string, error) {
+				return /*line examples/support-agent.persona.yaml:35:26*/ r. /*line examples/support-agent.persona.yaml:35:26*/ LLMText() /*line generated/support_agent.go:84:169*/, nil
+			} /*line generated/support_agent.go:85:47*/),
 		},
 		runtime.Step{
 			Kind:     "thread_summary",
@@ -97,23 +98,23 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 			Kind: "use",
 			Pos:  "examples/support-agent.persona.yaml:38:5",
 			Resolver: /*line examples/support-agent.persona.yaml:39:16*/ &host. /*line examples/support-agent.persona.yaml:39:16*/ SupportPolicy{
-				/*line examples/support-agent.persona.yaml:41:8*/ FirstResponse:/*line examples/support-agent.persona.yaml:41:24*/ 4 * time.Hour, /*line generated/support_agent.go:100:178*/
-				/*line examples/support-agent.persona.yaml:42:8*/ EscalateAfter:/*line examples/support-agent.persona.yaml:42:24*/ 24 * time.Hour, /*line generated/support_agent.go:101:179*/
+				/*line examples/support-agent.persona.yaml:41:8*/ FirstResponse:/*line examples/support-agent.persona.yaml:41:24*/ 4 * time.Hour, /*line generated/support_agent.go:101:178*/
+				/*line examples/support-agent.persona.yaml:42:8*/ EscalateAfter:/*line examples/support-agent.persona.yaml:42:24*/ 24 * time.Hour, /*line generated/support_agent.go:102:179*/
 				/*line examples/support-agent.persona.yaml:43:8*/ Languages: /*line examples/support-agent.persona.yaml:43:19*/ []string{
-					/*line examples/support-agent.persona.yaml:43:20*/ "en", /*line generated/support_agent.go:103:106*/
-					/*line examples/support-agent.persona.yaml:43:24*/ "de", /*line generated/support_agent.go:104:106*/
-					/*line examples/support-agent.persona.yaml:43:28*/ "fr", /*line generated/support_agent.go:105:106*/
-				}, /*line generated/support_agent.go:106:50*/
+					/*line examples/support-agent.persona.yaml:43:20*/ "en", /*line generated/support_agent.go:104:106*/
+					/*line examples/support-agent.persona.yaml:43:24*/ "de", /*line generated/support_agent.go:105:106*/
+					/*line examples/support-agent.persona.yaml:43:28*/ "fr", /*line generated/support_agent.go:106:106*/
+				}, /*line generated/support_agent.go:107:50*/
 				/*line examples/support-agent.persona.yaml:44:8*/ Tiers: /*line examples/support-agent.persona.yaml:45:10*/ map[string] /*line examples/support-agent.persona.yaml:45:10*/ host. /*line examples/support-agent.persona.yaml:45:10*/ TierPolicy{
 					/*line examples/support-agent.persona.yaml:45:10*/ "business": /*line examples/support-agent.persona.yaml:45:20*/ host. /*line examples/support-agent.persona.yaml:45:20*/ TierPolicy{
-						/*line examples/support-agent.persona.yaml:45:21*/ RefundLimitEUR:/*line examples/support-agent.persona.yaml:45:39*/ 500, /*line generated/support_agent.go:109:172*/
-						/*line examples/support-agent.persona.yaml:45:44*/ PhoneSupport:/*line examples/support-agent.persona.yaml:45:59*/ true, /*line generated/support_agent.go:110:171*/
-					}, /*line generated/support_agent.go:111:51*/
+						/*line examples/support-agent.persona.yaml:45:21*/ RefundLimitEUR:/*line examples/support-agent.persona.yaml:45:39*/ 500, /*line generated/support_agent.go:110:172*/
+						/*line examples/support-agent.persona.yaml:45:44*/ PhoneSupport:/*line examples/support-agent.persona.yaml:45:59*/ true, /*line generated/support_agent.go:111:171*/
+					}, /*line generated/support_agent.go:112:51*/
 					/*line examples/support-agent.persona.yaml:46:10*/ "team": /*line examples/support-agent.persona.yaml:46:16*/ host. /*line examples/support-agent.persona.yaml:46:16*/ TierPolicy{
-						/*line examples/support-agent.persona.yaml:46:17*/ RefundLimitEUR: /*line examples/support-agent.persona.yaml:46:35*/ 100, /*line generated/support_agent.go:113:173*/
-					}, /*line generated/support_agent.go:114:51*/
-				}, /*line generated/support_agent.go:115:50*/
-			}, /*line generated/support_agent.go:116:49*/
+						/*line examples/support-agent.persona.yaml:46:17*/ RefundLimitEUR: /*line examples/support-agent.persona.yaml:46:35*/ 100, /*line generated/support_agent.go:114:173*/
+					}, /*line generated/support_agent.go:115:51*/
+				}, /*line generated/support_agent.go:116:50*/
+			}, /*line generated/support_agent.go:117:49*/
 		},
 		runtime.Step{
 			Kind:     "load_text",

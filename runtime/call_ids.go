@@ -1,6 +1,11 @@
 package runtime
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/personagen/personagen/runtime/chat"
+)
 
 // uniqueCallIDs gives every call of a replayed round an id that is non-empty and unique within
 // the round, as Validate requires: a call whose stored id is empty, or repeats the id of an
@@ -9,7 +14,7 @@ import "fmt"
 // adds only characters every model API takes in a call id ([A-Za-z0-9_]); a stored id's own
 // characters are kept, and each adapter maps an id its API refuses (see runtime/provider).
 // Well-formed rounds are untouched. The round's tool messages use the same names.
-func uniqueCallIDs(calls []ToolCall) {
+func uniqueCallIDs(calls []chat.ToolCall) {
 	for k := range calls {
 		id := calls[k].ID
 		if id != "" && callIndex(calls[:k], id) < 0 {
@@ -25,4 +30,9 @@ func uniqueCallIDs(calls []ToolCall) {
 		}
 		calls[k].ID = name
 	}
+}
+
+// callIndex returns the index of the call with id in calls, or -1.
+func callIndex(calls []chat.ToolCall, id string) int {
+	return slices.IndexFunc(calls, func(c chat.ToolCall) bool { return c.ID == id })
 }

@@ -1,12 +1,13 @@
-// Package runtime is what generated persona code and host programs run on: the messages a model
-// sees, the resolvers that produce them, the chain that runs the resolvers, and the request that
-// goes to the model.
+// Package runtime is what generated persona code and host programs run on: a persona, the
+// resolvers that produce the messages its model sees, the chain that runs the resolvers, and
+// BuildRequest, which assembles the request that goes to the model. The model contract itself
+// (chat.Message, chat.Request, chat.Model) is package runtime/chat.
 //
 // # How the pieces fit
 //
 // One run of a persona flows one way:
 //
-//	Invocation  →  Chain  →  []Message  →  Request
+//	Invocation  →  Chain  →  []chat.Message  →  chat.Request
 //
 // Each stage:
 //
@@ -21,19 +22,11 @@
 //     (scheduled run), appends for a reply run a trailing user message with the inbound
 //     content, and returns a Request with the persona's Model settings and Tools.
 //
-// # Messages
-//
-// A Message has a Role (system, user, assistant, tool), content as Text or as Parts (text,
-// image, document), and the tool fields: ToolCalls on an assistant message, ToolCallID on a tool
-// message. Equal defines when two messages are the same (Text "x" equals one text part "x"; nil
-// and empty slices are equal; tool inputs compare as compacted JSON). Validate checks the
-// pairing invariant: every tool result follows the assistant message that called it, within
-// one complete round.
-//
 // # Tools
 //
-// A Tool is what the model may call: its name, description and input schema, whether it is
-// idempotent, and Call, which runs it for one call of a run. Package runtime/tool builds tools
+// A Tool is what the model may call: its name, description and input schema (which reach the
+// model as a chat.ToolDefinition, see ToolDefinitions), whether it is idempotent, and Call,
+// which runs it for one call of a run. Package runtime/tool builds tools
 // from typed Go functions; package runtime/agent runs them for the model, in parallel, at most
 // once when they are not idempotent.
 //
@@ -52,7 +45,7 @@
 //
 // # Where each job lives
 //
-//	request.go        BuildRequest, Request and its JSON form
+//	request.go        BuildRequest; persona.go: Persona, Tool, ToolDefinitions
 //	inbound.go        the trailing user message of a reply run
 //	resolver.go       Resolver, ResolverFunc, Chain, Step, StepError
 //	load.go           LoadFile, LoadText, LoadRecord; files.go: Files, the prompt root
@@ -64,7 +57,6 @@
 //	replay_input.go   stored arguments to a call input ({"_clipped_arguments": …})
 //	compaction.go     CompactionPolicy; summarizer.go: SummarizerFunc
 //	clip.go, html.go  Clip and HTMLText; date.go: FormatDate
-//	validate.go       Validate, the pairing invariant
 //
 // # Determinism and concurrency
 //

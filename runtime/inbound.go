@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 )
 
 // inboundMessage returns the trailing user message of a reply run, as BuildRequest documents
 // it. A body that is blank (empty or white space only) counts as absent; a message whose whole
 // content is its subject line is common in email, hence "Subject: <subject>".
-func inboundMessage(in *history.Message) Message {
+func inboundMessage(in *history.Message) chat.Message {
 	body := in.Text
 	if strings.TrimSpace(body) == "" {
 		body = ""
@@ -25,23 +26,23 @@ func inboundMessage(in *history.Message) Message {
 				body = "Subject: " + subject
 			}
 		}
-		return UserMessage(body)
+		return chat.UserMessage(body)
 	}
-	parts := make([]Part, 0, len(in.Attachments)+1)
+	parts := make([]chat.Part, 0, len(in.Attachments)+1)
 	if body != "" {
-		parts = append(parts, TextPart(body))
+		parts = append(parts, chat.TextPart(body))
 	}
 	for _, a := range in.Attachments {
 		switch {
 		case a.Data == nil:
-			parts = append(parts, TextPart(attachmentNote(a)))
+			parts = append(parts, chat.TextPart(attachmentNote(a)))
 		case strings.HasPrefix(a.ContentType, "image/"):
-			parts = append(parts, ImagePart(a.ContentType, a.Data))
+			parts = append(parts, chat.ImagePart(a.ContentType, a.Data))
 		default:
-			parts = append(parts, DocumentPart(a.Filename, a.ContentType, a.Data))
+			parts = append(parts, chat.DocumentPart(a.Filename, a.ContentType, a.Data))
 		}
 	}
-	return Message{Role: RoleUser, Parts: parts}
+	return chat.Message{Role: chat.RoleUser, Parts: parts}
 }
 
 // emptyInboundText is the text of the trailing user message for an inbound message that has no

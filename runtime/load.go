@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"unsafe"
+
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // LoadFile is the load_file resolver: it reads one file and contributes its content as one
@@ -29,7 +31,7 @@ import (
 type LoadFile struct {
 	Path     string
 	PathFunc func(*Invocation) (string, error)
-	Role     Role
+	Role     chat.Role
 	Files    *Files
 }
 
@@ -37,7 +39,7 @@ type LoadFile struct {
 // of Path and PathFunc" (both or neither set), an invalid Role, the PathFunc's error wrapped as
 // "compute path: …", an empty computed path, a path leaving the root (wrapping ErrPathEscapes),
 // a *FileNotFoundError, or another read error wrapped with the path.
-func (r *LoadFile) Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error) {
+func (r *LoadFile) Resolve(ctx context.Context, inv *Invocation, dst []chat.Message) ([]chat.Message, error) {
 	if (r.Path == "") == (r.PathFunc == nil) {
 		return dst, errors.New("load_file: set exactly one of Path and PathFunc")
 	}
@@ -66,7 +68,7 @@ func (r *LoadFile) Resolve(ctx context.Context, inv *Invocation, dst []Message) 
 	// caller ownership), so it becomes the message text without a copy: string(b) would cost
 	// an allocation and a copy of the prompt on every request (BenchmarkBuildRequest60: 7
 	// allocations instead of 6).
-	return append(dst, Message{Role: role, Text: unsafe.String(&b[0], len(b))}), nil
+	return append(dst, chat.Message{Role: role, Text: unsafe.String(&b[0], len(b))}), nil
 }
 
 // LoadText is the load_text resolver: it contributes one
@@ -80,12 +82,12 @@ func (r *LoadFile) Resolve(ctx context.Context, inv *Invocation, dst []Message) 
 type LoadText struct {
 	Text     string
 	TextFunc func(*Invocation) (string, error)
-	Role     Role
+	Role     chat.Role
 }
 
 // Resolve appends the text's message to dst (see Resolver). Errors: "load_text: set at most one
 // of Text and TextFunc", an invalid Role, and the TextFunc's error wrapped as "compute text: …".
-func (r *LoadText) Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error) {
+func (r *LoadText) Resolve(ctx context.Context, inv *Invocation, dst []chat.Message) ([]chat.Message, error) {
 	if r.Text != "" && r.TextFunc != nil {
 		return dst, errors.New("load_text: set at most one of Text and TextFunc")
 	}
@@ -103,7 +105,7 @@ func (r *LoadText) Resolve(ctx context.Context, inv *Invocation, dst []Message) 
 	if text == "" {
 		return dst, nil
 	}
-	return append(dst, Message{Role: role, Text: text}), nil
+	return append(dst, chat.Message{Role: role, Text: text}), nil
 }
 
 // LoadRecord is the load_record resolver: Loader returns
@@ -120,13 +122,13 @@ func (r *LoadText) Resolve(ctx context.Context, inv *Invocation, dst []Message) 
 type LoadRecord[T any] struct {
 	Loader    func(context.Context, *Invocation) ([]T, error)
 	Serialize func(T) (string, error)
-	Role      Role
+	Role      chat.Role
 }
 
 // NewLoadRecord returns a LoadRecord with the given role ("" for RoleSystem), loader and
 // serializer (nil for indented JSON). Generated code calls it so that Go infers T from the
 // loader, whatever the serializer is.
-func NewLoadRecord[T any](role Role, loader func(context.Context, *Invocation) ([]T, error), serialize func(T) (string, error)) *LoadRecord[T] {
+func NewLoadRecord[T any](role chat.Role, loader func(context.Context, *Invocation) ([]T, error), serialize func(T) (string, error)) *LoadRecord[T] {
 	return &LoadRecord[T]{Loader: loader, Serialize: serialize, Role: role}
 }
 
@@ -139,7 +141,7 @@ func Method[T any](f func(T) string) func(T) (string, error) {
 // Resolve appends the records' message to dst (see Resolver). Errors: "load_record: no Loader",
 // an invalid Role, the loader's error wrapped as "load records: …", and a serializer's error
 // wrapped as "serialize record [i] of n: …" with i counted from 0 in the loader's slice.
-func (r *LoadRecord[T]) Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error) {
+func (r *LoadRecord[T]) Resolve(ctx context.Context, inv *Invocation, dst []chat.Message) ([]chat.Message, error) {
 	if r.Loader == nil {
 		return dst, errors.New("load_record: no Loader")
 	}
@@ -159,7 +161,7 @@ func (r *LoadRecord[T]) Resolve(ctx context.Context, inv *Invocation, dst []Mess
 		if err != nil {
 			return dst, fmt.Errorf("serialize record [0] of 1: %w", err)
 		}
-		return append(dst, Message{Role: role, Text: s}), nil
+		return append(dst, chat.Message{Role: role, Text: s}), nil
 	}
 	var b strings.Builder
 	for i, rec := range records {
@@ -170,7 +172,7 @@ func (r *LoadRecord[T]) Resolve(ctx context.Context, inv *Invocation, dst []Mess
 			return dst, fmt.Errorf("serialize record [%d] of %d: %w", i, len(records), err)
 		}
 	}
-	return append(dst, Message{Role: role, Text: b.String()}), nil
+	return append(dst, chat.Message{Role: role, Text: b.String()}), nil
 }
 
 func (r *LoadRecord[T]) render(b *strings.Builder, rec T) error {
@@ -208,11 +210,11 @@ var utf8BOM = []byte("\ufeff")
 // roleOrSystem returns r, RoleSystem for "", or an error naming an unknown role. RoleTool is
 // refused: a tool message must carry the id of a preceding tool call (see Validate), which no
 // static resolver has, so it could never form a valid request (the spec language refuses it too).
-func roleOrSystem(r Role) (Role, error) {
+func roleOrSystem(r chat.Role) (chat.Role, error) {
 	switch {
 	case r == "":
-		return RoleSystem, nil
-	case r == RoleTool:
+		return chat.RoleSystem, nil
+	case r == chat.RoleTool:
 		return "", fmt.Errorf("role %q cannot be produced by load_file, load_text or load_record: a tool message answers a tool call by its id; use system, user or assistant", r)
 	case !r.Valid():
 		return "", fmt.Errorf("unknown role %q: use system, user or assistant", r)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // promptTree makes a root directory with prompt files and, beside it, a secret file that the
@@ -80,38 +82,38 @@ func TestLoadFile(t *testing.T) {
 		name    string
 		r       LoadFile
 		inv     *Invocation
-		want    []Message
+		want    []chat.Message
 		wantErr string
 		is      error
 	}{
 		{"static relative path, content as is", LoadFile{Path: "prompts/support.md", Files: files}, inv,
-			[]Message{SystemMessage("You are support.\n\nBe brief.")}, "", nil},
-		{"role user", LoadFile{Path: "prompts/support.md", Role: RoleUser, Files: files}, inv,
-			[]Message{UserMessage("You are support.\n\nBe brief.")}, "", nil},
+			[]chat.Message{chat.SystemMessage("You are support.\n\nBe brief.")}, "", nil},
+		{"role user", LoadFile{Path: "prompts/support.md", Role: chat.RoleUser, Files: files}, inv,
+			[]chat.Message{chat.UserMessage("You are support.\n\nBe brief.")}, "", nil},
 		{"computed path, not trimmed", LoadFile{PathFunc: personaPath, Files: files}, inv,
-			[]Message{SystemMessage("  Ada's prompt, indented.  ")}, "", nil},
+			[]chat.Message{chat.SystemMessage("  Ada's prompt, indented.  ")}, "", nil},
 		{"computed path with inner dot-dot stays inside", LoadFile{PathFunc: static("prompts/../personas/ada.md"), Files: files}, inv,
-			[]Message{SystemMessage("  Ada's prompt, indented.  ")}, "", nil},
+			[]chat.Message{chat.SystemMessage("  Ada's prompt, indented.  ")}, "", nil},
 		{"symlink that stays inside the root", LoadFile{Path: "prompts/personas/ada.md", Files: files}, inv,
-			[]Message{SystemMessage("  Ada's prompt, indented.  ")}, "", nil},
+			[]chat.Message{chat.SystemMessage("  Ada's prompt, indented.  ")}, "", nil},
 		{"blank file contributes nothing", LoadFile{Path: "prompts/blank.md", Files: files}, inv, nil, "", nil},
 		{"leading byte order mark dropped", LoadFile{Path: "prompts/bom.md", Files: files}, inv,
-			[]Message{SystemMessage("Saved by an editor that writes a BOM.")}, "", nil},
+			[]chat.Message{chat.SystemMessage("Saved by an editor that writes a BOM.")}, "", nil},
 		{"byte order mark and blanks contribute nothing", LoadFile{Path: "prompts/bom-blank.md", Files: files}, inv, nil, "", nil},
 		{"one final CRLF dropped, inner ones kept", LoadFile{Path: "prompts/crlf.md", Files: files}, inv,
-			[]Message{SystemMessage("Line one.\r\nLine two.")}, "", nil},
+			[]chat.Message{chat.SystemMessage("Line one.\r\nLine two.")}, "", nil},
 		{"only one final newline dropped", LoadFile{Path: "prompts/two-ends.md", Files: files}, inv,
-			[]Message{SystemMessage("Keeps one blank line.\n")}, "", nil},
+			[]chat.Message{chat.SystemMessage("Keeps one blank line.\n")}, "", nil},
 		{"dot-dot through a missing directory reads the cleaned path, as an fs.FS does",
 			LoadFile{PathFunc: static("nowhere/../prompts/support.md"), Files: files}, inv,
-			[]Message{SystemMessage("You are support.\n\nBe brief.")}, "", nil},
+			[]chat.Message{chat.SystemMessage("You are support.\n\nBe brief.")}, "", nil},
 		{"trailing slash reads the cleaned path, as an fs.FS does", LoadFile{Path: "prompts/support.md/", Files: files}, inv,
-			[]Message{SystemMessage("You are support.\n\nBe brief.")}, "", nil},
-		{"role tool refused: a tool message needs a call id", LoadFile{Path: "prompts/support.md", Role: RoleTool, Files: files}, inv, nil,
+			[]chat.Message{chat.SystemMessage("You are support.\n\nBe brief.")}, "", nil},
+		{"role tool refused: a tool message needs a call id", LoadFile{Path: "prompts/support.md", Role: chat.RoleTool, Files: files}, inv, nil,
 			`role "tool" cannot be produced by load_file, load_text or load_record: a tool message answers a tool call by its id; use system, user or assistant`, nil},
 		{"empty file contributes nothing", LoadFile{Path: "prompts/empty.md", Files: files}, inv, nil, "", nil},
 		{"static absolute path read as is", LoadFile{Path: secret, Files: files}, inv,
-			[]Message{SystemMessage("secret")}, "", nil},
+			[]chat.Message{chat.SystemMessage("secret")}, "", nil},
 		{"missing file", LoadFile{Path: "prompts/none.md", Files: files}, inv, nil,
 			`file not found: "prompts/none.md" (resolved to ` + filepath.Join(root, "prompts/none.md") + `)`, fs.ErrNotExist},
 		{"missing computed file", LoadFile{PathFunc: personaPath, Files: files}, &Invocation{Persona: &Persona{Name: "bob"}}, nil,
@@ -141,7 +143,7 @@ func TestLoadFile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			prior := []Message{UserMessage("prior")}
+			prior := []chat.Message{chat.UserMessage("prior")}
 			got, err := tt.r.Resolve(context.Background(), tt.inv, prior)
 			checkResolve(t, got, err, prior, tt.want, tt.wantErr, tt.is)
 		})
@@ -150,7 +152,7 @@ func TestLoadFile(t *testing.T) {
 
 // checkResolve asserts a resolver's append-style result: on success prior followed by want, on
 // failure prior unchanged and the exact error text (and errors.Is target when given).
-func checkResolve(t *testing.T, got []Message, err error, prior, want []Message, wantErr string, is error) {
+func checkResolve(t *testing.T, got []chat.Message, err error, prior, want []chat.Message, wantErr string, is error) {
 	t.Helper()
 	if wantErr != "" {
 		if err == nil || err.Error() != wantErr {
@@ -167,7 +169,7 @@ func checkResolve(t *testing.T, got []Message, err error, prior, want []Message,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalMessages(got, append(append([]Message(nil), prior...), want...)) {
+	if !equalMessages(got, append(append([]chat.Message(nil), prior...), want...)) {
 		t.Errorf("got %+v, want %+v after the prior messages", got, want)
 	}
 }
@@ -193,12 +195,12 @@ func TestLoadFileFromFS(t *testing.T) {
 	tests := []struct {
 		name    string
 		r       LoadFile
-		want    []Message
+		want    []chat.Message
 		wantErr string
 		is      error
 	}{
-		{"read", LoadFile{Path: "prompts/support.md", Files: files}, []Message{SystemMessage("From the FS.")}, "", nil},
-		{"cleaned path", LoadFile{PathFunc: static("prompts/./x/../support.md"), Files: files}, []Message{SystemMessage("From the FS.")}, "", nil},
+		{"read", LoadFile{Path: "prompts/support.md", Files: files}, []chat.Message{chat.SystemMessage("From the FS.")}, "", nil},
+		{"cleaned path", LoadFile{PathFunc: static("prompts/./x/../support.md"), Files: files}, []chat.Message{chat.SystemMessage("From the FS.")}, "", nil},
 		{"blank", LoadFile{Path: "prompts/blank.md", Files: files}, nil, "", nil},
 		{"missing", LoadFile{Path: "prompts/none.md", Files: files}, nil, `file not found: "prompts/none.md" (resolved to fs:prompts/none.md)`, fs.ErrNotExist},
 		{"dot-dot refused", LoadFile{PathFunc: static("../x.md"), Files: files}, nil, `path escapes the prompt root: "../x.md"`, ErrPathEscapes},
@@ -218,7 +220,7 @@ func TestLoadFileWithoutFilesReadsTheWorkingDirectory(t *testing.T) {
 	root, _ := promptTree(t)
 	t.Chdir(root)
 	got, err := (&LoadFile{Path: "prompts/support.md"}).Resolve(context.Background(), &Invocation{}, nil)
-	checkResolve(t, got, err, nil, []Message{SystemMessage("You are support.\n\nBe brief.")}, "", nil)
+	checkResolve(t, got, err, nil, []chat.Message{chat.SystemMessage("You are support.\n\nBe brief.")}, "", nil)
 
 	wd, _ := os.Getwd()
 	_, err = (&LoadFile{Path: "prompts/none.md"}).Resolve(context.Background(), &Invocation{}, nil)
@@ -249,15 +251,15 @@ func TestLoadText(t *testing.T) {
 		name    string
 		r       LoadText
 		inv     *Invocation
-		want    []Message
+		want    []chat.Message
 		wantErr string
 	}{
-		{"static text", LoadText{Text: "Be brief."}, inv, []Message{SystemMessage("Be brief.")}, ""},
-		{"trimmed", LoadText{Text: "\n\t  Be brief.\n\nReally.  \n"}, inv, []Message{SystemMessage("Be brief.\n\nReally.")}, ""},
-		{"unicode space trimmed", LoadText{Text: "\u00a0\u2003x\u3000"}, inv, []Message{SystemMessage("x")}, ""},
+		{"static text", LoadText{Text: "Be brief."}, inv, []chat.Message{chat.SystemMessage("Be brief.")}, ""},
+		{"trimmed", LoadText{Text: "\n\t  Be brief.\n\nReally.  \n"}, inv, []chat.Message{chat.SystemMessage("Be brief.\n\nReally.")}, ""},
+		{"unicode space trimmed", LoadText{Text: "\u00a0\u2003x\u3000"}, inv, []chat.Message{chat.SystemMessage("x")}, ""},
 		{"blank contributes nothing", LoadText{Text: " \n\t "}, inv, nil, ""},
 		{"neither set contributes nothing", LoadText{}, inv, nil, ""},
-		{"computed text", LoadText{TextFunc: describe, Role: RoleUser}, inv, []Message{UserMessage("You are a helpful agent.")}, ""},
+		{"computed text", LoadText{TextFunc: describe, Role: chat.RoleUser}, inv, []chat.Message{chat.UserMessage("You are a helpful agent.")}, ""},
 		{"computed blank", LoadText{TextFunc: func(*Invocation) (string, error) { return "  ", nil }}, inv, nil, ""},
 		{"func error wrapped", LoadText{TextFunc: describe}, &Invocation{}, nil, "compute text: .Persona is nil"},
 		{"both set", LoadText{Text: "x", TextFunc: describe}, inv, nil, "load_text: set at most one of Text and TextFunc"},
@@ -265,7 +267,7 @@ func TestLoadText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			prior := []Message{SystemMessage("prior")}
+			prior := []chat.Message{chat.SystemMessage("prior")}
 			got, err := tt.r.Resolve(context.Background(), tt.inv, prior)
 			checkResolve(t, got, err, prior, tt.want, tt.wantErr, nil)
 		})
@@ -291,20 +293,20 @@ func TestLoadRecord(t *testing.T) {
 	tests := []struct {
 		name    string
 		r       *LoadRecord[account]
-		want    []Message
+		want    []chat.Message
 		wantErr string
 		is      error
 	}{
-		{"default indented JSON joined by a blank line", NewLoadRecord("", two, nil), []Message{SystemMessage(
+		{"default indented JSON joined by a blank line", NewLoadRecord("", two, nil), []chat.Message{chat.SystemMessage(
 			"{\n  \"email\": \"ada@example.com\",\n  \"plan\": \"gold\",\n  \"tags\": [\n    \"<vip>\",\n    \"a&b\"\n  ]\n}" +
 				"\n\n" +
 				"{\n  \"email\": \"bob@example.com\",\n  \"plan\": \"free\"\n}")}, "", nil},
-		{"method serializer", NewLoadRecord(RoleUser, two, Method(account.LLMText)),
-			[]Message{UserMessage("ada@example.com (gold)\n\nbob@example.com (free)")}, "", nil},
+		{"method serializer", NewLoadRecord(chat.RoleUser, two, Method(account.LLMText)),
+			[]chat.Message{chat.UserMessage("ada@example.com (gold)\n\nbob@example.com (free)")}, "", nil},
 		{"func serializer", NewLoadRecord("", two, func(a account) (string, error) { return "- " + a.Plan, nil }),
-			[]Message{SystemMessage("- gold\n\n- free")}, "", nil},
+			[]chat.Message{chat.SystemMessage("- gold\n\n- free")}, "", nil},
 		{"serializer output not trimmed", NewLoadRecord("", two, func(a account) (string, error) { return " " + a.Plan + "\n", nil }),
-			[]Message{SystemMessage(" gold\n\n\n free\n")}, "", nil},
+			[]chat.Message{chat.SystemMessage(" gold\n\n\n free\n")}, "", nil},
 		{"nil records contribute nothing", NewLoadRecord("", none, nil), nil, "", nil},
 		{"empty records contribute nothing", NewLoadRecord("", empty, nil), nil, "", nil},
 		{"loader error wrapped", NewLoadRecord("", failing, nil), nil, "load records: db down", errDB},
@@ -319,7 +321,7 @@ func TestLoadRecord(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			prior := []Message{SystemMessage("prior")}
+			prior := []chat.Message{chat.SystemMessage("prior")}
 			got, err := tt.r.Resolve(context.Background(), &Invocation{}, prior)
 			checkResolve(t, got, err, prior, tt.want, tt.wantErr, tt.is)
 		})
@@ -344,5 +346,5 @@ func TestLoadRecordPassesContextAndInvocation(t *testing.T) {
 		return []string{ctx.Value(key{}).(string) + " " + got.CorrelationID}, nil
 	}, Method(func(s string) string { return s }))
 	got, err := r.Resolve(ctx, inv, nil)
-	checkResolve(t, got, err, nil, []Message{SystemMessage("v run-7")}, "", nil)
+	checkResolve(t, got, err, nil, []chat.Message{chat.SystemMessage("v run-7")}, "", nil)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 )
 
@@ -33,24 +34,6 @@ type Tool interface {
 	Call(ctx context.Context, inv *Invocation, input json.RawMessage) (string, error)
 }
 
-// ModelSettings holds the model settings a persona passes through to the Request: the model
-// Name, Provider (the API the settings are written for: "anthropic", "openai" or
-// "openai-responses", see package runtime/provider; "" when the persona does not say), MaxTokens
-// (the reply's token budget; 0 means the adapter's default), Temperature and TopP (nil when
-// unset), Stop sequences, and Extra, free-form provider options (nil when unset) that an adapter
-// sends as top-level fields of the request body. encoding/json writes Extra's keys sorted, so a
-// Request encodes deterministically. Which settings each provider accepts is the table of
-// package runtime/provider; an adapter refuses the others before its first call.
-type ModelSettings struct {
-	Name        string         `json:"name,omitempty"`
-	Provider    string         `json:"provider,omitempty"`
-	MaxTokens   int            `json:"max_tokens,omitempty"`
-	Temperature *float64       `json:"temperature,omitempty"`
-	TopP        *float64       `json:"top_p,omitempty"`
-	Stop        []string       `json:"stop,omitempty"`
-	Extra       map[string]any `json:"extra,omitempty"`
-}
-
 // Persona is a compiled persona: its identity, model settings, tools, its two chains and its
 // responsibilities. Generated constructors return one; hosts may also build one by hand.
 // MessageChain runs for reply runs (an Invocation with Inbound), ResponsibilityChain for
@@ -59,7 +42,7 @@ type ModelSettings struct {
 type Persona struct {
 	Name                string
 	Description         string
-	Model               ModelSettings
+	Model               chat.ModelSettings
 	Tools               []Tool
 	MessageChain        *Chain
 	ResponsibilityChain *Chain
@@ -94,4 +77,17 @@ func (p *Persona) Responsibility(name string) (Responsibility, bool) {
 type Options struct {
 	Files   *Files
 	History history.Source
+}
+
+// ToolDefinitions returns what the model reads about tools, in order: each tool's name,
+// description and input schema as a chat.ToolDefinition. It returns nil for no tools.
+func ToolDefinitions(tools []Tool) []chat.ToolDefinition {
+	if len(tools) == 0 {
+		return nil
+	}
+	defs := make([]chat.ToolDefinition, len(tools))
+	for i, t := range tools {
+		defs[i] = chat.ToolDefinition{Name: t.Name(), Description: t.Description(), InputSchema: t.InputSchema()}
+	}
+	return defs
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func testPersona() *Persona {
 	return &Persona{
 		Name:        "support-agent",
 		Description: "Answers customer email.",
-		Model:       ModelSettings{Name: "claude-sonnet-4-5", MaxTokens: 4096, Temperature: &temp, Stop: []string{"END"}, Extra: map[string]any{"b": 1, "a": true}},
+		Model:       chat.ModelSettings{Name: "claude-sonnet-4-5", MaxTokens: 4096, Temperature: &temp, Stop: []string{"END"}, Extra: map[string]any{"b": 1, "a": true}},
 		Tools:       []Tool{fakeTool{"web_fetch"}, fakeTool{"lookup_order"}},
 		MessageChain: NewChain(
 			Step{Kind: "load_text", Resolver: &LoadText{Text: "You answer email."}},
@@ -38,7 +39,7 @@ func testPersona() *Persona {
 		ResponsibilityChain: NewChain(
 			Step{Kind: "load_text", Resolver: &LoadText{TextFunc: func(inv *Invocation) (string, error) {
 				return "Run " + inv.Responsibility.Name, nil
-			}, Role: RoleUser}},
+			}, Role: chat.RoleUser}},
 		),
 		Responsibilities: []Responsibility{{Name: "daily-digest", Schedule: "0 8 * * *", Timezone: "Europe/Berlin", Enabled: true}},
 	}
@@ -49,26 +50,26 @@ func TestBuildRequest(t *testing.T) {
 	pdf := history.Attachment{ID: "att-1", Filename: "invoice.pdf", ContentType: "application/pdf", Size: 8, Data: []byte("%PDF-1.7")}
 	png := history.Attachment{ID: "att-2", Filename: "shot.png", ContentType: "image/png", Size: 4, Data: []byte{0x89, 'P', 'N', 'G'}}
 	meta := history.Attachment{ID: "att-3", Filename: "big.zip", ContentType: "application/zip", Size: 123456}
-	chainOut := []Message{SystemMessage("You answer email."), SystemMessage("Subject: Order")}
+	chainOut := []chat.Message{chat.SystemMessage("You answer email."), chat.SystemMessage("Subject: Order")}
 	tests := []struct {
 		name string
 		in   *history.Message
-		want Message
+		want chat.Message
 	}{
 		{"text body", &history.Message{Subject: "Order", Text: "Where is my order?", HTML: "<p>ignored</p>"},
-			UserMessage("Where is my order?")},
+			chat.UserMessage("Where is my order?")},
 		{"HTML-only body", &history.Message{Subject: "Order", HTML: "<html><body><p>Where is <b>my</b> order?</p><p>Thanks &amp; bye</p><script>x()</script></body></html>"},
-			UserMessage("Where is my order?\n\nThanks & bye")},
-		{"empty body says the subject", &history.Message{Subject: "Order"}, UserMessage("Subject: Order")},
+			chat.UserMessage("Where is my order?\n\nThanks & bye")},
+		{"empty body says the subject", &history.Message{Subject: "Order"}, chat.UserMessage("Subject: Order")},
 		{"attachments become parts", &history.Message{Subject: "Order", Text: "See attached.", Attachments: []history.Attachment{pdf, png, meta}},
-			partsMessage(RoleUser,
-				TextPart("See attached."),
-				DocumentPart("invoice.pdf", "application/pdf", []byte("%PDF-1.7")),
-				ImagePart("image/png", []byte{0x89, 'P', 'N', 'G'}),
-				TextPart("[attachment: big.zip (application/zip, 123456 bytes, id att-3)]"),
+			partsMessage(chat.RoleUser,
+				chat.TextPart("See attached."),
+				chat.DocumentPart("invoice.pdf", "application/pdf", []byte("%PDF-1.7")),
+				chat.ImagePart("image/png", []byte{0x89, 'P', 'N', 'G'}),
+				chat.TextPart("[attachment: big.zip (application/zip, 123456 bytes, id att-3)]"),
 			)},
 		{"attachment only", &history.Message{Subject: "Order", Attachments: []history.Attachment{png}},
-			partsMessage(RoleUser, ImagePart("image/png", []byte{0x89, 'P', 'N', 'G'}))},
+			partsMessage(chat.RoleUser, chat.ImagePart("image/png", []byte{0x89, 'P', 'N', 'G'}))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,11 +77,11 @@ func TestBuildRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := append(append([]Message(nil), chainOut...), tt.want)
+			want := append(append([]chat.Message(nil), chainOut...), tt.want)
 			if !equalMessages(req.Messages, want) {
 				t.Errorf("messages:\n got %+v\nwant %+v", req.Messages, want)
 			}
-			if len(req.Tools) != 2 || req.Tools[0].Name() != "web_fetch" || req.Tools[1].Name() != "lookup_order" {
+			if len(req.Tools) != 2 || req.Tools[0].Name != "web_fetch" || req.Tools[1].Name != "lookup_order" {
 				t.Errorf("tools = %v", req.Tools)
 			}
 			if req.Model.Name != "claude-sonnet-4-5" || req.Model.MaxTokens != 4096 || *req.Model.Temperature != 0.2 || req.Model.Stop[0] != "END" {
@@ -96,7 +97,7 @@ func TestBuildRequestScheduledRunHasNoTrailingMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []Message{UserMessage("Run daily-digest")}; !equalMessages(req.Messages, want) {
+	if want := []chat.Message{chat.UserMessage("Run daily-digest")}; !equalMessages(req.Messages, want) {
 		t.Errorf("got %+v, want %+v", req.Messages, want)
 	}
 	if len(req.Tools) != 2 {
@@ -142,7 +143,7 @@ func TestBuildRequestReturnsTheStepError(t *testing.T) {
 
 func TestBuildRequestIntoReusesTheBuffer(t *testing.T) {
 	p := testPersona()
-	buf := make([]Message, 0, 16)
+	buf := make([]chat.Message, 0, 16)
 	req, err := buildRequestInto(context.Background(), &Invocation{Persona: p, Inbound: &history.Message{Subject: "Order", Text: "hi"}}, buf)
 	if err != nil {
 		t.Fatal(err)
@@ -187,20 +188,20 @@ func TestPersonaResponsibility(t *testing.T) {
 // makes the 60th.
 func benchPersona(tb testing.TB) (*Persona, *Invocation) {
 	files := FSFiles(fstest.MapFS{"prompts/system.md": {Data: []byte(strings.Repeat("You are a careful support agent.\n", 40))}})
-	var replayed []Message
+	var replayed []chat.Message
 	for len(replayed) < 56 {
 		n := len(replayed)
 		replayed = append(replayed,
-			UserMessage(fmt.Sprintf("From: ada@example.com\nSubject: order %d\n\nWhere is order %d?", n, n)),
-			AssistantMessage("", mustCall(tb, fmt.Sprint("c", n), "lookup_order", map[string]any{"order": n})),
-			ToolMessage(fmt.Sprint("c", n), `{"status":"shipped"}`),
-			AssistantMessage(fmt.Sprintf("Order %d has shipped.", n)),
+			chat.UserMessage(fmt.Sprintf("From: ada@example.com\nSubject: order %d\n\nWhere is order %d?", n, n)),
+			chat.AssistantMessage("", mustCall(tb, fmt.Sprint("c", n), "lookup_order", map[string]any{"order": n})),
+			chat.ToolMessage(fmt.Sprint("c", n), `{"status":"shipped"}`),
+			chat.AssistantMessage(fmt.Sprintf("Order %d has shipped.", n)),
 		)
 	}
 	type acct struct{ Email, Plan string }
 	p := &Persona{
 		Name:  "support-agent",
-		Model: ModelSettings{Name: "m", MaxTokens: 1024},
+		Model: chat.ModelSettings{Name: "m", MaxTokens: 1024},
 		Tools: []Tool{fakeTool{"lookup_order"}},
 		MessageChain: NewChain(
 			Step{Kind: "load_file", Pos: "b.yaml:1:1", Resolver: &LoadFile{Path: "prompts/system.md", Files: files}},
@@ -210,7 +211,7 @@ func benchPersona(tb testing.TB) (*Persona, *Invocation) {
 			Step{Kind: "load_record", Pos: "b.yaml:3:1", Resolver: NewLoadRecord("", func(context.Context, *Invocation) ([]acct, error) {
 				return []acct{{"ada@example.com", "gold"}}, nil
 			}, Method(func(a acct) string { return a.Email }))},
-			Step{Kind: "use", Pos: "b.yaml:4:1", Resolver: ResolverFunc(func(_ context.Context, _ *Invocation, dst []Message) ([]Message, error) {
+			Step{Kind: "use", Pos: "b.yaml:4:1", Resolver: ResolverFunc(func(_ context.Context, _ *Invocation, dst []chat.Message) ([]chat.Message, error) {
 				return append(dst, replayed...), nil
 			})},
 		),
@@ -228,7 +229,7 @@ func TestBenchPersonaBuilds60ValidMessages(t *testing.T) {
 	if len(req.Messages) != 60 {
 		t.Fatalf("%d messages, want 60", len(req.Messages))
 	}
-	if err := Validate(req.Messages); err != nil {
+	if err := chat.Validate(req.Messages); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -249,15 +250,15 @@ func TestInboundMessageNeverEmpty(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		in   history.Message
-		want Message
+		want chat.Message
 	}{
-		{"text body", history.Message{Text: "Hello", Subject: "Hi"}, UserMessage("Hello")},
-		{"html only", history.Message{HTML: "<p>Hello <b>there</b></p>"}, UserMessage("Hello there")},
-		{"blank text falls back to html", history.Message{Text: " \n", HTML: "<p>From HTML</p>"}, UserMessage("From HTML")},
-		{"subject only", history.Message{Text: "  ", Subject: " Call me back "}, UserMessage("Subject: Call me back")},
-		{"nothing at all", history.Message{}, UserMessage(emptyInboundText)},
+		{"text body", history.Message{Text: "Hello", Subject: "Hi"}, chat.UserMessage("Hello")},
+		{"html only", history.Message{HTML: "<p>Hello <b>there</b></p>"}, chat.UserMessage("Hello there")},
+		{"blank text falls back to html", history.Message{Text: " \n", HTML: "<p>From HTML</p>"}, chat.UserMessage("From HTML")},
+		{"subject only", history.Message{Text: "  ", Subject: " Call me back "}, chat.UserMessage("Subject: Call me back")},
+		{"nothing at all", history.Message{}, chat.UserMessage(emptyInboundText)},
 		{"attachment only keeps no text part", history.Message{Subject: "scan", Attachments: []history.Attachment{{ID: "a1", Filename: "x.pdf", ContentType: "application/pdf", Size: 3}}},
-			partsMessage(RoleUser, TextPart("[attachment: x.pdf (application/pdf, 3 bytes, id a1)]"))},
+			partsMessage(chat.RoleUser, chat.TextPart("[attachment: x.pdf (application/pdf, 3 bytes, id a1)]"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := inboundMessage(&tc.in); !got.Equal(tc.want) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 )
 
@@ -41,7 +42,7 @@ const noResultText = "[no result was recorded for this call]"
 // allocations whatever the number of messages: every text it renders (the turns and the
 // clipped results) lies in one string arena, every call input in one byte arena, every call in
 // one slice; unclipped results are the source's own strings.
-func (h *ThreadHistory) AppendReplay(dst []Message, msgs []history.Message) []Message {
+func (h *ThreadHistory) AppendReplay(dst []chat.Message, msgs []history.Message) []chat.Message {
 	limit := h.ReplayResultLimit
 	if limit == 0 || limit < NoLimit {
 		limit = defaultReplayResultLimit
@@ -80,20 +81,20 @@ func (h *ThreadHistory) AppendReplay(dst []Message, msgs []history.Message) []Me
 	var text strings.Builder
 	text.Grow(nText)
 	inputs := make([]byte, 0, nInput)
-	calls := make([]ToolCall, 0, nCalls)
+	calls := make([]chat.ToolCall, 0, nCalls)
 	type span struct{ msg, start, end int } // dst[msg].Text is text[start:end]
 	spans := make([]span, 0, nSpans)
 	for i := range msgs {
 		m := &msgs[i]
 		start := text.Len()
 		if writeTurnText(&text, m) {
-			role := RoleUser
+			role := chat.RoleUser
 			if m.Direction == history.Outbound {
-				role = RoleAssistant
+				role = chat.RoleAssistant
 			}
 			// Without the last block's line break, which stays in the arena unused.
 			spans = append(spans, span{len(dst), start, text.Len() - 1})
-			dst = append(dst, Message{Role: role})
+			dst = append(dst, chat.Message{Role: role})
 		}
 		if h.SkipToolCalls || len(m.ToolUses) == 0 {
 			continue
@@ -109,15 +110,15 @@ func (h *ThreadHistory) AppendReplay(dst []Message, msgs []history.Message) []Me
 			for _, u := range round {
 				var in json.RawMessage
 				in, inputs = appendReplayInput(inputs, u.Arguments)
-				calls = append(calls, ToolCall{ID: u.ToolCallID, Name: u.ToolName, Input: in})
+				calls = append(calls, chat.ToolCall{ID: u.ToolCallID, Name: u.ToolName, Input: in})
 			}
 			rc := calls[first:len(calls):len(calls)]
 			uniqueCallIDs(rc)
-			dst = append(dst, Message{Role: RoleAssistant, ToolCalls: rc})
+			dst = append(dst, chat.Message{Role: chat.RoleAssistant, ToolCalls: rc})
 			for k, u := range round {
 				cut := cuts[0]
 				cuts = cuts[1:]
-				msg := ToolMessage(rc[k].ID, u.Result)
+				msg := chat.ToolMessage(rc[k].ID, u.Result)
 				msg.IsError = u.HasResult && !u.Succeeded
 				switch {
 				case !u.HasResult:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/personagen/personagen/runtime"
 
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/memory"
 )
@@ -55,7 +56,7 @@ func BenchmarkThreadHistoryMemory(b *testing.B) {
 		runtime.Step{Resolver: &runtime.ThreadSummary{Source: s}},
 		runtime.Step{Resolver: &runtime.ThreadHistory{Source: s, Limit: runtime.NoLimit}},
 	)
-	var buf []runtime.Message
+	var buf []chat.Message
 	b.ReportAllocs()
 	for b.Loop() {
 		out, err := chain.Resolve(context.Background(), current(), buf[:0])

@@ -1,53 +1,13 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/personagen/personagen/runtime/chat"
 )
-
-// Request is what goes to the model: the settings, the messages in order, and the tools the
-// model may call. Messages and Tools are owned by the
-// caller once BuildRequest returns; a provider adapter translates them to its wire format.
-type Request struct {
-	Model    ModelSettings `json:"model"`
-	Messages []Message     `json:"messages"`
-	Tools    []Tool        `json:"-"`
-}
-
-// MarshalJSON writes the request for review and logging:
-//
-//	{"model":{…},"messages":[…],"tools":[{"name":…,"description":…,"input_schema":{…}}]}
-//
-// with messages in Message's canonical form and tools in order ("tools" omitted when there are
-// none). An input schema that is empty is written as {}; one that is not valid JSON is an error.
-// The encoding is one-way: a Request does not decode back, since Tool is an interface.
-func (r Request) MarshalJSON() ([]byte, error) {
-	type tool struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		InputSchema json.RawMessage `json:"input_schema"`
-	}
-	out := struct {
-		Model    ModelSettings `json:"model"`
-		Messages []Message     `json:"messages"`
-		Tools    []tool        `json:"tools,omitempty"`
-	}{Model: r.Model, Messages: r.Messages}
-	if out.Messages == nil {
-		out.Messages = []Message{}
-	}
-	for _, t := range r.Tools {
-		schema := t.InputSchema()
-		if len(bytes.TrimSpace(schema)) == 0 {
-			schema = json.RawMessage("{}")
-		}
-		out.Tools = append(out.Tools, tool{Name: t.Name(), Description: t.Description(), InputSchema: schema})
-	}
-	return json.Marshal(out)
-}
 
 // ErrInvocation is returned (wrapped) by BuildRequest when an Invocation sets both or neither of
 // Inbound and Responsibility, or lacks its Persona.
@@ -68,13 +28,13 @@ var ErrInvocation = errors.New("invalid invocation")
 //
 // It returns an error wrapping ErrInvocation for a malformed Invocation, and the chain's
 // *StepError when a resolver fails.
-func BuildRequest(ctx context.Context, inv *Invocation) (*Request, error) {
+func BuildRequest(ctx context.Context, inv *Invocation) (*chat.Request, error) {
 	return buildRequestInto(ctx, inv, nil)
 }
 
 // buildRequestInto is BuildRequest appending the messages to dst[:0], so a caller that builds
 // many requests can reuse one buffer. The returned Request's Messages share dst's array.
-func buildRequestInto(ctx context.Context, inv *Invocation, dst []Message) (*Request, error) {
+func buildRequestInto(ctx context.Context, inv *Invocation, dst []chat.Message) (*chat.Request, error) {
 	if inv == nil || inv.Persona == nil {
 		return nil, fmt.Errorf("%w: no persona", ErrInvocation)
 	}
@@ -94,5 +54,5 @@ func buildRequestInto(ctx context.Context, inv *Invocation, dst []Message) (*Req
 	if inv.Inbound != nil {
 		msgs = append(msgs, inboundMessage(inv.Inbound))
 	}
-	return &Request{Model: p.Model, Messages: msgs, Tools: p.Tools}, nil
+	return &chat.Request{Model: p.Model, Messages: msgs, Tools: ToolDefinitions(p.Tools)}, nil
 }

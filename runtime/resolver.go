@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // errNilResolver is the cause a Chain reports for a Step whose Resolver is nil.
@@ -20,15 +22,15 @@ var errNilResolver = errors.New("step has no resolver")
 // slice per resolver; appending nothing, one message or many are the three answers a resolver
 // has.
 type Resolver interface {
-	Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error)
+	Resolve(ctx context.Context, inv *Invocation, dst []chat.Message) ([]chat.Message, error)
 }
 
 // ResolverFunc adapts an ordinary function to the Resolver interface, as http.HandlerFunc does
 // for http.Handler.
-type ResolverFunc func(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error)
+type ResolverFunc func(ctx context.Context, inv *Invocation, dst []chat.Message) ([]chat.Message, error)
 
 // Resolve calls f(ctx, inv, dst).
-func (f ResolverFunc) Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error) {
+func (f ResolverFunc) Resolve(ctx context.Context, inv *Invocation, dst []chat.Message) ([]chat.Message, error) {
 	return f(ctx, inv, dst)
 }
 
@@ -89,7 +91,7 @@ func (c *Chain) Len() int {
 // contributes nothing. Resolve checks ctx before each step and, once it is done, stops with a
 // *StepError naming the step that did not run and wrapping ctx.Err() (so errors.Is(err,
 // context.Canceled) holds); resolvers that do I/O also see ctx themselves.
-func (c *Chain) Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error) {
+func (c *Chain) Resolve(ctx context.Context, inv *Invocation, dst []chat.Message) ([]chat.Message, error) {
 	if c == nil {
 		return dst, nil
 	}

@@ -4,38 +4,40 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // emit returns a resolver appending the given messages.
-func emit(msgs ...Message) Resolver {
-	return ResolverFunc(func(_ context.Context, _ *Invocation, dst []Message) ([]Message, error) {
+func emit(msgs ...chat.Message) Resolver {
+	return ResolverFunc(func(_ context.Context, _ *Invocation, dst []chat.Message) ([]chat.Message, error) {
 		return append(dst, msgs...), nil
 	})
 }
 
 // failAfter returns a resolver that appends its messages (writing into dst's spare capacity)
 // and then fails, as a misbehaving resolver might.
-func failAfter(err error, msgs ...Message) Resolver {
-	return ResolverFunc(func(_ context.Context, _ *Invocation, dst []Message) ([]Message, error) {
+func failAfter(err error, msgs ...chat.Message) Resolver {
+	return ResolverFunc(func(_ context.Context, _ *Invocation, dst []chat.Message) ([]chat.Message, error) {
 		return append(dst, msgs...), err
 	})
 }
 
 func TestChainConcatenatesInDeclarationOrder(t *testing.T) {
-	inner := NewChain(Step{Kind: "a", Resolver: emit(UserMessage("2"), UserMessage("3"))})
+	inner := NewChain(Step{Kind: "a", Resolver: emit(chat.UserMessage("2"), chat.UserMessage("3"))})
 	c := NewChain(
-		Step{Kind: "load_text", Resolver: emit(SystemMessage("1"))},
+		Step{Kind: "load_text", Resolver: emit(chat.SystemMessage("1"))},
 		Step{Kind: "none", Resolver: emit()},
 		Step{Kind: "chain", Resolver: inner},
 		Step{Kind: "nil chain", Resolver: (*Chain)(nil)},
-		Step{Kind: "load_text", Resolver: emit(UserMessage("4"))},
+		Step{Kind: "load_text", Resolver: emit(chat.UserMessage("4"))},
 	)
-	dst := []Message{SystemMessage("0")}
+	dst := []chat.Message{chat.SystemMessage("0")}
 	got, err := c.Resolve(context.Background(), &Invocation{}, dst)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Message{SystemMessage("0"), SystemMessage("1"), UserMessage("2"), UserMessage("3"), UserMessage("4")}
+	want := []chat.Message{chat.SystemMessage("0"), chat.SystemMessage("1"), chat.UserMessage("2"), chat.UserMessage("3"), chat.UserMessage("4")}
 	if !equalMessages(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
@@ -45,11 +47,11 @@ func TestChainConcatenatesInDeclarationOrder(t *testing.T) {
 }
 
 func TestNewChainCopiesSteps(t *testing.T) {
-	steps := []Step{{Kind: "a", Resolver: emit(UserMessage("a"))}}
+	steps := []Step{{Kind: "a", Resolver: emit(chat.UserMessage("a"))}}
 	c := NewChain(steps...)
-	steps[0].Resolver = emit(UserMessage("changed"))
+	steps[0].Resolver = emit(chat.UserMessage("changed"))
 	got, _ := c.Resolve(context.Background(), nil, nil)
-	if !equalMessages(got, []Message{UserMessage("a")}) {
+	if !equalMessages(got, []chat.Message{chat.UserMessage("a")}) {
 		t.Errorf("chain saw a later change to the caller's slice: %v", got)
 	}
 	c.Steps()[0].Kind = "mutated"
@@ -89,7 +91,7 @@ func TestChainErrorNamesStep(t *testing.T) {
 		{
 			"nested chain names both steps",
 			NewChain(
-				Step{Kind: "load_text", Resolver: emit(UserMessage("x"))},
+				Step{Kind: "load_text", Resolver: emit(chat.UserMessage("x"))},
 				Step{Kind: "chain", Pos: "outer.yaml:2:1", Resolver: NewChain(
 					Step{Kind: "load_text", Resolver: emit()},
 					Step{Kind: "load_record", Pos: "inner.yaml:9:3", Resolver: failAfter(cause)},
@@ -117,17 +119,17 @@ func TestChainErrorNamesStep(t *testing.T) {
 
 func TestChainTruncatesDstOnError(t *testing.T) {
 	c := NewChain(
-		Step{Kind: "ok", Resolver: emit(UserMessage("a"), UserMessage("b"))},
-		Step{Kind: "bad", Resolver: failAfter(errors.New("x"), UserMessage("partial"))},
+		Step{Kind: "ok", Resolver: emit(chat.UserMessage("a"), chat.UserMessage("b"))},
+		Step{Kind: "bad", Resolver: failAfter(errors.New("x"), chat.UserMessage("partial"))},
 	)
 	for _, capacity := range []int{1, 2, 64} { // growing and in-place appends
-		dst := make([]Message, 1, capacity)
-		dst[0] = SystemMessage("kept")
+		dst := make([]chat.Message, 1, capacity)
+		dst[0] = chat.SystemMessage("kept")
 		got, err := c.Resolve(context.Background(), &Invocation{}, dst)
 		if err == nil {
 			t.Fatal("want error")
 		}
-		if !equalMessages(got, []Message{SystemMessage("kept")}) {
+		if !equalMessages(got, []chat.Message{chat.SystemMessage("kept")}) {
 			t.Errorf("cap %d: got %v, want dst as it was", capacity, got)
 		}
 	}
@@ -137,12 +139,12 @@ func TestChainStopsWhenContextIsDone(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := 0
 	c := NewChain(
-		Step{Kind: "first", Resolver: ResolverFunc(func(_ context.Context, _ *Invocation, dst []Message) ([]Message, error) {
+		Step{Kind: "first", Resolver: ResolverFunc(func(_ context.Context, _ *Invocation, dst []chat.Message) ([]chat.Message, error) {
 			ran++
 			cancel()
-			return append(dst, UserMessage("1")), nil
+			return append(dst, chat.UserMessage("1")), nil
 		})},
-		Step{Kind: "second", Pos: "s.yaml:4:3", Resolver: ResolverFunc(func(_ context.Context, _ *Invocation, dst []Message) ([]Message, error) {
+		Step{Kind: "second", Pos: "s.yaml:4:3", Resolver: ResolverFunc(func(_ context.Context, _ *Invocation, dst []chat.Message) ([]chat.Message, error) {
 			ran++
 			return dst, nil
 		})},
@@ -161,11 +163,11 @@ func TestChainStopsWhenContextIsDone(t *testing.T) {
 
 func TestChainIsSafeForConcurrentUse(t *testing.T) {
 	c := NewChain(
-		Step{Kind: "a", Resolver: emit(SystemMessage("s"))},
-		Step{Kind: "b", Resolver: emit(UserMessage("1"), UserMessage("2"))},
+		Step{Kind: "a", Resolver: emit(chat.SystemMessage("s"))},
+		Step{Kind: "b", Resolver: emit(chat.UserMessage("1"), chat.UserMessage("2"))},
 	)
-	want := []Message{SystemMessage("s"), UserMessage("1"), UserMessage("2")}
-	done := make(chan []Message)
+	want := []chat.Message{chat.SystemMessage("s"), chat.UserMessage("1"), chat.UserMessage("2")}
+	done := make(chan []chat.Message)
 	for range 8 {
 		go func() {
 			got, _ := c.Resolve(context.Background(), &Invocation{}, nil)

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 )
 
@@ -34,7 +35,7 @@ func (f SummarizerFunc) Summarize(ctx context.Context, in history.SummaryInput) 
 type SummaryInput struct {
 	ThreadID            string
 	Previous            string
-	Messages            []Message
+	Messages            []chat.Message
 	BoundarySeq         int64
 	PreviousBoundarySeq int64
 }

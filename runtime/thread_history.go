@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 )
 
@@ -66,7 +67,7 @@ type ThreadHistory struct {
 // ErrNoHistorySource when Source is nil in a reply run, an error naming the option for a Limit
 // or ReplayResultLimit below NoLimit, and the Source's errors wrapped with the thread id; dst is
 // then returned unchanged.
-func (h *ThreadHistory) Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error) {
+func (h *ThreadHistory) Resolve(ctx context.Context, inv *Invocation, dst []chat.Message) ([]chat.Message, error) {
 	if inv == nil || inv.Inbound == nil || inv.Inbound.ThreadID == "" {
 		return dst, nil
 	}
@@ -108,7 +109,7 @@ func (h *ThreadHistory) Resolve(ctx context.Context, inv *Invocation, dst []Mess
 		return dst, nil
 	}
 	if comp != nil && w.Omitted > 0 {
-		dst = append(dst, UserMessage(omittedNote(w.Omitted)))
+		dst = append(dst, chat.UserMessage(omittedNote(w.Omitted)))
 	}
 	return h.AppendReplay(dst, w.Messages), nil
 }

@@ -15,20 +15,21 @@ import (
 
 	"github.com/personagen/personagen/runtime"
 
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/memory"
 )
 
 // historyGolden compares msgs with testdata/history/<name>.chat (see chatgolden.Check).
-func historyGolden(t *testing.T, name string, msgs []runtime.Message) {
+func historyGolden(t *testing.T, name string, msgs []chat.Message) {
 	t.Helper()
 	chatgolden.Check(t, filepath.Join("testdata", "history", name+".chat"), msgs)
 }
 
-func encodeMessages(t testing.TB, msgs []runtime.Message) []byte {
+func encodeMessages(t testing.TB, msgs []chat.Message) []byte {
 	t.Helper()
 	if msgs == nil {
-		msgs = []runtime.Message{}
+		msgs = []chat.Message{}
 	}
 	b, err := json.MarshalIndent(msgs, "", "  ")
 	if err != nil {
@@ -106,16 +107,16 @@ func current() *runtime.Invocation {
 }
 
 // replay runs the chain [summary?, history] on inv and checks the output passes Validate.
-func replay(t testing.TB, inv *runtime.Invocation, steps ...runtime.Resolver) []runtime.Message {
+func replay(t testing.TB, inv *runtime.Invocation, steps ...runtime.Resolver) []chat.Message {
 	t.Helper()
-	var out []runtime.Message
+	var out []chat.Message
 	for _, r := range steps {
 		var err error
 		if out, err = r.Resolve(context.Background(), inv, out); err != nil {
 			t.Fatalf("resolve: %v", err)
 		}
 	}
-	if err := runtime.Validate(out); err != nil {
+	if err := chat.Validate(out); err != nil {
 		t.Fatalf("replay fails Validate: %v\n%s", err, encodeMessages(t, out))
 	}
 	return out
@@ -263,7 +264,7 @@ func TestThreadHistoryGolden(t *testing.T) {
 				f.in(id, "Message "+id+".")
 			}
 			f.compaction(b, "One summarised message.")
-			return []runtime.Resolver{&runtime.ThreadSummary{Source: f.s, Role: runtime.RoleSystem}, &runtime.ThreadHistory{Source: f.s, Limit: 2}}
+			return []runtime.Resolver{&runtime.ThreadSummary{Source: f.s, Role: chat.RoleSystem}, &runtime.ThreadHistory{Source: f.s, Limit: 2}}
 		}},
 		{"one_message_between_boundary_and_window", func(f *fixture) []runtime.Resolver {
 			b := f.in("m1", "Summarised.")
@@ -308,7 +309,7 @@ func TestThreadHistoryContributesNothingWithoutInbound(t *testing.T) {
 		"nil invocation": nil,
 	} {
 		for _, r := range []runtime.Resolver{&runtime.ThreadHistory{}, &runtime.ThreadSummary{}} {
-			dst := []runtime.Message{runtime.SystemMessage("kept")}
+			dst := []chat.Message{chat.SystemMessage("kept")}
 			out, err := r.Resolve(context.Background(), inv, dst)
 			if err != nil || len(out) != 1 || out[0].Text != "kept" {
 				t.Errorf("%s, %T: got %v, %v; want dst unchanged", name, r, out, err)
@@ -351,8 +352,8 @@ func TestThreadHistoryReadsTheRunsView(t *testing.T) {
 	inv.Inbound.Seq = seq
 	inv.View = &history.View{UpToSeq: r1}
 	out := replay(t, inv, &runtime.ThreadSummary{Source: f.s}, &runtime.ThreadHistory{Source: f.s})
-	if len(out) != 2 || out[0].Role != runtime.RoleUser || !strings.HasSuffix(out[0].Text, "\n\nFirst question.") ||
-		out[1].Role != runtime.RoleAssistant || !strings.HasSuffix(out[1].Text, "\n\nAnswer to the first question.") {
+	if len(out) != 2 || out[0].Role != chat.RoleUser || !strings.HasSuffix(out[0].Text, "\n\nFirst question.") ||
+		out[1].Role != chat.RoleAssistant || !strings.HasSuffix(out[1].Text, "\n\nAnswer to the first question.") {
 		t.Fatalf("replay = %s, want q1 then r1, no summary", encodeMessages(t, out))
 	}
 	// Pinning the compaction replays its summary and what follows its boundary, in the same view.
@@ -377,11 +378,11 @@ func TestThreadHistoryRejectsBadOptions(t *testing.T) {
 		{"history without source", &runtime.ThreadHistory{}, runtime.ErrNoHistorySource},
 		{"summary without source", &runtime.ThreadSummary{}, runtime.ErrNoHistorySource},
 		{"summary with unknown role", &runtime.ThreadSummary{Source: src, Role: "narrator"}, runtime.ErrInvalidHistoryOption},
-		{"summary with tool role", &runtime.ThreadSummary{Source: src, Role: runtime.RoleTool}, runtime.ErrInvalidHistoryOption},
+		{"summary with tool role", &runtime.ThreadSummary{Source: src, Role: chat.RoleTool}, runtime.ErrInvalidHistoryOption},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dst := []runtime.Message{runtime.SystemMessage("kept")}
+			dst := []chat.Message{chat.SystemMessage("kept")}
 			out, err := c.r.Resolve(context.Background(), current(), dst)
 			if !errors.Is(err, c.want) {
 				t.Fatalf("error = %v, want %v", err, c.want)
@@ -471,7 +472,7 @@ func TestSummaryAndHistoryShareOneCompactionRow(t *testing.T) {
 	inv := current()
 	chain := runtime.NewChain(
 		runtime.Step{Kind: "thread_summary", Resolver: &runtime.ThreadSummary{Source: src}},
-		runtime.Step{Kind: "compact mid-run", Resolver: runtime.ResolverFunc(func(ctx context.Context, _ *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+		runtime.Step{Kind: "compact mid-run", Resolver: runtime.ResolverFunc(func(ctx context.Context, _ *runtime.Invocation, dst []chat.Message) ([]chat.Message, error) {
 			return dst, f.s.SetCompaction(ctx, history.Compaction{ThreadID: thread, BoundarySeq: b2, Summary: "up to two"})
 		})},
 		runtime.Step{Kind: "thread_history", Resolver: &runtime.ThreadHistory{Source: src}},
@@ -486,10 +487,10 @@ func TestSummaryAndHistoryShareOneCompactionRow(t *testing.T) {
 	if src.latest != 1 {
 		t.Errorf("LatestCompaction called %d times, want 1", src.latest)
 	}
-	want := []runtime.Message{
-		runtime.UserMessage(runtime.SummaryText("up to one")),
-		{Role: runtime.RoleUser},
-		{Role: runtime.RoleUser},
+	want := []chat.Message{
+		chat.UserMessage(runtime.SummaryText("up to one")),
+		{Role: chat.RoleUser},
+		{Role: chat.RoleUser},
 	}
 	if len(out) != len(want) || out[0].Text != want[0].Text {
 		t.Fatalf("got %s", encodeMessages(t, out))
@@ -614,7 +615,7 @@ func FuzzReplayAlwaysValidates(f *testing.F) {
 		m := history.Message{Direction: history.Outbound, Text: args, ToolUses: uses}
 		var h runtime.ThreadHistory
 		out := h.AppendReplay(nil, []history.Message{m})
-		if err := runtime.Validate(out); err != nil {
+		if err := chat.Validate(out); err != nil {
 			t.Fatalf("replay fails Validate: %v", err)
 		}
 		assistants := 0

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 )
 
@@ -31,22 +32,22 @@ type ThreadSummary struct {
 	// Source reads the thread's compaction; required in reply runs.
 	Source history.Source
 	// Role of the emitted message; "" = RoleUser. RoleTool is refused (a tool message needs a call).
-	Role Role
+	Role chat.Role
 }
 
 // Resolve appends the summary message to dst (see ThreadSummary). It returns an error wrapping
 // ErrNoHistorySource when Source is nil in a reply run, an error naming the role for an invalid
 // Role, ErrSummaryAfterHistory when a ThreadHistory on the same Source and thread ran before it
 // in this Invocation, and the Source's errors wrapped with the thread id.
-func (s *ThreadSummary) Resolve(ctx context.Context, inv *Invocation, dst []Message) ([]Message, error) {
+func (s *ThreadSummary) Resolve(ctx context.Context, inv *Invocation, dst []chat.Message) ([]chat.Message, error) {
 	if inv == nil || inv.Inbound == nil || inv.Inbound.ThreadID == "" {
 		return dst, nil
 	}
 	role := s.Role
 	if role == "" {
-		role = RoleUser
+		role = chat.RoleUser
 	}
-	if !role.Valid() || role == RoleTool {
+	if !role.Valid() || role == chat.RoleTool {
 		return dst, fmt.Errorf("thread summary: %w: role %q (use user, system or assistant; a tool message needs a call)", errInvalidHistoryOption, s.Role)
 	}
 	if s.Source == nil {
@@ -59,7 +60,7 @@ func (s *ThreadSummary) Resolve(ctx context.Context, inv *Invocation, dst []Mess
 	if comp == nil {
 		return dst, nil
 	}
-	return append(dst, Message{Role: role, Text: summaryText(comp.Summary)}), nil
+	return append(dst, chat.Message{Role: role, Text: summaryText(comp.Summary)}), nil
 }
 
 // summaryText returns the text of the message ThreadSummary emits for a stored summary.

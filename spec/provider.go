@@ -3,7 +3,7 @@ package spec
 import (
 	"strings"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/provider"
 )
 
@@ -16,7 +16,7 @@ func (b *personaBuilder) checkProvider(t *tnode, m *Model) {
 	if name == "" {
 		return
 	}
-	s := runtime.ModelSettings{Name: m.Name.Value, Provider: name}
+	s := chat.ModelSettings{Name: m.Name.Value, Provider: name}
 	if m.MaxTokens != nil {
 		s.MaxTokens = int(m.MaxTokens.Value)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/cloudwego/eino/flow/agent/react"
 	"github.com/cloudwego/eino/schema"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/store"
 )
 
@@ -94,14 +94,14 @@ type einoRunKey struct{}
 
 // einoRound converts the messages a round added (the assistant's calls, the tool results) to
 // the store's round.
-func einoRound(added []*schema.Message) ([]runtime.ToolCall, []store.Result) {
-	var calls []runtime.ToolCall
+func einoRound(added []*schema.Message) ([]chat.ToolCall, []store.Result) {
+	var calls []chat.ToolCall
 	var results []store.Result
 	for _, m := range added {
 		switch m.Role {
 		case schema.Assistant:
 			for _, c := range m.ToolCalls {
-				calls = append(calls, runtime.ToolCall{ID: c.ID, Name: c.Function.Name, Input: json.RawMessage(c.Function.Arguments)})
+				calls = append(calls, chat.ToolCall{ID: c.ID, Name: c.Function.Name, Input: json.RawMessage(c.Function.Arguments)})
 			}
 		case schema.Tool:
 			results = append(results, store.Result{Content: m.Content, Succeeded: true})

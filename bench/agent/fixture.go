@@ -14,6 +14,7 @@ import (
 
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/agent"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/store"
 	"github.com/personagen/personagen/runtime/store/storetest"
@@ -160,7 +161,7 @@ func Seed(ctx context.Context, st *store.Store, thread string) (store.Message, e
 func NewPersona(st *store.Store, tools *Tools) *runtime.Persona {
 	p := &runtime.Persona{
 		Name:  Persona,
-		Model: runtime.ModelSettings{Name: "bench-model", MaxTokens: 1024},
+		Model: chat.ModelSettings{Name: "bench-model", MaxTokens: 1024},
 		Tools: tools.RuntimeTools(),
 		MessageChain: runtime.NewChain(
 			runtime.Step{Kind: "load_text", Resolver: &runtime.LoadText{Text: System}},
@@ -188,7 +189,7 @@ type Model struct {
 var ErrModelDown = errors.New("bench model: unavailable")
 
 // Generate answers req (see Model).
-func (m *Model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+func (m *Model) Generate(ctx context.Context, req *chat.Request) (*chat.Response, error) {
 	if m.Trips != nil {
 		m.Marks = append(m.Marks, m.Trips.Load())
 	}
@@ -196,7 +197,7 @@ func (m *Model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Re
 	var results []string
 	for i := len(req.Messages) - 1; i >= 0; i-- { // this run's rounds follow the inbound turn
 		msg := req.Messages[i]
-		if msg.Role == runtime.RoleUser {
+		if msg.Role == chat.RoleUser {
 			break
 		}
 		if len(msg.ToolCalls) > 0 {
@@ -204,7 +205,7 @@ func (m *Model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Re
 		}
 	}
 	for _, msg := range req.Messages[len(req.Messages)-n*(Calls+1):] {
-		if msg.Role == runtime.RoleTool {
+		if msg.Role == chat.RoleTool {
 			results = append(results, msg.Text)
 		}
 	}
@@ -212,19 +213,19 @@ func (m *Model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Re
 		m.failed = true
 		return nil, ErrModelDown
 	}
-	usage := runtime.Usage{InputTokens: int64(900 + 100*n), OutputTokens: 30}
+	usage := chat.Usage{InputTokens: int64(900 + 100*n), OutputTokens: 30}
 	if n == Rounds {
-		return &runtime.Response{Message: runtime.AssistantMessage(Answer(results)), StopReason: runtime.StopEndTurn, Usage: usage}, nil
+		return &chat.Response{Message: chat.AssistantMessage(Answer(results)), StopReason: chat.StopEndTurn, Usage: usage}, nil
 	}
-	calls := make([]runtime.ToolCall, Calls)
+	calls := make([]chat.ToolCall, Calls)
 	for j, name := range names {
-		calls[j] = runtime.ToolCall{ID: CallID(n, name), Name: name, Input: json.RawMessage(`{"q":"` + Query(m.Thread, n, name) + `"}`)}
+		calls[j] = chat.ToolCall{ID: CallID(n, name), Name: name, Input: json.RawMessage(`{"q":"` + Query(m.Thread, n, name) + `"}`)}
 	}
-	return &runtime.Response{Message: runtime.AssistantMessage("", calls...), StopReason: runtime.StopToolUse, Usage: usage}, nil
+	return &chat.Response{Message: chat.AssistantMessage("", calls...), StopReason: chat.StopToolUse, Usage: usage}, nil
 }
 
 // Runner returns the personagen runner over st with model m.
-func Runner(st *store.Store, m runtime.Model) *agent.Runner {
+func Runner(st *store.Store, m chat.Model) *agent.Runner {
 	return &agent.Runner{Store: st, Model: m, Holder: "bench", Logger: slog.New(slog.DiscardHandler)}
 }
 
@@ -282,7 +283,7 @@ func createMessageLog(ctx context.Context, st *store.Store) error {
 	return err
 }
 
-func (r *recorder) round(ctx context.Context, calls []runtime.ToolCall, results []store.Result) {
+func (r *recorder) round(ctx context.Context, calls []chat.ToolCall, results []store.Result) {
 	if r.err != nil || len(calls) == 0 {
 		return
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/tmc/langchaingo/prompts"
 	lctools "github.com/tmc/langchaingo/tools"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/store"
 )
 
@@ -93,13 +93,13 @@ type lcModel struct {
 }
 
 func (m *lcModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
-	var calls []runtime.ToolCall
+	var calls []chat.ToolCall
 	var results []string
 	for _, mc := range msgs {
 		for _, p := range mc.Parts {
 			switch p := p.(type) {
 			case llms.ToolCall:
-				calls = append(calls, runtime.ToolCall{ID: p.ID, Name: p.FunctionCall.Name, Input: json.RawMessage(p.FunctionCall.Arguments)})
+				calls = append(calls, chat.ToolCall{ID: p.ID, Name: p.FunctionCall.Name, Input: json.RawMessage(p.FunctionCall.Arguments)})
 			case llms.ToolCallResponse:
 				results = append(results, p.Content)
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/cloudwego/eino/schema"
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // msg is the common form the three pipelines' messages are compared in: every field that at
@@ -23,7 +23,7 @@ type msg struct {
 
 type call struct{ ID, Name, Input string }
 
-func fromPersonagen(ms []runtime.Message) []msg {
+func fromPersonagen(ms []chat.Message) []msg {
 	out := make([]msg, len(ms))
 	for i, m := range ms {
 		out[i] = msg{Role: string(m.Role), Text: m.Text, ToolCallID: m.ToolCallID}
@@ -68,7 +68,7 @@ func fromEino(ms []*schema.Message) []msg {
 }
 
 // personagenMessages returns the messages of the request the generated pipeline builds from f.
-func personagenMessages(t *testing.T, f *Fixture) []runtime.Message {
+func personagenMessages(t *testing.T, f *Fixture) []chat.Message {
 	t.Helper()
 	p, err := NewPersonagen(f)
 	if err != nil {
@@ -86,7 +86,7 @@ func buildAll(t *testing.T) (ours, lc, eino []msg) {
 	ctx := context.Background()
 	f := NewFixture()
 	pm := personagenMessages(t, f)
-	if err := runtime.Validate(pm); err != nil {
+	if err := chat.Validate(pm); err != nil {
 		t.Fatalf("personagen request does not validate: %v", err)
 	}
 	l, err := NewLangChainGo(f).Build(ctx)

@@ -13,13 +13,13 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 )
 
 // Baseline is the hand-written reference of request assembly: the tightest plain Go we could
 // write that builds the same messages from the same rows, importing only the message types
-// (runtime.Message and runtime.ToolCall for the output, history.Message for the rows) and the
+// (chat.Message and chat.ToolCall for the output, history.Message for the rows) and the
 // standard library — no resolver chain, no history source, no template, no runtime function.
 // It is the physical limit of this work, which the generated pipeline is measured against;
 // TestBaselineMatchesPipeline holds that it produces exactly the pipeline's messages.
@@ -55,7 +55,7 @@ type span struct{ msg, start, end int }
 
 // Build assembles the request's messages: the prompt file, the sender's record, the replay of
 // the thread's last HistoryMessages rows (the current message left out), the current message.
-func (b *Baseline) Build(_ context.Context) ([]runtime.Message, error) {
+func (b *Baseline) Build(_ context.Context) ([]chat.Message, error) {
 	f := b.f
 	prompt, err := fs.ReadFile(f.Files, PromptPath)
 	if err != nil {
@@ -124,21 +124,21 @@ func (b *Baseline) Build(_ context.Context) ([]runtime.Message, error) {
 			}
 		}
 	}
-	msgs := make([]runtime.Message, 0, nMsgs)
-	calls := make([]runtime.ToolCall, 0, nCalls)
+	msgs := make([]chat.Message, 0, nMsgs)
+	calls := make([]chat.ToolCall, 0, nCalls)
 	inputs := make([]byte, 0, nInput)
 	spans := make([]span, 0, nMsgs)
 	var text strings.Builder
 	text.Grow(nText)
 
-	put := func(role runtime.Role, write func()) {
+	put := func(role chat.Role, write func()) {
 		s := text.Len()
 		write()
 		spans = append(spans, span{len(msgs), s, text.Len()})
-		msgs = append(msgs, runtime.Message{Role: role})
+		msgs = append(msgs, chat.Message{Role: role})
 	}
-	put(runtime.RoleSystem, func() { text.Write(prompt) })
-	msgs = append(msgs, runtime.Message{Role: runtime.RoleSystem, Text: record})
+	put(chat.RoleSystem, func() { text.Write(prompt) })
+	msgs = append(msgs, chat.Message{Role: chat.RoleSystem, Text: record})
 
 	for i := range rows {
 		m := &rows[i]
@@ -150,9 +150,9 @@ func (b *Baseline) Build(_ context.Context) ([]runtime.Message, error) {
 			return nil, fmt.Errorf("baseline: message %s has an HTML-only body", m.MessageID)
 		}
 		if body != "" || len(m.Attachments) > 0 {
-			role := runtime.RoleUser
+			role := chat.RoleUser
 			if m.Direction == history.Outbound {
-				role = runtime.RoleAssistant
+				role = chat.RoleAssistant
 			}
 			put(role, func() { writeHistoryText(&text, m, body) })
 			spans[len(spans)-1].end-- // the last block's line break stays in the arena, unused
@@ -181,20 +181,20 @@ func (b *Baseline) Build(_ context.Context) ([]runtime.Message, error) {
 				}
 				s := len(inputs)
 				inputs = appendInput(inputs, u.Arguments)
-				calls = append(calls, runtime.ToolCall{ID: u.ToolCallID, Name: u.ToolName, Input: inputs[s:len(inputs):len(inputs)]})
+				calls = append(calls, chat.ToolCall{ID: u.ToolCallID, Name: u.ToolName, Input: inputs[s:len(inputs):len(inputs)]})
 			}
-			msgs = append(msgs, runtime.Message{Role: runtime.RoleAssistant, ToolCalls: calls[first:len(calls):len(calls)]})
+			msgs = append(msgs, chat.Message{Role: chat.RoleAssistant, ToolCalls: calls[first:len(calls):len(calls)]})
 			for j := range round {
 				u := &round[j]
 				switch {
 				case !u.HasResult:
-					msgs = append(msgs, runtime.Message{Role: runtime.RoleTool, Text: "[no result was recorded for this call]", ToolCallID: u.ToolCallID})
+					msgs = append(msgs, chat.Message{Role: chat.RoleTool, Text: "[no result was recorded for this call]", ToolCallID: u.ToolCallID})
 				case len(u.Result) > ResultLimit && cuts[0] >= 0:
 					cut := cuts[0]
-					put(runtime.RoleTool, func() { text.WriteString(u.Result[:cut]); text.WriteString(baseMarker) })
+					put(chat.RoleTool, func() { text.WriteString(u.Result[:cut]); text.WriteString(baseMarker) })
 					msgs[len(msgs)-1].ToolCallID = u.ToolCallID
 				default:
-					msgs = append(msgs, runtime.Message{Role: runtime.RoleTool, Text: u.Result, ToolCallID: u.ToolCallID})
+					msgs = append(msgs, chat.Message{Role: chat.RoleTool, Text: u.Result, ToolCallID: u.ToolCallID})
 				}
 				if u.HasResult && len(u.Result) > ResultLimit {
 					cuts = cuts[1:]
@@ -203,7 +203,7 @@ func (b *Baseline) Build(_ context.Context) ([]runtime.Message, error) {
 			k = end
 		}
 	}
-	msgs = append(msgs, runtime.Message{Role: runtime.RoleUser, Text: f.Current.Text})
+	msgs = append(msgs, chat.Message{Role: chat.RoleUser, Text: f.Current.Text})
 
 	all := text.String() // the builder's bytes, not a copy: every span is a substring
 	for _, s := range spans {

@@ -5,11 +5,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // TestBaselineMatchesPipeline holds the baseline honest: it builds exactly the messages the
-// generated pipeline builds from the same fixture (runtime.Message.Equal: roles, texts, call
+// generated pipeline builds from the same fixture (chat.Message.Equal: roles, texts, call
 // ids, names, input bytes, tool call ids).
 func TestBaselineMatchesPipeline(t *testing.T) {
 	ctx := context.Background()
@@ -27,10 +27,10 @@ func TestBaselineMatchesPipeline(t *testing.T) {
 			t.Errorf("message %d differs:\n baseline %s\n pipeline %s", i, shortMessage(base[i]), shortMessage(pm[i]))
 		}
 	}
-	if !slices.EqualFunc(base, pm, runtime.Message.Equal) {
+	if !slices.EqualFunc(base, pm, chat.Message.Equal) {
 		t.Error("baseline and pipeline differ")
 	}
-	if err := runtime.Validate(base); err != nil {
+	if err := chat.Validate(base); err != nil {
 		t.Errorf("baseline request does not validate: %v", err)
 	}
 }
@@ -55,7 +55,7 @@ func TestBaselineRefusesRowsItDoesNotHandle(t *testing.T) {
 	}
 }
 
-func shortMessage(m runtime.Message) string {
+func shortMessage(m chat.Message) string {
 	s := short(msg{Role: string(m.Role), Text: m.Text, ToolCallID: m.ToolCallID})
 	for _, c := range m.ToolCalls {
 		s += " call " + c.ID + " " + c.Name + " " + string(c.Input)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/personagen/personagen/bench/assembly/internal/persona"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 	memsource "github.com/personagen/personagen/runtime/memory"
 )
@@ -43,7 +44,7 @@ func NewPersonagen(f *Fixture) (*Personagen, error) {
 }
 
 // Build assembles one request with runtime.BuildRequest.
-func (p *Personagen) Build(ctx context.Context) (*runtime.Request, error) {
+func (p *Personagen) Build(ctx context.Context) (*chat.Request, error) {
 	return runtime.BuildRequest(ctx, &runtime.Invocation{Persona: p.persona, Inbound: p.current})
 }
 

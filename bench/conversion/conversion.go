@@ -10,12 +10,12 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/personagen/personagen/bench/assembly"
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // Request returns the assembly benchmark's request, built once by the generated personagen
 // pipeline.
-func Request(ctx context.Context) (*runtime.Request, error) {
+func Request(ctx context.Context) (*chat.Request, error) {
 	p, err := assembly.NewPersonagen(assembly.NewFixture())
 	if err != nil {
 		return nil, err
@@ -47,15 +47,15 @@ var (
 
 // LangChainGo converts the request's messages and tools to langchaingo's types (outside the
 // timed loop): system and user text, assistant text or tool calls, tool results.
-func LangChainGo(req *runtime.Request) ([]llms.MessageContent, []llms.Tool) {
+func LangChainGo(req *chat.Request) ([]llms.MessageContent, []llms.Tool) {
 	var out []llms.MessageContent
 	for _, m := range req.Messages {
 		switch m.Role {
-		case runtime.RoleSystem:
+		case chat.RoleSystem:
 			out = append(out, llms.TextParts(llms.ChatMessageTypeSystem, m.Text))
-		case runtime.RoleUser:
+		case chat.RoleUser:
 			out = append(out, llms.TextParts(llms.ChatMessageTypeHuman, m.Text))
-		case runtime.RoleAssistant:
+		case chat.RoleAssistant:
 			mc := llms.MessageContent{Role: llms.ChatMessageTypeAI}
 			if m.Text != "" {
 				mc.Parts = append(mc.Parts, llms.TextContent{Text: m.Text})
@@ -65,7 +65,7 @@ func LangChainGo(req *runtime.Request) ([]llms.MessageContent, []llms.Tool) {
 					FunctionCall: &llms.FunctionCall{Name: c.Name, Arguments: string(c.Input)}})
 			}
 			out = append(out, mc)
-		case runtime.RoleTool:
+		case chat.RoleTool:
 			out = append(out, llms.MessageContent{Role: llms.ChatMessageTypeTool,
 				Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: m.ToolCallID, Content: m.Text}}})
 		}
@@ -73,8 +73,8 @@ func LangChainGo(req *runtime.Request) ([]llms.MessageContent, []llms.Tool) {
 	var tools []llms.Tool
 	for _, t := range req.Tools {
 		var params map[string]any
-		_ = json.Unmarshal(t.InputSchema(), &params)
-		tools = append(tools, llms.Tool{Type: "function", Function: &llms.FunctionDefinition{Name: t.Name(), Description: t.Description(), Parameters: params}})
+		_ = json.Unmarshal(t.InputSchema, &params)
+		tools = append(tools, llms.Tool{Type: "function", Function: &llms.FunctionDefinition{Name: t.Name, Description: t.Description, Parameters: params}})
 	}
 	return out, tools
 }

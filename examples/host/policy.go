@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // SupportPolicy is a custom resolver (a spec's `use`): it tells the model
@@ -34,7 +35,7 @@ type TierPolicy struct {
 
 // Resolve appends one system message describing the policy; plans are
 // listed in name order so the text is the same on every run.
-func (p *SupportPolicy) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+func (p *SupportPolicy) Resolve(ctx context.Context, inv *runtime.Invocation, dst []chat.Message) ([]chat.Message, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Support policy\nFirst response within %s; escalate threads unresolved after %s.\n", hours(p.FirstResponse), hours(p.EscalateAfter))
 	if len(p.Languages) > 0 {
@@ -54,7 +55,7 @@ func (p *SupportPolicy) Resolve(ctx context.Context, inv *runtime.Invocation, ds
 		fmt.Fprintf(&b, "Plan %s: refunds up to EUR %d without approval; %s.\n", name, t.RefundLimitEUR, phone)
 	}
 	b.WriteString("Plans not listed: no refunds without approval.")
-	return append(dst, runtime.SystemMessage(b.String())), nil
+	return append(dst, chat.SystemMessage(b.String())), nil
 }
 
 // hours renders a duration in whole hours when it is one ("4 hours"),

@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/personagen/personagen/internal/golden"
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/transcript"
 )
 
 // Check compares transcript.Print(msgs) with the file at path byte for byte (rewriting it under
 // -update, see package golden), then parses the file and requires messages Equal to msgs, so a
 // golden file is both what a reviewer reads and an exact expectation.
-func Check(t testing.TB, path string, msgs []runtime.Message) {
+func Check(t testing.TB, path string, msgs []chat.Message) {
 	t.Helper()
 	golden.Check(t, path, []byte(transcript.Print(msgs)))
 	want, err := os.ReadFile(path)
@@ -24,7 +24,7 @@ func Check(t testing.TB, path string, msgs []runtime.Message) {
 	if err != nil {
 		t.Fatalf("parse %s: %v", path, err)
 	}
-	if !slices.EqualFunc(parsed, msgs, runtime.Message.Equal) {
+	if !slices.EqualFunc(parsed, msgs, chat.Message.Equal) {
 		t.Errorf("%s parses to messages that differ from the output", path)
 	}
 }

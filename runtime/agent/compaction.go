@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/store"
 	"github.com/personagen/personagen/runtime/transcript"
@@ -20,7 +21,7 @@ const summaryInstructions = "You condense the older part of an email thread so t
 
 // summaryRequest is the model request that summarises in: the earlier summary, then the
 // messages to fold into it, printed in the transcript format.
-func (a *attempt) summaryRequest(in runtime.SummaryInput) *runtime.Request {
+func (a *attempt) summaryRequest(in runtime.SummaryInput) *chat.Request {
 	var b strings.Builder
 	if in.Previous != "" {
 		b.WriteString("Summary of the thread so far:\n\n" + in.Previous + "\n\n")
@@ -31,9 +32,9 @@ func (a *attempt) summaryRequest(in runtime.SummaryInput) *runtime.Request {
 	b.WriteString(transcript.Print(in.Messages))
 	settings := a.p.Model
 	settings.Stop = nil
-	return &runtime.Request{Model: settings, Messages: []runtime.Message{
-		runtime.SystemMessage(summaryInstructions),
-		runtime.UserMessage(b.String()),
+	return &chat.Request{Model: settings, Messages: []chat.Message{
+		chat.SystemMessage(summaryInstructions),
+		chat.UserMessage(b.String()),
 	}}
 }
 

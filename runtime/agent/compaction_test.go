@@ -9,6 +9,7 @@ import (
 
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/agent"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/store"
 )
 
@@ -22,7 +23,7 @@ func TestContextOverflowCompactsOnceAndRetries(t *testing.T) {
 		m := &model{}
 		m.fail = func(n int) error {
 			if n == 0 && len(m.sent()) == 1 {
-				return fmt.Errorf("prompt is too long: %w", runtime.ErrContextWindow)
+				return fmt.Errorf("prompt is too long: %w", chat.ErrContextWindow)
 			}
 			return nil
 		}
@@ -48,10 +49,10 @@ func TestContextOverflowCompactsOnceAndRetries(t *testing.T) {
 		}
 
 		// Refused again after compacting: the run fails.
-		always := &model{fail: func(int) error { return fmt.Errorf("too long: %w", runtime.ErrContextWindow) }}
+		always := &model{fail: func(int) error { return fmt.Errorf("too long: %w", chat.ErrContextWindow) }}
 		next := seedLate(t, st, "m5@example.com")
 		res, err = runner(st, always, "w1").Reply(ctx, agent.Inbound{Persona: persona(st, nil), Message: next})
-		if !errors.Is(err, runtime.ErrContextWindow) || res.Run.Status != store.RunFailed {
+		if !errors.Is(err, chat.ErrContextWindow) || res.Run.Status != store.RunFailed {
 			t.Errorf("refused twice: %+v, %v; want a failed run and ErrContextWindow", res.Run, err)
 		}
 	})

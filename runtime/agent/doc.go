@@ -6,7 +6,7 @@
 // # The loop
 //
 // A run assembles its request with the persona's chain (runtime.BuildRequest), calls the model
-// (runtime.Model), and while the model asks for tools: records its answer (store.StartTurn),
+// (chat.Model), and while the model asks for tools: records its answer (store.StartTurn),
 // runs the calls — in parallel, at most Runner.Parallel (DefaultParallel) at once — records the
 // round (store.RecordRound, owned by the answered message, or by the run when it answers none),
 // appends the calls and results to the conversation and calls the model again. It stops at a
@@ -47,7 +47,7 @@
 // # Usage, compaction, tracing
 //
 // Every model call's usage, stop reason and provider ids are recorded with its answer, and the
-// run's totals and last stop reason on the run. A request refused with runtime.ErrContextWindow
+// run's totals and last stop reason on the run. A request refused with chat.ErrContextWindow
 // compacts the thread once (the summary written by the same model) and is sent once more;
 // Runner.Compaction compacts a thread after its run when the policy says so. Runs, model calls
 // and tool calls are OpenTelemetry spans named by the GenAI semantic conventions (invoke_agent,

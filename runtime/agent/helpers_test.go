@@ -13,6 +13,7 @@ import (
 
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/agent"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/store"
 	"github.com/personagen/personagen/runtime/store/storetest"
@@ -160,7 +161,7 @@ func (b *toolbox) tools() []runtime.Tool {
 func persona(st *store.Store, tools []runtime.Tool) *runtime.Persona {
 	p := &runtime.Persona{
 		Name: "support", Description: "Test support agent.",
-		Model: runtime.ModelSettings{Name: "test-model", MaxTokens: 1024},
+		Model: chat.ModelSettings{Name: "test-model", MaxTokens: 1024},
 		Tools: tools,
 		MessageChain: runtime.NewChain(
 			runtime.Step{Kind: "load_text", Resolver: &runtime.LoadText{Text: "You answer Ada's email."}},
@@ -168,7 +169,7 @@ func persona(st *store.Store, tools []runtime.Tool) *runtime.Persona {
 			runtime.Step{Kind: "thread_history", Resolver: &runtime.ThreadHistory{Source: st}},
 		),
 		ResponsibilityChain: runtime.NewChain(
-			runtime.Step{Kind: "load_text", Resolver: &runtime.LoadText{Text: "Write the morning digest.", Role: runtime.RoleUser}},
+			runtime.Step{Kind: "load_text", Resolver: &runtime.LoadText{Text: "Write the morning digest.", Role: chat.RoleUser}},
 		),
 		Responsibilities: []runtime.Responsibility{{Name: "digest", Schedule: "0 8 * * *", Enabled: true}},
 	}
@@ -189,8 +190,8 @@ type model struct {
 	fail func(n int) error
 }
 
-func (m *model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
-	if err := runtime.Validate(req.Messages); err != nil {
+func (m *model) Generate(ctx context.Context, req *chat.Request) (*chat.Response, error) {
+	if err := chat.Validate(req.Messages); err != nil {
 		return nil, err
 	}
 	b, err := json.Marshal(req)
@@ -204,18 +205,18 @@ func (m *model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Re
 		return nil, err
 	}
 	if len(req.Messages) > 0 && strings.HasPrefix(req.Messages[0].Text, "You condense") {
-		return &runtime.Response{Message: runtime.AssistantMessage("Summary: Ada ordered A-17, which was to ship."),
-			StopReason: runtime.StopEndTurn, Usage: runtime.Usage{InputTokens: 300, OutputTokens: 12}}, nil
+		return &chat.Response{Message: chat.AssistantMessage("Summary: Ada ordered A-17, which was to ship."),
+			StopReason: chat.StopEndTurn, Usage: chat.Usage{InputTokens: 300, OutputTokens: 12}}, nil
 	}
 	n := 0
 	var results []string
 	for _, msg := range req.Messages {
 		switch msg.Role {
-		case runtime.RoleAssistant:
+		case chat.RoleAssistant:
 			if len(msg.ToolCalls) > 0 {
 				n++
 			}
-		case runtime.RoleTool:
+		case chat.RoleTool:
 			results = append(results, msg.Text)
 		}
 	}
@@ -224,18 +225,18 @@ func (m *model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Re
 			return nil, err
 		}
 	}
-	usage := runtime.Usage{InputTokens: int64(1000 + 100*n), OutputTokens: int64(20 + n), CacheReadTokens: 500}
+	usage := chat.Usage{InputTokens: int64(1000 + 100*n), OutputTokens: int64(20 + n), CacheReadTokens: 500}
 	if n < rounds {
-		calls := make([]runtime.ToolCall, 3)
+		calls := make([]chat.ToolCall, 3)
 		for j, name := range []string{"lookup", "search", "act"} {
 			id := fmt.Sprintf("t%d-%s", n, name)
-			calls[j] = runtime.ToolCall{ID: id, Name: name, Input: json.RawMessage(fmt.Sprintf(`{"q": "%s"}`, id))}
+			calls[j] = chat.ToolCall{ID: id, Name: name, Input: json.RawMessage(fmt.Sprintf(`{"q": "%s"}`, id))}
 		}
-		return &runtime.Response{Message: runtime.AssistantMessage(fmt.Sprintf("Round %d: checking.", n), calls...),
-			StopReason: runtime.StopToolUse, Usage: usage, Model: "test-model-1", ResponseID: fmt.Sprintf("resp-%d", n)}, nil
+		return &chat.Response{Message: chat.AssistantMessage(fmt.Sprintf("Round %d: checking.", n), calls...),
+			StopReason: chat.StopToolUse, Usage: usage, Model: "test-model-1", ResponseID: fmt.Sprintf("resp-%d", n)}, nil
 	}
-	return &runtime.Response{Message: runtime.AssistantMessage("Dear Ada, I read: " + strings.Join(results, " | ")),
-		StopReason: runtime.StopEndTurn, Usage: usage, Model: "test-model-1", ResponseID: "resp-final"}, nil
+	return &chat.Response{Message: chat.AssistantMessage("Dear Ada, I read: " + strings.Join(results, " | ")),
+		StopReason: chat.StopEndTurn, Usage: usage, Model: "test-model-1", ResponseID: "resp-final"}, nil
 }
 
 func (m *model) sent() [][]byte {
@@ -247,7 +248,7 @@ func (m *model) sent() [][]byte {
 var quiet = slog.New(slog.DiscardHandler)
 
 // runner returns a Runner over st with the test model, a one-minute lease and holder name.
-func runner(st *store.Store, m runtime.Model, holder string) *agent.Runner {
+func runner(st *store.Store, m chat.Model, holder string) *agent.Runner {
 	return &agent.Runner{Store: st, Model: m, Holder: holder, LeaseFor: time.Minute, Logger: quiet,
 		Now: func() time.Time { return time.Date(2026, 3, 6, 15, 0, 0, 0, time.UTC) }}
 }

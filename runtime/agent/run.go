@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/mail"
 	"github.com/personagen/personagen/runtime/store"
@@ -28,6 +29,7 @@ type attempt struct {
 	log    *slog.Logger
 	tracer trace.Tracer
 	tools  map[string]runtime.Tool
+	defs   []chat.ToolDefinition // what the model reads about tools
 
 	inbound        *store.Message          // a reply run's message
 	responsibility *runtime.Responsibility // a scheduled run's responsibility
@@ -40,11 +42,11 @@ type attempt struct {
 	view    *history.View
 	inv     *runtime.Invocation
 
-	base     []runtime.Message // the chain's messages and the inbound turn
-	rounds   []runtime.Message // the run's tool rounds so far, as the model reads them
-	turns    []store.Turn      // the run's recorded model calls
-	extra    runtime.Usage     // usage of the compaction summaries this attempt asked for
-	answer   *runtime.Message  // the final assistant message
+	base     []chat.Message // the chain's messages and the inbound turn
+	rounds   []chat.Message // the run's tool rounds so far, as the model reads them
+	turns    []store.Turn   // the run's recorded model calls
+	extra    chat.Usage     // usage of the compaction summaries this attempt asked for
+	answer   *chat.Message  // the final assistant message
 	text     string
 	reply    *store.Message
 	finish   store.Finish
@@ -152,6 +154,7 @@ func (a *attempt) indexTools() error {
 		}
 		a.tools[t.Name()] = t
 	}
+	a.defs = runtime.ToolDefinitions(a.p.Tools)
 	return nil
 }
 
@@ -210,14 +213,14 @@ func (a *attempt) finished(ctx context.Context) (*Result, error) {
 	}
 	if n := len(a.turns); n > 0 && len(a.turns[n-1].ToolCalls) == 0 {
 		last := a.turns[n-1]
-		a.answer = &runtime.Message{Role: runtime.RoleAssistant, Text: last.Text, State: last.State}
+		a.answer = &chat.Message{Role: chat.RoleAssistant, Text: last.Text, State: last.State}
 		a.text = last.Text
 	}
 	if a.reply != nil {
 		a.text = a.reply.Text
 	}
 	res := a.result()
-	res.AlreadyFinished, res.Usage, res.StopReason = true, run.Usage, runtime.StopReason(run.StopReason)
+	res.AlreadyFinished, res.Usage, res.StopReason = true, run.Usage, chat.StopReason(run.StopReason)
 	return res, nil
 }
 
@@ -278,7 +281,7 @@ func (a *attempt) execute(ctx context.Context) (*Result, error) {
 		}
 		t, fromLedger, err := a.call(ctx, turn)
 		if err != nil {
-			if errors.Is(err, runtime.ErrContextWindow) {
+			if errors.Is(err, chat.ErrContextWindow) {
 				return a.fail(ctx, err)
 			}
 			return a.result(), a.stopped(ctx, err)
@@ -300,7 +303,7 @@ func (a *attempt) execute(ctx context.Context) (*Result, error) {
 func (a *attempt) nextTurn() int {
 	n := 0
 	for _, m := range a.rounds {
-		if m.Role == runtime.RoleAssistant {
+		if m.Role == chat.RoleAssistant {
 			n++
 		}
 	}
@@ -356,8 +359,8 @@ func (a *attempt) build(ctx context.Context) error {
 }
 
 // conversation is the next request's messages: the chain's, then every round so far.
-func (a *attempt) conversation() []runtime.Message {
-	msgs := make([]runtime.Message, 0, len(a.base)+len(a.rounds)+1)
+func (a *attempt) conversation() []chat.Message {
+	msgs := make([]chat.Message, 0, len(a.base)+len(a.rounds)+1)
 	return append(append(msgs, a.base...), a.rounds...)
 }
 
@@ -391,9 +394,9 @@ func (a *attempt) call(ctx context.Context, turn int) (t store.Turn, fromLedger 
 
 // generate calls the model with the next request. A request refused because it does not fit
 // the context window compacts the thread once and is sent once more.
-func (a *attempt) generate(ctx context.Context) (*runtime.Response, error) {
-	resp, err := a.chat(ctx, &runtime.Request{Model: a.p.Model, Messages: a.conversation(), Tools: a.p.Tools})
-	if err == nil || !errors.Is(err, runtime.ErrContextWindow) {
+func (a *attempt) generate(ctx context.Context) (*chat.Response, error) {
+	resp, err := a.chat(ctx, &chat.Request{Model: a.p.Model, Messages: a.conversation(), Tools: a.defs})
+	if err == nil || !errors.Is(err, chat.ErrContextWindow) {
 		return resp, err
 	}
 	if a.inbound == nil {
@@ -403,7 +406,7 @@ func (a *attempt) generate(ctx context.Context) (*runtime.Response, error) {
 	if cerr := a.compactToFit(ctx); cerr != nil {
 		return nil, fmt.Errorf("%w (compacting the thread to fit failed: %v)", err, cerr)
 	}
-	return a.chat(ctx, &runtime.Request{Model: a.p.Model, Messages: a.conversation(), Tools: a.p.Tools})
+	return a.chat(ctx, &chat.Request{Model: a.p.Model, Messages: a.conversation(), Tools: a.defs})
 }
 
 // record stores the round of turn t with its results and adds it to the conversation in the
@@ -438,8 +441,8 @@ func (a *attempt) record(ctx context.Context, t store.Turn, results []store.Resu
 // final ends the run with the answer of turn t: stores the reply of a reply run, compacts its
 // thread when the policy says so, and records the run succeeded.
 func (a *attempt) final(ctx context.Context, t store.Turn) (*Result, error) {
-	a.answer = &runtime.Message{Role: runtime.RoleAssistant, Text: t.Text, State: t.State}
-	if strings.TrimSpace(t.Text) == "" || runtime.StopReason(t.StopReason) == runtime.StopRefusal {
+	a.answer = &chat.Message{Role: chat.RoleAssistant, Text: t.Text, State: t.State}
+	if strings.TrimSpace(t.Text) == "" || chat.StopReason(t.StopReason) == chat.StopRefusal {
 		return a.fail(ctx, fmt.Errorf("%w (stop reason %q, %d characters of text)", ErrNoAnswer, t.StopReason, len([]rune(t.Text))))
 	}
 	a.text = t.Text
@@ -536,7 +539,7 @@ func (a *attempt) stopped(ctx context.Context, err error) error {
 }
 
 // usage is the run's total: every recorded model call and this attempt's summaries.
-func (a *attempt) usage() runtime.Usage {
+func (a *attempt) usage() chat.Usage {
 	u := a.extra
 	for _, t := range a.turns {
 		u = u.Add(t.Usage)
@@ -545,9 +548,9 @@ func (a *attempt) usage() runtime.Usage {
 }
 
 // stopReason is the stop reason of the run's last recorded model call.
-func (a *attempt) stopReason() runtime.StopReason {
+func (a *attempt) stopReason() chat.StopReason {
 	if n := len(a.turns); n > 0 {
-		return runtime.StopReason(a.turns[n-1].StopReason)
+		return chat.StopReason(a.turns[n-1].StopReason)
 	}
 	return ""
 }
@@ -556,7 +559,7 @@ func (a *attempt) stopReason() runtime.StopReason {
 func (a *attempt) result() *Result {
 	msgs := a.conversation()
 	if len(a.base) == 0 {
-		msgs = append([]runtime.Message(nil), a.rounds...)
+		msgs = append([]chat.Message(nil), a.rounds...)
 	}
 	if a.answer != nil {
 		msgs = append(msgs, *a.answer)

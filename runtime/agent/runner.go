@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/schedule"
 	"github.com/personagen/personagen/runtime/store"
@@ -49,8 +50,8 @@ type Runner struct {
 	// Store holds the threads, the runs and their records.
 	Store *store.Store
 	// Model answers every model call of every run, the compaction summaries included. A host whose
-	// personas use several providers routes by Request.Model.Provider in a runtime.ModelFunc.
-	Model runtime.Model
+	// personas use several providers routes by Request.Model.Provider in a chat.ModelFunc.
+	Model chat.Model
 	// Holder names this worker in run leases; it must be unique per worker and stable across the
 	// worker's retries. "" = a random name chosen once ("host/pid/random").
 	Holder string
@@ -143,15 +144,15 @@ type Result struct {
 	Reply *store.Message
 	// Messages is the run's conversation: the last request's messages (the chain's, the inbound
 	// turn, every tool round) and the final assistant message.
-	Messages []runtime.Message
+	Messages []chat.Message
 	// Turns are the run's model calls as recorded, earlier attempts' included, in order: each
 	// with its Usage, stop reason, model and provider ids.
 	Turns []store.Turn
 	// Usage is the run's total usage: every recorded model call and the compaction summaries
 	// this call requested.
-	Usage runtime.Usage
+	Usage chat.Usage
 	// StopReason is the stop reason of the run's last model call.
-	StopReason runtime.StopReason
+	StopReason chat.StopReason
 	// Replayed counts the tool rounds read back from the store instead of run, and InDoubt the
 	// calls the model was told have an unknown outcome (a call of a tool that is not idempotent,
 	// cut off by a crash).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/agent"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/store"
 )
 
@@ -60,7 +61,7 @@ func TestReplyRunsToolRoundsAndStoresTheReply(t *testing.T) {
 			stored[1].Results[2].Content != "done: t1-act" {
 			t.Errorf("round 1 = %+v", stored[1])
 		}
-		want := runtime.Usage{InputTokens: 1000 + 1100 + 1200 + 1300, OutputTokens: 20 + 21 + 22 + 23, CacheReadTokens: 2000}
+		want := chat.Usage{InputTokens: 1000 + 1100 + 1200 + 1300, OutputTokens: 20 + 21 + 22 + 23, CacheReadTokens: 2000}
 		run, err := st.Run(ctx, key)
 		if err != nil || run.Usage != want || run.StopReason != "end_turn" || res.Usage != want {
 			t.Errorf("run usage %+v, stop %q, result usage %+v; want %+v", run.Usage, run.StopReason, res.Usage, want)
@@ -77,7 +78,7 @@ func TestReplyRunsToolRoundsAndStoresTheReply(t *testing.T) {
 		if len(m.sent()) != rounds+1 {
 			t.Errorf("the second delivery called the model")
 		}
-		if !slices.EqualFunc(again.Messages, res.Messages, runtime.Message.Equal) || len(res.Messages) != 4+rounds*4+1 {
+		if !slices.EqualFunc(again.Messages, res.Messages, chat.Message.Equal) || len(res.Messages) != 4+rounds*4+1 {
 			t.Errorf("the second delivery's conversation (%d messages) differs from the run's (%d)", len(again.Messages), len(res.Messages))
 		}
 		thread, err := st.Thread(ctx, threadID)
@@ -104,7 +105,7 @@ func TestRequestsCarryStoredResults(t *testing.T) {
 		}
 		reqs := m.sent()
 		var last struct {
-			Messages []runtime.Message `json:"messages"`
+			Messages []chat.Message `json:"messages"`
 			Tools    []struct {
 				Name string `json:"name"`
 			} `json:"tools"`
@@ -131,17 +132,17 @@ func TestToolFailuresBecomeResults(t *testing.T) {
 		tools := box.tools()
 		panicky := runtime.Tool(panicTool{})
 		p := persona(st, append(tools, panicky))
-		calls := []runtime.ToolCall{
+		calls := []chat.ToolCall{
 			{ID: "c1", Name: "nope", Input: json.RawMessage(`{}`)},
-			runtime.ToolCallFromArguments("c2", "lookup", `{"q": "cut`),
+			chat.ToolCallFromArguments("c2", "lookup", `{"q": "cut`),
 			{ID: "c3", Name: "lookup", Input: json.RawMessage(`{"q": 7}`)},
 			{ID: "c4", Name: "boom", Input: json.RawMessage(`{}`)},
 		}
 		turn := 0
-		m := runtime.ModelFunc(func(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+		m := chat.ModelFunc(func(ctx context.Context, req *chat.Request) (*chat.Response, error) {
 			turn++
 			if turn == 1 {
-				return &runtime.Response{Message: runtime.AssistantMessage("", calls...), StopReason: runtime.StopToolUse}, nil
+				return &chat.Response{Message: chat.AssistantMessage("", calls...), StopReason: chat.StopToolUse}, nil
 			}
 			var got []string
 			for _, msg := range req.Messages[len(req.Messages)-4:] {
@@ -150,7 +151,7 @@ func TestToolFailuresBecomeResults(t *testing.T) {
 				}
 				got = append(got, msg.Text)
 			}
-			return &runtime.Response{Message: runtime.AssistantMessage(strings.Join(got, "\n"))}, nil
+			return &chat.Response{Message: chat.AssistantMessage(strings.Join(got, "\n"))}, nil
 		})
 		res, err := runner(st, m, "w1").Reply(ctx, agent.Inbound{Persona: p, Message: in})
 		if err != nil {
@@ -201,8 +202,8 @@ func TestMaxTurnsAndNoAnswerFailTheRun(t *testing.T) {
 			t.Errorf("redelivery of a failed run: %v, want ErrRunFinished", err)
 		}
 		// An empty answer fails too, under another key.
-		empty := runtime.ModelFunc(func(context.Context, *runtime.Request) (*runtime.Response, error) {
-			return &runtime.Response{Message: runtime.AssistantMessage(" "), StopReason: runtime.StopMaxTokens}, nil
+		empty := chat.ModelFunc(func(context.Context, *chat.Request) (*chat.Response, error) {
+			return &chat.Response{Message: chat.AssistantMessage(" "), StopReason: chat.StopMaxTokens}, nil
 		})
 		res, err = runner(st, empty, "w1").Reply(ctx, agent.Inbound{Persona: persona(st, nil), Message: in, Key: "second"})
 		if !errors.Is(err, agent.ErrNoAnswer) || res.Run.Status != store.RunFailed {

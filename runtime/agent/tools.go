@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/store"
 )
 
@@ -128,7 +129,7 @@ func (a *attempt) runTool(ctx context.Context, tl runtime.Tool, t store.Turn, i 
 }
 
 // invoke calls the tool in an execute_tool span, turning a panic into an error.
-func (a *attempt) invoke(ctx context.Context, tl runtime.Tool, c runtime.ToolCall) (content string, err error) {
+func (a *attempt) invoke(ctx context.Context, tl runtime.Tool, c chat.ToolCall) (content string, err error) {
 	ctx, end := a.toolSpan(ctx, tl, c)
 	defer func() {
 		if p := recover(); p != nil {
@@ -155,8 +156,8 @@ func (a *attempt) toolNames() string {
 // them. fresh is true for a round this attempt just recorded (its payloads are the ones handed
 // to RecordRound; they are put in the stored form here) and false for one read back with Rounds
 // (already in it), so both give the same bytes.
-func (a *attempt) roundMessages(round store.Round, fresh bool) []runtime.Message {
-	calls := make([]runtime.ToolCall, len(round.Calls))
+func (a *attempt) roundMessages(round store.Round, fresh bool) []chat.Message {
+	calls := make([]chat.ToolCall, len(round.Calls))
 	for i, c := range round.Calls {
 		args := string(c.Input)
 		if len(bytes.TrimSpace(c.Input)) == 0 {
@@ -165,16 +166,16 @@ func (a *attempt) roundMessages(round store.Round, fresh bool) []runtime.Message
 		if fresh {
 			args = a.st.StoredPayload(c.Name, store.PayloadArguments, args)
 		}
-		calls[i] = runtime.ToolCall{ID: c.ID, Name: c.Name, Input: replayInput(args)}
+		calls[i] = chat.ToolCall{ID: c.ID, Name: c.Name, Input: replayInput(args)}
 	}
-	msgs := make([]runtime.Message, 0, 1+len(calls))
-	msgs = append(msgs, runtime.Message{Role: runtime.RoleAssistant, Text: round.Text, ToolCalls: calls, State: round.State})
+	msgs := make([]chat.Message, 0, 1+len(calls))
+	msgs = append(msgs, chat.Message{Role: chat.RoleAssistant, Text: round.Text, ToolCalls: calls, State: round.State})
 	for i, res := range round.Results {
 		content := res.Content
 		if fresh {
 			content = a.st.StoredPayload(calls[i].Name, store.PayloadResult, content)
 		}
-		msgs = append(msgs, runtime.Message{Role: runtime.RoleTool, ToolCallID: calls[i].ID, Text: content, IsError: !res.Succeeded})
+		msgs = append(msgs, chat.Message{Role: chat.RoleTool, ToolCallID: calls[i].ID, Text: content, IsError: !res.Succeeded})
 	}
 	return msgs
 }

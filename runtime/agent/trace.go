@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/provider"
 	"github.com/personagen/personagen/runtime/tool"
 )
@@ -55,7 +56,7 @@ func errorType(err error) string {
 		return "canceled"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
-	case errors.Is(err, runtime.ErrContextWindow):
+	case errors.Is(err, chat.ErrContextWindow):
 		return "context_window_exceeded"
 	case errors.Is(err, tool.ErrInvalidInput):
 		return "invalid_input"
@@ -119,7 +120,7 @@ func (a *attempt) runSpan(ctx context.Context) (context.Context, func(*Result, e
 }
 
 // chat sends req to the model in a chat span (unless Runner.NoChatSpans).
-func (a *attempt) chat(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+func (a *attempt) chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
 	if a.r.NoChatSpans {
 		return a.r.Model.Generate(ctx, req)
 	}
@@ -170,7 +171,7 @@ func (a *attempt) chat(ctx context.Context, req *runtime.Request) (*runtime.Resp
 
 // toolSpan starts the execute_tool span of call c; end ends it with the call's error. Its
 // attributes are built only for a span that records (a no-op tracer's costs nothing per call).
-func (a *attempt) toolSpan(ctx context.Context, tl runtime.Tool, c runtime.ToolCall) (context.Context, func(error)) {
+func (a *attempt) toolSpan(ctx context.Context, tl runtime.Tool, c chat.ToolCall) (context.Context, func(error)) {
 	ctx, span := a.tracer.Start(ctx, "execute_tool "+c.Name, trace.WithSpanKind(trace.SpanKindInternal))
 	if span.IsRecording() {
 		span.SetAttributes(

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/provider/anthropic"
 	"github.com/personagen/personagen/runtime/provider/internal/fixture"
@@ -20,7 +21,7 @@ import (
 // api is one adapter's conversion, its strict server's check and its longest call id.
 type api struct {
 	name  string
-	body  func(*runtime.Request) ([]byte, error)
+	body  func(*chat.Request) ([]byte, error)
 	check func([]byte) error
 	max   int
 	pairs func(t *testing.T, body []byte) (calls, results []wirePair)
@@ -32,8 +33,8 @@ type wirePair struct {
 	k  string
 }
 
-func marshal[P any](f func(*runtime.Request) (P, error)) func(*runtime.Request) ([]byte, error) {
-	return func(req *runtime.Request) ([]byte, error) {
+func marshal[P any](f func(*chat.Request) (P, error)) func(*chat.Request) ([]byte, error) {
+	return func(req *chat.Request) ([]byte, error) {
 		p, err := f(req)
 		if err != nil {
 			return nil, err
@@ -149,7 +150,7 @@ func responsesPairs(t *testing.T, body []byte) (calls, results []wirePair) {
 // replayIDs turns fuzz bytes into the replay of one to three outbound messages whose tool
 // uses carry ids of every kind (empty, repeated within and across rounds, unicode, too long,
 // taken by a renaming) and inputs {"k":"<n>"} with results "k=<n>", n unique per use.
-func replayIDs(data []byte) []runtime.Message {
+func replayIDs(data []byte) []chat.Message {
 	pool := append([]string{""}, fixture.CallIDs...)
 	next := func() byte {
 		if len(data) == 0 {
@@ -177,7 +178,7 @@ func replayIDs(data []byte) []runtime.Message {
 		msgs = append(msgs, hm)
 	}
 	var h runtime.ThreadHistory
-	return h.AppendReplay([]runtime.Message{runtime.UserMessage("Where is A-17?")}, msgs)
+	return h.AppendReplay([]chat.Message{chat.UserMessage("Where is A-17?")}, msgs)
 }
 
 // FuzzReplayedCallIDsReachEveryAPI holds that whatever ids a history holds, the replay's
@@ -190,10 +191,10 @@ func FuzzReplayedCallIDsReachEveryAPI(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		msgs := replayIDs(data)
-		if err := runtime.Validate(msgs); err != nil {
+		if err := chat.Validate(msgs); err != nil {
 			t.Fatalf("replay fails Validate: %v", err)
 		}
-		req := &runtime.Request{Model: runtime.ModelSettings{Name: "m"}, Messages: msgs, Tools: fixture.Tools}
+		req := &chat.Request{Model: chat.ModelSettings{Name: "m"}, Messages: msgs, Tools: fixture.Definitions}
 		var sent []string // the replay's call ids, in order
 		for _, m := range msgs {
 			for _, c := range m.ToolCalls {
@@ -257,21 +258,21 @@ func TestNaiveIDsAreRefusedMappedOnesAccepted(t *testing.T) {
 		{"well-formed", [][]string{{"toolu_01A09q90qw90lq917835lq9", "call_abc"}}, nil},
 	}
 	for _, tt := range tests {
-		msgs := []runtime.Message{runtime.UserMessage("Where is A-17?")}
+		msgs := []chat.Message{chat.UserMessage("Where is A-17?")}
 		var ids []string
 		for r, round := range tt.rounds {
-			var calls []runtime.ToolCall
+			var calls []chat.ToolCall
 			for _, id := range round {
-				calls = append(calls, runtime.ToolCall{ID: id, Name: "lookup_order", Input: json.RawMessage(fmt.Sprintf(`{"k":"%d"}`, len(ids)))})
+				calls = append(calls, chat.ToolCall{ID: id, Name: "lookup_order", Input: json.RawMessage(fmt.Sprintf(`{"k":"%d"}`, len(ids)))})
 				ids = append(ids, id)
 			}
-			msgs = append(msgs, runtime.AssistantMessage("", calls...))
+			msgs = append(msgs, chat.AssistantMessage("", calls...))
 			for i := len(round) - 1; i >= 0; i-- {
-				msgs = append(msgs, runtime.ToolMessage(round[i], fmt.Sprintf("k=%d", len(ids)-len(round)+i)))
+				msgs = append(msgs, chat.ToolMessage(round[i], fmt.Sprintf("k=%d", len(ids)-len(round)+i)))
 			}
-			msgs = append(msgs, runtime.UserMessage(fmt.Sprintf("And round %d?", r+1)))
+			msgs = append(msgs, chat.UserMessage(fmt.Sprintf("And round %d?", r+1)))
 		}
-		req := &runtime.Request{Model: runtime.ModelSettings{Name: "m"}, Messages: msgs, Tools: fixture.Tools}
+		req := &chat.Request{Model: chat.ModelSettings{Name: "m"}, Messages: msgs, Tools: fixture.Definitions}
 		for _, a := range apis {
 			body, err := a.body(req)
 			if err != nil {

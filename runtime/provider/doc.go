@@ -6,5 +6,5 @@
 // The adapters live below it: runtime/provider/anthropic (the Anthropic Messages API through
 // anthropic-sdk-go), runtime/provider/openai (the OpenAI Chat Completions and Responses APIs
 // through openai-go) and runtime/provider/scripted (a deterministic model for tests and
-// examples). Each is a runtime.Model.
+// examples). Each is a chat.Model.
 package provider

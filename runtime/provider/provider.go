@@ -6,10 +6,10 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
-// The provider names a spec's model.provider and runtime.ModelSettings.Provider take.
+// The provider names a spec's model.provider and chat.ModelSettings.Provider take.
 const (
 	// Anthropic is the Anthropic Messages API (runtime/provider/anthropic).
 	Anthropic = "anthropic"
@@ -102,7 +102,7 @@ func noSampling(name string) string {
 //
 // An unknown provider gives an error wrapping ErrUnknownProvider. s.Provider is not consulted:
 // the caller says which provider it checks for.
-func CheckSettings(provider string, s runtime.ModelSettings) error {
+func CheckSettings(provider string, s chat.ModelSettings) error {
 	fields, ok := managed[provider]
 	if !ok {
 		return fmt.Errorf("%w %q: use %s, %s or %s", ErrUnknownProvider, provider, Anthropic, OpenAI, OpenAIResponses)
@@ -149,7 +149,7 @@ func CheckSettings(provider string, s runtime.ModelSettings) error {
 // CheckFor is CheckSettings for an adapter of provider: it also refuses settings that name
 // another provider in s.Provider (a persona written for one API run on another), with an error
 // saying both. Adapters call it before their first request.
-func CheckFor(provider string, s runtime.ModelSettings) error {
+func CheckFor(provider string, s chat.ModelSettings) error {
 	if s.Provider != "" && s.Provider != provider {
 		if !slices.Contains([]string{Anthropic, OpenAI, OpenAIResponses}, s.Provider) {
 			return fmt.Errorf("%w %q in model.provider: use %s, %s or %s", ErrUnknownProvider, s.Provider, Anthropic, OpenAI, OpenAIResponses)

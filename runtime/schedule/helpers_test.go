@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/store"
 	"github.com/personagen/personagen/runtime/store/storetest"
 )
@@ -174,7 +175,7 @@ func (r *recorder) RunFire(ctx context.Context, f Fire) (store.Finish, error) {
 	if result != nil {
 		return result(f)
 	}
-	return store.Finish{StopReason: "end_turn", Usage: runtime.Usage{InputTokens: 10, OutputTokens: 2}}, nil
+	return store.Finish{StopReason: "end_turn", Usage: chat.Usage{InputTokens: 10, OutputTokens: 2}}, nil
 }
 
 func (r *recorder) count(key string) int {

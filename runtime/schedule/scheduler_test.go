@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/store"
 )
 
@@ -125,7 +126,7 @@ func TestRunnerOutcomes(t *testing.T) {
 		want   string
 	}{
 		{"error", func(Fire) (store.Finish, error) {
-			return store.Finish{Usage: runtime.Usage{InputTokens: 3}}, errors.New("model: 529 overloaded")
+			return store.Finish{Usage: chat.Usage{InputTokens: 3}}, errors.New("model: 529 overloaded")
 		}, "03-29T06:00Z failed (model: 529 overloaded)"},
 		{"skipped by the runner", func(Fire) (store.Finish, error) {
 			return store.Finish{Status: store.RunSkipped, Reason: "nothing new to digest"}, nil

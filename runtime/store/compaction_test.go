@@ -11,6 +11,7 @@ import (
 
 	"github.com/personagen/personagen/runtime"
 
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 )
 
@@ -216,7 +217,7 @@ func TestCompactIsRecursiveAndKeepsRoundsWithTheirMessage(t *testing.T) {
 			t.Errorf("first input: %d messages, previous %q (%d); want 11 messages and none", got,
 				inputs[0].Previous, inputs[0].PreviousBoundarySeq)
 		}
-		if err := runtime.Validate(inputs[0].Messages); err != nil {
+		if err := chat.Validate(inputs[0].Messages); err != nil {
 			t.Errorf("summarised messages fail Validate: %v", err)
 		}
 		// messages 3..5: outbound, inbound(2 rounds), outbound = 3 turns + 2 rounds x 2

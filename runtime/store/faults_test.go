@@ -22,7 +22,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"modernc.org/sqlite"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/mail"
 )
@@ -348,7 +348,7 @@ func TestEveryWriteRetriedAfterALostCommitIsStoredOnce(t *testing.T) {
 			}
 
 			// FinishRun: already stored.
-			fin := Finish{Status: RunSucceeded, StopReason: "end_turn", Usage: runtime.Usage{InputTokens: 10, OutputTokens: 2}}
+			fin := Finish{Status: RunSucceeded, StopReason: "end_turn", Usage: chat.Usage{InputTokens: 10, OutputTokens: 2}}
 			lose("FinishRun", "UPDATE runs SET status", func() error { _, err := s.FinishRun(ctx, nr.Key, "w1", fin); return err },
 				func() bool { r, _ := direct.Run(ctx, nr.Key); return r.Status == RunSucceeded })
 			if out, err := s.FinishRun(ctx, nr.Key, "w1", fin); err != nil || out != AlreadyStored {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/personagen/personagen/runtime"
 
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 )
 
@@ -116,7 +117,7 @@ func BenchmarkReplay(b *testing.B) {
 					runtime.Step{Kind: "thread_summary", Resolver: &runtime.ThreadSummary{Source: cs}},
 					runtime.Step{Kind: "thread_history", Resolver: &runtime.ThreadHistory{Source: cs, Limit: runtime.NoLimit}},
 				)
-				var buf []runtime.Message
+				var buf []chat.Message
 				var queryCount int64
 				var baseTime time.Duration
 				b.ResetTimer()

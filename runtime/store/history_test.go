@@ -19,6 +19,7 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/historytest"
 	"github.com/personagen/personagen/runtime/store/storetest"
@@ -83,7 +84,7 @@ func currentInv() *runtime.Invocation {
 }
 
 // replayWith runs [ThreadSummary, ThreadHistory] over src and checks Validate.
-func replayWith(t testing.TB, src history.Source, h runtime.ThreadHistory) []runtime.Message {
+func replayWith(t testing.TB, src history.Source, h runtime.ThreadHistory) []chat.Message {
 	t.Helper()
 	h.Source = src
 	inv := currentInv()
@@ -94,13 +95,13 @@ func replayWith(t testing.TB, src history.Source, h runtime.ThreadHistory) []run
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := runtime.Validate(out); err != nil {
+	if err := chat.Validate(out); err != nil {
 		t.Fatalf("replay fails Validate: %v", err)
 	}
 	return out
 }
 
-func jsonBytes(t testing.TB, msgs []runtime.Message) []byte {
+func jsonBytes(t testing.TB, msgs []chat.Message) []byte {
 	t.Helper()
 	b, err := json.Marshal(msgs)
 	if err != nil {
@@ -133,7 +134,7 @@ func (w historyWriter) RecordToolUses(ctx context.Context, messageSeq int64, use
 			if u.Position != i {
 				return fmt.Errorf("use %+v: position %d, want %d (RecordRound numbers calls itself)", u, u.Position, i)
 			}
-			r.Calls = append(r.Calls, runtime.ToolCall{ID: u.ToolCallID, Name: u.ToolName, Input: json.RawMessage(u.Arguments)})
+			r.Calls = append(r.Calls, chat.ToolCall{ID: u.ToolCallID, Name: u.ToolName, Input: json.RawMessage(u.Arguments)})
 			r.Results = append(r.Results, Result{Content: u.Result, Succeeded: u.Succeeded})
 		}
 		if _, err := w.s.RecordRound(ctx, r); err != nil {
@@ -332,7 +333,7 @@ func TestStoreReplayIsByteIdentical(t *testing.T) {
 			return runtime.NewChain(
 				runtime.Step{Resolver: &runtime.ThreadSummary{Source: reopened}},
 				runtime.Step{Resolver: &hist},
-				runtime.Step{Resolver: runtime.ResolverFunc(func(_ context.Context, _ *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+				runtime.Step{Resolver: runtime.ResolverFunc(func(_ context.Context, _ *runtime.Invocation, dst []chat.Message) ([]chat.Message, error) {
 					if fail {
 						return dst, boom
 					}
@@ -362,10 +363,10 @@ func TestStoreHistoryReplaysRecordedRounds(t *testing.T) {
 		seq := mustAppend(t, s, Message{Message: history.Message{ThreadID: "rr", MessageID: "rr-1", Direction: history.Inbound,
 			From: "ada@example.com", Date: h0, Text: "Look it up."}})
 		bigArgs := `{"q":"` + strings.Repeat("z", StoredPayloadLimit) + `"}`
-		c0, _ := runtime.NewToolCall("c0", "search", map[string]string{"q": "one"})
-		c1 := runtime.ToolCall{ID: "c1", Name: "search", Input: json.RawMessage(bigArgs)}
+		c0, _ := chat.NewToolCall("c0", "search", map[string]string{"q": "one"})
+		c1 := chat.ToolCall{ID: "c1", Name: "search", Input: json.RawMessage(bigArgs)}
 		src := Owner{Type: OwnerMessage, ID: seq}
-		for turn, calls := range [][]runtime.ToolCall{{c0, c1}, {c0}} {
+		for turn, calls := range [][]chat.ToolCall{{c0, c1}, {c0}} {
 			results := make([]Result, len(calls))
 			for i := range calls {
 				results[i] = Result{Content: "result " + itoa(turn) + "/" + itoa(i), Succeeded: true}
@@ -377,7 +378,7 @@ func TestStoreHistoryReplaysRecordedRounds(t *testing.T) {
 		}
 		run := startScheduled(t, s, "p", "daily")
 		if _, err := s.RecordRound(ctx, Round{Owner: Owner{Type: OwnerRun, ID: run.ID}, Persona: "p",
-			RunID: "sched", Calls: []runtime.ToolCall{c0}, Results: []Result{{Content: "x", Succeeded: true}}}); err != nil {
+			RunID: "sched", Calls: []chat.ToolCall{c0}, Results: []Result{{Content: "x", Succeeded: true}}}); err != nil {
 			t.Fatal(err)
 		}
 		inv := &runtime.Invocation{Inbound: &history.Message{ThreadID: "rr", MessageID: "now"}}
@@ -385,7 +386,7 @@ func TestStoreHistoryReplaysRecordedRounds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := runtime.Validate(out); err != nil {
+		if err := chat.Validate(out); err != nil {
 			t.Fatal(err)
 		}
 		if len(out) != 1+3+2 {

@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // StoredPayloadLimit is how many characters of a tool call's arguments and of its result the
@@ -71,14 +72,14 @@ type Round struct {
 	Persona   string
 	RunID     string
 	TurnIndex int
-	Calls     []runtime.ToolCall
+	Calls     []chat.ToolCall
 	Results   []Result
 	// Text is the assistant message's text before its calls ("" for none), at most
 	// MaxRoundTextBytes of valid UTF-8.
 	Text string
-	// State is the assistant message's opaque provider state (runtime.Message.State: thinking
+	// State is the assistant message's opaque provider state (chat.Message.State: thinking
 	// blocks, reasoning items), stored as JSON of at most MaxRoundStateBytes.
-	State []runtime.ProviderState
+	State []chat.ProviderState
 }
 
 // Outcome says what a write did with its key: RecordRound, AppendMessage, StartRun, FinishRun
@@ -439,7 +440,7 @@ type storedState struct {
 
 // encodeState returns the stored JSON text of a round's provider state, "" for none. Each
 // item's Data must be valid JSON (or empty).
-func encodeState(state []runtime.ProviderState) (string, error) {
+func encodeState(state []chat.ProviderState) (string, error) {
 	if len(state) == 0 {
 		return "", nil
 	}
@@ -463,7 +464,7 @@ func encodeState(state []runtime.ProviderState) (string, error) {
 }
 
 // decodeState reads what encodeState wrote.
-func decodeState(text string) ([]runtime.ProviderState, error) {
+func decodeState(text string) ([]chat.ProviderState, error) {
 	if text == "" {
 		return nil, nil
 	}
@@ -471,9 +472,9 @@ func decodeState(text string) ([]runtime.ProviderState, error) {
 	if err := json.Unmarshal([]byte(text), &items); err != nil {
 		return nil, err
 	}
-	state := make([]runtime.ProviderState, len(items))
+	state := make([]chat.ProviderState, len(items))
 	for i, it := range items {
-		state[i] = runtime.ProviderState{Provider: it.Provider}
+		state[i] = chat.ProviderState{Provider: it.Provider}
 		if it.Data != "" {
 			state[i].Data = json.RawMessage(it.Data)
 		}
@@ -518,7 +519,7 @@ func (s *Store) Rounds(ctx context.Context, owner Owner, runID string) ([]Round,
 			out = append(out, r)
 		}
 		r := &out[len(out)-1]
-		r.Calls = append(r.Calls, runtime.ToolCall{ID: row.ToolCallID, Name: row.ToolName, Input: json.RawMessage(row.Arguments)})
+		r.Calls = append(r.Calls, chat.ToolCall{ID: row.ToolCallID, Name: row.ToolName, Input: json.RawMessage(row.Arguments)})
 		r.Results = append(r.Results, Result{Content: row.Result, Succeeded: row.Succeeded})
 	}
 	return out, nil

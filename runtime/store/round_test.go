@@ -15,13 +15,14 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // testRound returns a round of n calls for src; call i is "tool_i" with arguments {"i":i}.
 func testRound(src Owner, runID string, turn, n int) Round {
 	r := Round{Owner: src, Persona: "support-agent", RunID: runID, TurnIndex: turn}
 	for i := range n {
-		r.Calls = append(r.Calls, runtime.ToolCall{
+		r.Calls = append(r.Calls, chat.ToolCall{
 			ID: fmt.Sprintf("call_%d", i), Name: fmt.Sprintf("tool_%d", i), Input: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)),
 		})
 		r.Results = append(r.Results, Result{Content: fmt.Sprintf(`{"ok":%d}`, i), Succeeded: i%2 == 0})
@@ -354,7 +355,7 @@ func TestRoundsReadBackARunsRoundsWithTextAndState(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		owner := messageSource(t, s, "t")
-		state := []runtime.ProviderState{
+		state := []chat.ProviderState{
 			{Provider: "anthropic", Data: json.RawMessage(`{"type": "thinking", "thinking": "a <b> & c", "signature": "sig=="}`)},
 			{Provider: "anthropic", Data: json.RawMessage(`{"type":"redacted_thinking","data":"` + fourByte + `"}`)},
 		}
@@ -410,9 +411,9 @@ func TestRoundsReadBackARunsRoundsWithTextAndState(t *testing.T) {
 		for name, edit := range map[string]func(*Round){
 			"over-long text":     func(r *Round) { r.Text = strings.Repeat("x", MaxRoundTextBytes+1) },
 			"invalid UTF-8 text": func(r *Round) { r.Text = "\xff" },
-			"state not JSON":     func(r *Round) { r.State = []runtime.ProviderState{{Provider: "p", Data: json.RawMessage(`{`)}} },
+			"state not JSON":     func(r *Round) { r.State = []chat.ProviderState{{Provider: "p", Data: json.RawMessage(`{`)}} },
 			"over-long state": func(r *Round) {
-				r.State = []runtime.ProviderState{{Provider: "p", Data: json.RawMessage(`"` + strings.Repeat("s", MaxRoundStateBytes) + `"`)}}
+				r.State = []chat.ProviderState{{Provider: "p", Data: json.RawMessage(`"` + strings.Repeat("s", MaxRoundStateBytes) + `"`)}}
 			},
 		} {
 			r := bad
@@ -441,7 +442,7 @@ func TestLargestAllowedRoundIsStored(t *testing.T) {
 		r.Text = strings.Repeat("'", MaxRoundTextBytes)
 		// Data of backslashes: each is 2 bytes of JSON string, then 2 again when escaped in SQL.
 		data := `"` + strings.Repeat(`\\`, (MaxRoundStateBytes-40)/4) + `"`
-		r.State = []runtime.ProviderState{{Provider: "p", Data: json.RawMessage(data)}}
+		r.State = []chat.ProviderState{{Provider: "p", Data: json.RawMessage(data)}}
 		if out, err := s.RecordRound(context.Background(), r); err != nil || out != Stored {
 			t.Fatalf("RecordRound(the largest round) = %v, %.300v", out, err)
 		}

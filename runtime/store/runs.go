@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // RunKind says what a run does: answer a message, or carry out one fire of a responsibility.
@@ -141,7 +142,7 @@ type Run struct {
 	// "" for none), and Usage the run's total model usage in tokens, both as FinishRun stored
 	// them.
 	StopReason string
-	Usage      runtime.Usage
+	Usage      chat.Usage
 }
 
 // NewRun is a run to start with StartRun.
@@ -191,7 +192,7 @@ type Finish struct {
 	StopReason string
 	// Usage is the run's total model usage in tokens (not an increment: a retried FinishRun
 	// stores the same totals).
-	Usage runtime.Usage
+	Usage chat.Usage
 }
 
 // runRow is a runs row as the store reads it.
@@ -233,7 +234,7 @@ func (r runRow) run() Run {
 		Lease:   Lease{Holder: r.LeaseHolder, Expires: r.LeaseExpires.Time},
 		Attempt: r.Attempt, StartedAt: r.StartedAt.Time, FinishedAt: r.FinishedAt.Time,
 		StopReason: r.StopReason,
-		Usage: runtime.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
+		Usage: chat.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
 			CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens},
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/store/storetest"
 )
 
@@ -75,7 +75,7 @@ func TestReplyAndScheduledRunsShareOneAPI(t *testing.T) {
 		}
 
 		clock.Advance(90 * time.Second)
-		usage := runtime.Usage{InputTokens: 1200, OutputTokens: 300, CacheReadTokens: 1000, CacheWriteTokens: 200}
+		usage := chat.Usage{InputTokens: 1200, OutputTokens: 300, CacheReadTokens: 1000, CacheWriteTokens: 200}
 		reason := "fetch failed: " + fourByte + strings.Repeat("x", 20000)
 		for i, f := range []struct {
 			key, holder string
@@ -312,7 +312,7 @@ func TestFinishRunIsIdempotentAndOnce(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		r := startScheduled(t, s, "p", "r")
-		fin := Finish{Status: RunFailed, Reason: "boom \xff", StopReason: "max_tokens", Usage: runtime.Usage{InputTokens: 5}}
+		fin := Finish{Status: RunFailed, Reason: "boom \xff", StopReason: "max_tokens", Usage: chat.Usage{InputTokens: 5}}
 		if out, err := s.FinishRun(ctx, r.Key, "w1", fin); err != nil || out != Stored {
 			t.Fatalf("FinishRun = %v, %v", out, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 )
 
@@ -209,7 +210,7 @@ func benchReplayModes(b *testing.B, db *scaleDB, th scaleThread) {
 				return runtime.NewChain(steps...)
 			}
 			chain := newChain(cs)
-			var buf []runtime.Message
+			var buf []chat.Message
 			// Warm the connections and the database's caches first: the first replay of a
 			// freshly opened store would otherwise weigh on whichever size runs first.
 			for range 3 {
@@ -296,14 +297,14 @@ func readCountingStore(b *testing.B, dsn string) (*Store, func() float64, string
 // checkScaleReplay fails b unless out is the replay of a 50-message window (after the summary
 // and the note of 25 omitted messages when compacted): 50 turns, each round as one assistant
 // message of three calls and three tool messages.
-func checkScaleReplay(b *testing.B, out []runtime.Message, compacted bool) {
+func checkScaleReplay(b *testing.B, out []chat.Message, compacted bool) {
 	b.Helper()
 	turns, calls, tools := 0, 0, 0
 	for _, m := range out {
 		switch {
 		case len(m.ToolCalls) > 0:
 			calls += len(m.ToolCalls)
-		case m.Role == runtime.RoleTool:
+		case m.Role == chat.RoleTool:
 			tools++
 		default:
 			turns++

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // MaxTurnCallBytes bounds the JSON of a turn's tool calls (their ids, names and arguments as the
@@ -27,13 +27,13 @@ type Turn struct {
 	RunID      int64
 	TurnIndex  int
 	Text       string
-	ToolCalls  []runtime.ToolCall
-	State      []runtime.ProviderState
+	ToolCalls  []chat.ToolCall
+	State      []chat.ProviderState
 	StopReason string
 	Model      string
 	RequestID  string
 	ResponseID string
-	Usage      runtime.Usage
+	Usage      chat.Usage
 	Outcomes   []CallOutcome
 }
 
@@ -313,7 +313,7 @@ func turnRowOf(t Turn) (turnRow, error) {
 func (r turnRow) turn(runID int64) (Turn, error) {
 	t := Turn{RunID: runID, TurnIndex: r.TurnIndex, Text: r.Text, StopReason: r.StopReason, Model: r.Model,
 		RequestID: r.RequestID, ResponseID: r.ResponseID,
-		Usage: runtime.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
+		Usage: chat.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
 			CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens}}
 	var err error
 	if t.State, err = decodeState(r.State); err != nil {
@@ -324,7 +324,7 @@ func (r turnRow) turn(runID int64) (Turn, error) {
 		return Turn{}, fmt.Errorf("tool calls: %w", err)
 	}
 	for _, c := range calls {
-		t.ToolCalls = append(t.ToolCalls, runtime.ToolCall{ID: c.ID, Name: c.Name, Input: json.RawMessage(c.Arguments)})
+		t.ToolCalls = append(t.ToolCalls, chat.ToolCall{ID: c.ID, Name: c.Name, Input: json.RawMessage(c.Arguments)})
 	}
 	return t, nil
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 )
 
@@ -17,13 +17,13 @@ import (
 // would change (spaces, "<", an escaped slash).
 func sampleTurn(run Run, turn int) Turn {
 	return Turn{RunID: run.ID, TurnIndex: turn, Text: "Let me check <both> " + fourByte,
-		ToolCalls: []runtime.ToolCall{
+		ToolCalls: []chat.ToolCall{
 			{ID: "c1", Name: "lookup_order", Input: json.RawMessage(`{ "number" : "INV-1" }`)},
 			{ID: "c2", Name: "escalate_ticket", Input: json.RawMessage(`{"summary":"a\/b <x>","reason":"refund"}`)},
 		},
-		State:      []runtime.ProviderState{{Provider: "anthropic", Data: json.RawMessage(`{"type":"thinking", "signature":"s<1>"}`)}},
+		State:      []chat.ProviderState{{Provider: "anthropic", Data: json.RawMessage(`{"type":"thinking", "signature":"s<1>"}`)}},
 		StopReason: "tool_use", Model: "claude-x", RequestID: "req-1", ResponseID: "msg-1",
-		Usage: runtime.Usage{InputTokens: 1200, OutputTokens: 80, CacheReadTokens: 1000, CacheWriteTokens: 3}}
+		Usage: chat.Usage{InputTokens: 1200, OutputTokens: 80, CacheReadTokens: 1000, CacheWriteTokens: 3}}
 }
 
 func TestTurnsAreRecordedFencedAndReadBackExactly(t *testing.T) {

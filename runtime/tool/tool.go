@@ -16,6 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // Def describes a tool to the model and to the runner.
@@ -157,7 +158,7 @@ func (t *typed[In, Out]) decode(input json.RawMessage) (In, error) {
 	if len(bytes.TrimSpace(input)) == 0 {
 		input = json.RawMessage("{}")
 	}
-	if raw, ok := (runtime.ToolCall{Input: input}).InvalidArguments(); ok {
+	if raw, ok := (chat.ToolCall{Input: input}).InvalidArguments(); ok {
 		return invalid("the arguments are not a JSON object: %s", runtime.Clip(raw, 200))
 	}
 	dec := json.NewDecoder(bytes.NewReader(input))

@@ -73,13 +73,13 @@
 //
 // whose "content" is a string, or a list of part objects for a result with parts; absent or
 // null means empty text. "is_error": true marks the result of a tool that failed
-// (runtime.Message.IsError); absent means false. A function_call_output ends any open message
+// (chat.Message.IsError); absent means false. A function_call_output ends any open message
 // and is a message by itself; text after it needs a new header. Unknown keys in any JSON line
 // are errors.
 //
 // # Provider state
 //
-// An assistant message that carries provider state (runtime.ProviderState: thinking blocks,
+// An assistant message that carries provider state (chat.ProviderState: thinking blocks,
 // reasoning items) ends with one line per item, after its function_call lines:
 //
 //	provider_state: {"provider":"anthropic","data":{"type":"thinking","thinking":"…","signature":"…"}}
@@ -105,7 +105,7 @@
 //
 // # Round trip
 //
-// Parse(Print(msgs)) equals msgs (message by message under runtime.Message.Equal) for every list in Print's domain
+// Parse(Print(msgs)) equals msgs (message by message under chat.Message.Equal) for every list in Print's domain
 // (valid roles; calls and state only on assistant messages, ToolCallID and IsError only on tool
 // messages; inputs that are JSON objects and state data that is JSON; strings inside JSON lines
 // valid UTF-8; see Print). Text lines carry any

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // trickyLines are content lines that Parse treats specially or that resemble such lines; the
@@ -87,32 +87,32 @@ func (g *gen) input() json.RawMessage {
 	return json.RawMessage(in)
 }
 
-func (g *gen) part(prevInvalid bool) runtime.Part {
+func (g *gen) part(prevInvalid bool) chat.Part {
 	switch g.n(3) {
 	case 0:
 		t := g.text()
 		if prevInvalid {
 			t = strings.ToValidUTF8(t, "\uFFFD")
 		}
-		return runtime.TextPart(t)
+		return chat.TextPart(t)
 	case 1:
-		return runtime.ImagePart(g.str(), []byte(g.raw()))
+		return chat.ImagePart(g.str(), []byte(g.raw()))
 	default:
-		return runtime.DocumentPart(g.str(), g.str(), []byte(g.raw()))
+		return chat.DocumentPart(g.str(), g.str(), []byte(g.raw()))
 	}
 }
 
 // messages builds a message list in Print's domain from fuzz bytes.
-func (g *gen) messages() []runtime.Message {
+func (g *gen) messages() []chat.Message {
 	k := g.n(6)
-	var msgs []runtime.Message
+	var msgs []chat.Message
 	for range k {
-		roles := []runtime.Role{runtime.RoleSystem, runtime.RoleUser, runtime.RoleAssistant, runtime.RoleTool}
-		m := runtime.Message{Role: roles[g.n(4)]}
-		if m.Role == runtime.RoleTool {
+		roles := []chat.Role{chat.RoleSystem, chat.RoleUser, chat.RoleAssistant, chat.RoleTool}
+		m := chat.Message{Role: roles[g.n(4)]}
+		if m.Role == chat.RoleTool {
 			m.ToolCallID = g.str()
 			if g.n(4) == 0 {
-				m.Parts = []runtime.Part{runtime.ImagePart("image/png", []byte(g.raw())), runtime.TextPart(g.str())}
+				m.Parts = []chat.Part{chat.ImagePart("image/png", []byte(g.raw())), chat.TextPart(g.str())}
 			} else {
 				m.Text = g.str()
 			}
@@ -124,18 +124,18 @@ func (g *gen) messages() []runtime.Message {
 			prevInvalid := false
 			for range g.n(5) {
 				p := g.part(prevInvalid)
-				prevInvalid = p.Type == runtime.PartText && !utf8.ValidString(p.Text)
+				prevInvalid = p.Type == chat.PartText && !utf8.ValidString(p.Text)
 				m.Parts = append(m.Parts, p)
 			}
 		} else {
 			m.Text = g.text()
 		}
-		if m.Role == runtime.RoleAssistant {
+		if m.Role == chat.RoleAssistant {
 			for range g.n(4) {
-				m.ToolCalls = append(m.ToolCalls, runtime.ToolCall{ID: g.str(), Name: g.str(), Input: g.input()})
+				m.ToolCalls = append(m.ToolCalls, chat.ToolCall{ID: g.str(), Name: g.str(), Input: g.input()})
 			}
 			for range g.n(3) {
-				m.State = append(m.State, runtime.ProviderState{Provider: g.str(), Data: g.input()})
+				m.State = append(m.State, chat.ProviderState{Provider: g.str(), Data: g.input()})
 			}
 		}
 		msgs = append(msgs, m)
@@ -144,7 +144,7 @@ func (g *gen) messages() []runtime.Message {
 }
 
 // checkRoundTrip asserts that msgs survive Print then Parse and that printing is canonical.
-func checkRoundTrip(t *testing.T, msgs []runtime.Message) {
+func checkRoundTrip(t *testing.T, msgs []chat.Message) {
 	t.Helper()
 	text := Print(msgs)
 	if again := Print(msgs); again != text {
@@ -154,7 +154,7 @@ func checkRoundTrip(t *testing.T, msgs []runtime.Message) {
 	if err != nil {
 		t.Fatalf("Parse(Print(m)) failed: %v\nmessages: %s\ntext:\n%s", err, dump(msgs), text)
 	}
-	if !slices.EqualFunc(got, msgs, runtime.Message.Equal) {
+	if !slices.EqualFunc(got, msgs, chat.Message.Equal) {
 		t.Fatalf("Parse(Print(m)) != m\nwant: %s\ngot:  %s\ntext:\n%q", dump(msgs), dump(got), text)
 	}
 	if reprint := Print(got); reprint != text {
@@ -162,7 +162,7 @@ func checkRoundTrip(t *testing.T, msgs []runtime.Message) {
 	}
 }
 
-func dump(msgs []runtime.Message) string {
+func dump(msgs []chat.Message) string {
 	var b strings.Builder
 	for _, m := range msgs {
 		fmt.Fprintf(&b, "\n  {%s text=%q parts=%+v id=%q error=%v calls=", m.Role, m.Text, m.Parts, m.ToolCallID, m.IsError)
@@ -212,7 +212,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Parse(Print(Parse(s))) failed: %v\ninput: %q\nprinted: %q", err, s, text)
 		}
-		if !slices.EqualFunc(again, msgs, runtime.Message.Equal) {
+		if !slices.EqualFunc(again, msgs, chat.Message.Equal) {
 			t.Fatalf("not a fixed point\ninput: %q\nfirst:  %s\nsecond: %s\nprinted: %q", s, dump(msgs), dump(again), text)
 		}
 	})

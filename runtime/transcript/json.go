@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // wirePart is the JSON form of one part on a "part:" line and inside a function_call_output's
@@ -54,14 +54,14 @@ func appendJSON(b *strings.Builder, v any) {
 	b.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }
 
-func toWire(p runtime.Part) wirePart {
+func toWire(p chat.Part) wirePart {
 	return wirePart{Type: string(p.Type), Text: p.Text, Filename: p.Filename, MediaType: p.MediaType, Data: p.Data}
 }
 
 // appendCall writes the function_call object: {"name":…,"arguments":…,"id":…}. A nil or blank
 // Input is written as {}; an Input that is not valid JSON is written as a JSON string (which
 // Parse then rejects unless it holds an object), so the line stays one line.
-func appendCall(b *strings.Builder, c runtime.ToolCall) {
+func appendCall(b *strings.Builder, c chat.ToolCall) {
 	b.WriteString(`{"name":`)
 	appendJSON(b, c.Name)
 	b.WriteString(`,"arguments":`)
@@ -81,7 +81,7 @@ func appendCall(b *strings.Builder, c runtime.ToolCall) {
 
 // appendOutput writes the function_call_output object: {"id":…,"content":…}, where content is
 // the message's text as a JSON string, or its parts as a list when it has any.
-func appendOutput(b *strings.Builder, m runtime.Message) {
+func appendOutput(b *strings.Builder, m chat.Message) {
 	b.WriteString(`{"id":`)
 	appendJSON(b, m.ToolCallID)
 	b.WriteString(`,"content":`)
@@ -103,7 +103,7 @@ func appendOutput(b *strings.Builder, m runtime.Message) {
 // appendState writes the provider_state object: {"provider":…,"data":…} with data compacted;
 // empty data is written as null and data that is not valid JSON as a JSON string (which Parse
 // reads back as that string), so the line stays one line.
-func appendState(b *strings.Builder, st runtime.ProviderState) {
+func appendState(b *strings.Builder, st chat.ProviderState) {
 	b.WriteString(`{"provider":`)
 	appendJSON(b, st.Provider)
 	b.WriteString(`,"data":`)
@@ -121,23 +121,23 @@ func appendState(b *strings.Builder, st runtime.ProviderState) {
 
 // decodeState parses the JSON of a provider_state line. "provider" is required; "data" is any
 // JSON value (absent means null), kept compacted.
-func decodeState(s string) (runtime.ProviderState, error) {
+func decodeState(s string) (chat.ProviderState, error) {
 	var w wireState
 	if err := decodeObject(s, &w); err != nil {
-		return runtime.ProviderState{}, err
+		return chat.ProviderState{}, err
 	}
 	if w.Provider == nil {
-		return runtime.ProviderState{}, errors.New(`missing "provider"`)
+		return chat.ProviderState{}, errors.New(`missing "provider"`)
 	}
 	data := json.RawMessage("null")
 	if d := bytes.TrimSpace(w.Data); len(d) > 0 {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, d); err != nil {
-			return runtime.ProviderState{}, fmt.Errorf(`"data": %w`, err)
+			return chat.ProviderState{}, fmt.Errorf(`"data": %w`, err)
 		}
 		data = buf.Bytes()
 	}
-	return runtime.ProviderState{Provider: *w.Provider, Data: data}, nil
+	return chat.ProviderState{Provider: *w.Provider, Data: data}, nil
 }
 
 // decodeObject decodes exactly one JSON object from s into v, refusing unknown keys and
@@ -163,26 +163,26 @@ func decodeObject(s string, v any) error {
 
 // decodeCall parses the JSON of a function_call line. arguments may be absent or null (an
 // empty object), a JSON object, or a JSON string holding a JSON object (the OpenAI wire form).
-func decodeCall(s string) (runtime.ToolCall, error) {
+func decodeCall(s string) (chat.ToolCall, error) {
 	var w wireCall
 	if err := decodeObject(s, &w); err != nil {
-		return runtime.ToolCall{}, err
+		return chat.ToolCall{}, err
 	}
 	if w.Name == nil {
-		return runtime.ToolCall{}, errors.New(`missing "name"`)
+		return chat.ToolCall{}, errors.New(`missing "name"`)
 	}
 	if w.ID == nil {
-		return runtime.ToolCall{}, errors.New(`missing "id"`)
+		return chat.ToolCall{}, errors.New(`missing "id"`)
 	}
 	args := bytes.TrimSpace(w.Arguments)
 	if len(args) > 0 && args[0] == '"' {
 		var inner string
 		if err := json.Unmarshal(args, &inner); err != nil {
-			return runtime.ToolCall{}, fmt.Errorf(`"arguments": %w`, err)
+			return chat.ToolCall{}, fmt.Errorf(`"arguments": %w`, err)
 		}
 		args = bytes.TrimSpace([]byte(inner))
 		if !json.Valid(args) {
-			return runtime.ToolCall{}, errors.New(`"arguments" must be a JSON object (a string holding one is accepted)`)
+			return chat.ToolCall{}, errors.New(`"arguments" must be a JSON object (a string holding one is accepted)`)
 		}
 	}
 	var input json.RawMessage
@@ -192,69 +192,69 @@ func decodeCall(s string) (runtime.ToolCall, error) {
 	case args[0] == '{':
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, args); err != nil {
-			return runtime.ToolCall{}, fmt.Errorf(`"arguments": %w`, err)
+			return chat.ToolCall{}, fmt.Errorf(`"arguments": %w`, err)
 		}
 		input = buf.Bytes()
 	default:
-		return runtime.ToolCall{}, errors.New(`"arguments" must be a JSON object (a string holding one is accepted)`)
+		return chat.ToolCall{}, errors.New(`"arguments" must be a JSON object (a string holding one is accepted)`)
 	}
-	return runtime.ToolCall{ID: *w.ID, Name: *w.Name, Input: input}, nil
+	return chat.ToolCall{ID: *w.ID, Name: *w.Name, Input: input}, nil
 }
 
 // decodeOutput parses the JSON of a function_call_output line into a tool message. content may
 // be absent or null (empty text), a string (the text) or a list of part objects (the parts).
-func decodeOutput(s string) (runtime.Message, error) {
+func decodeOutput(s string) (chat.Message, error) {
 	var w wireOutput
 	if err := decodeObject(s, &w); err != nil {
-		return runtime.Message{}, err
+		return chat.Message{}, err
 	}
 	if w.ID == nil {
-		return runtime.Message{}, errors.New(`missing "id"`)
+		return chat.Message{}, errors.New(`missing "id"`)
 	}
-	m := runtime.Message{Role: runtime.RoleTool, ToolCallID: *w.ID, IsError: w.IsError}
+	m := chat.Message{Role: chat.RoleTool, ToolCallID: *w.ID, IsError: w.IsError}
 	c := bytes.TrimSpace(w.Content)
 	switch {
 	case len(c) == 0 || string(c) == "null":
 	case c[0] == '"':
 		if err := json.Unmarshal(c, &m.Text); err != nil {
-			return runtime.Message{}, fmt.Errorf(`"content": %w`, err)
+			return chat.Message{}, fmt.Errorf(`"content": %w`, err)
 		}
 	case c[0] == '[':
 		dec := json.NewDecoder(bytes.NewReader(c))
 		dec.DisallowUnknownFields()
 		var ws []wirePart
 		if err := dec.Decode(&ws); err != nil {
-			return runtime.Message{}, fmt.Errorf(`"content": %w`, err)
+			return chat.Message{}, fmt.Errorf(`"content": %w`, err)
 		}
 		for i, w := range ws {
 			p, err := fromWire(w)
 			if err != nil {
-				return runtime.Message{}, fmt.Errorf(`"content" part %d: %w`, i+1, err)
+				return chat.Message{}, fmt.Errorf(`"content" part %d: %w`, i+1, err)
 			}
 			m.Parts = append(m.Parts, p)
 		}
 	default:
-		return runtime.Message{}, errors.New(`"content" must be a string or a list of parts`)
+		return chat.Message{}, errors.New(`"content" must be a string or a list of parts`)
 	}
 	return m, nil
 }
 
 // decodePart parses the JSON of a part line.
-func decodePart(s string) (runtime.Part, error) {
+func decodePart(s string) (chat.Part, error) {
 	var w wirePart
 	if err := decodeObject(s, &w); err != nil {
-		return runtime.Part{}, err
+		return chat.Part{}, err
 	}
 	return fromWire(w)
 }
 
-func fromWire(w wirePart) (runtime.Part, error) {
-	switch t := runtime.PartType(w.Type); t {
-	case runtime.PartText, runtime.PartImage, runtime.PartDocument:
-		return runtime.Part{Type: t, Text: w.Text, Filename: w.Filename, MediaType: w.MediaType, Data: w.Data}, nil
+func fromWire(w wirePart) (chat.Part, error) {
+	switch t := chat.PartType(w.Type); t {
+	case chat.PartText, chat.PartImage, chat.PartDocument:
+		return chat.Part{Type: t, Text: w.Text, Filename: w.Filename, MediaType: w.MediaType, Data: w.Data}, nil
 	case "":
-		return runtime.Part{}, errors.New(`missing "type" (text, image or document)`)
+		return chat.Part{}, errors.New(`missing "type" (text, image or document)`)
 	default:
-		return runtime.Part{}, fmt.Errorf(`unknown part type %q (use text, image or document)`, w.Type)
+		return chat.Part{}, fmt.Errorf(`unknown part type %q (use text, image or document)`, w.Type)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // Load is the load_transcript resolver: it reads the transcript file at Path through Files and
@@ -25,7 +26,7 @@ type Load struct {
 }
 
 // Resolve implements runtime.Resolver. It checks ctx before reading; inv is not used.
-func (l *Load) Resolve(ctx context.Context, _ *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+func (l *Load) Resolve(ctx context.Context, _ *runtime.Invocation, dst []chat.Message) ([]chat.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return dst, err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing/fstest"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 func TestLoadAppendsTheFilesMessages(t *testing.T) {
@@ -23,13 +24,13 @@ func TestLoadAppendsTheFilesMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst := []runtime.Message{runtime.SystemMessage("first")}
+	dst := []chat.Message{chat.SystemMessage("first")}
 	got, err := (&Load{Path: "few.chat", Files: files}).Resolve(context.Background(), nil, dst)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []runtime.Message{runtime.SystemMessage("first"), runtime.UserMessage("ping"), runtime.AssistantMessage("pong")}
-	if !slices.EqualFunc(got, want, runtime.Message.Equal) {
+	want := []chat.Message{chat.SystemMessage("first"), chat.UserMessage("ping"), chat.AssistantMessage("pong")}
+	if !slices.EqualFunc(got, want, chat.Message.Equal) {
 		t.Fatalf("got %s\nwant %s", dump(got), dump(want))
 	}
 }
@@ -37,7 +38,7 @@ func TestLoadAppendsTheFilesMessages(t *testing.T) {
 func TestLoadReadsFromAnFSAndAbsolutePaths(t *testing.T) {
 	fsys := fstest.MapFS{"prompts/x.chat": {Data: []byte("system: from fs")}}
 	got, err := (&Load{Path: "prompts/x.chat", Files: runtime.FSFiles(fsys)}).Resolve(context.Background(), nil, nil)
-	if err != nil || !slices.EqualFunc(got, []runtime.Message{runtime.SystemMessage("from fs")}, runtime.Message.Equal) {
+	if err != nil || !slices.EqualFunc(got, []chat.Message{chat.SystemMessage("from fs")}, chat.Message.Equal) {
 		t.Fatalf("fs: got %s, %v", dump(got), err)
 	}
 	abs := filepath.Join(t.TempDir(), "abs.chat")
@@ -45,16 +46,16 @@ func TestLoadReadsFromAnFSAndAbsolutePaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err = (&Load{Path: abs}).Resolve(context.Background(), nil, nil)
-	if err != nil || !slices.EqualFunc(got, []runtime.Message{runtime.UserMessage("abs")}, runtime.Message.Equal) {
+	if err != nil || !slices.EqualFunc(got, []chat.Message{chat.UserMessage("abs")}, chat.Message.Equal) {
 		t.Fatalf("absolute: got %s, %v", dump(got), err)
 	}
 }
 
 func TestLoadBlankFileContributesNothing(t *testing.T) {
 	fsys := fstest.MapFS{"blank.chat": {Data: []byte("\n  \n")}}
-	dst := []runtime.Message{runtime.UserMessage("kept")}
+	dst := []chat.Message{chat.UserMessage("kept")}
 	got, err := (&Load{Path: "blank.chat", Files: runtime.FSFiles(fsys)}).Resolve(context.Background(), nil, dst)
-	if err != nil || !slices.EqualFunc(got, dst, runtime.Message.Equal) {
+	if err != nil || !slices.EqualFunc(got, dst, chat.Message.Equal) {
 		t.Fatalf("got %s, %v", dump(got), err)
 	}
 }
@@ -62,7 +63,7 @@ func TestLoadBlankFileContributesNothing(t *testing.T) {
 func TestLoadErrors(t *testing.T) {
 	fsys := fstest.MapFS{"bad.chat": {Data: []byte("user: ok\n\nassistant:\nfunction_call: {oops}\n")}}
 	files := runtime.FSFiles(fsys)
-	dst := []runtime.Message{runtime.UserMessage("kept")}
+	dst := []chat.Message{chat.UserMessage("kept")}
 
 	t.Run("parse error names the path and line", func(t *testing.T) {
 		got, err := (&Load{Path: "bad.chat", Files: files}).Resolve(context.Background(), nil, dst)
@@ -74,7 +75,7 @@ func TestLoadErrors(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Line != 4 {
 			t.Fatalf("errors.As ParseError: %v", pe)
 		}
-		if !slices.EqualFunc(got, dst, runtime.Message.Equal) {
+		if !slices.EqualFunc(got, dst, chat.Message.Equal) {
 			t.Fatalf("dst changed: %s", dump(got))
 		}
 	})

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // ParseError is the error Parse returns for text it cannot read. Line is the 1-based line
@@ -34,7 +34,7 @@ func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, 
 // invalid, lacks a required key, has an unknown key or names an unknown part type, and a code
 // fence that is never closed. An empty or blank text yields
 // no messages and no error. It re-creates scout-ai's Chat.parse (seed 002) for the four roles.
-func Parse(text string) ([]runtime.Message, error) {
+func Parse(text string) ([]chat.Message, error) {
 	text = strings.TrimPrefix(text, "\ufeff") // a byte order mark some editors write; Print never does
 	if strings.Contains(text, "\r\n") && strings.Count(text, "\n") == strings.Count(text, "\r\n") {
 		text = strings.ReplaceAll(text, "\r\n", "\n")
@@ -96,18 +96,18 @@ func Parse(text string) ([]runtime.Message, error) {
 
 // parser holds the messages read so far and the message being read.
 type parser struct {
-	msgs []runtime.Message
+	msgs []chat.Message
 	open bool // a system/user/assistant message is being read
 	// afterOutput is the line of the last function_call_output when no message is open
 	// since; 0 otherwise.
 	afterOutput int
 
-	role     runtime.Role
-	seg      []segLine      // the current run of text lines
-	items    []runtime.Part // text runs (as text parts) and part lines, in order
-	partLine bool           // the message had a part line, so its content is items
-	calls    []runtime.ToolCall
-	states   []runtime.ProviderState
+	role     chat.Role
+	seg      []segLine   // the current run of text lines
+	items    []chat.Part // text runs (as text parts) and part lines, in order
+	partLine bool        // the message had a part line, so its content is items
+	calls    []chat.ToolCall
+	states   []chat.ProviderState
 }
 
 // segLine is one text line of a message; protected lines (escaped, inline, or inside a fence)
@@ -146,7 +146,7 @@ func (p *parser) header(lineNo int, kw, inline string) error {
 	switch kw {
 	case kwSystem, kwUser, kwAssistant:
 		p.closeMessage()
-		p.open, p.role = true, runtime.Role(kw)
+		p.open, p.role = true, chat.Role(kw)
 		if t := strings.Trim(inline, " \t\r"); t != "" {
 			p.seg = append(p.seg, segLine{text: t, protected: true})
 		}
@@ -154,7 +154,7 @@ func (p *parser) header(lineNo int, kw, inline string) error {
 	case kwTool:
 		return &ParseError{Line: lineNo, Msg: `"tool:" is not a message header; write a tool result as function_call_output: {"id":…,"content":…}`}
 	case kwCall:
-		if !p.open || p.role != runtime.RoleAssistant {
+		if !p.open || p.role != chat.RoleAssistant {
 			return &ParseError{Line: lineNo, Msg: "function_call outside an assistant message; put it under an assistant: header"}
 		}
 		if len(p.states) > 0 {
@@ -177,7 +177,7 @@ func (p *parser) header(lineNo int, kw, inline string) error {
 		p.afterOutput = lineNo
 		return nil
 	case kwState:
-		if !p.open || p.role != runtime.RoleAssistant {
+		if !p.open || p.role != chat.RoleAssistant {
 			return &ParseError{Line: lineNo, Msg: "provider_state outside an assistant message; put it under an assistant: header"}
 		}
 		st, err := decodeState(inline)
@@ -225,7 +225,7 @@ func (p *parser) flushText() {
 			}
 			b.WriteString(l.text)
 		}
-		p.items = append(p.items, runtime.TextPart(b.String()))
+		p.items = append(p.items, chat.TextPart(b.String()))
 	}
 	p.seg = p.seg[:0]
 }
@@ -236,7 +236,7 @@ func (p *parser) closeMessage() {
 		return
 	}
 	p.flushText()
-	m := runtime.Message{Role: p.role, ToolCalls: p.calls, State: p.states}
+	m := chat.Message{Role: p.role, ToolCalls: p.calls, State: p.states}
 	switch {
 	case p.partLine:
 		m.Parts = p.items

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // Print renders msgs in the transcript format, one message after another with a blank line
@@ -19,7 +19,7 @@ import (
 // when IsError is set. Print never uses the inline header form.
 //
 // Print is deterministic (no maps, no clock) and Parse(Print(msgs)) equals msgs (message by
-// message under runtime.Message.Equal) for every list in its domain: roles are the four defined roles,
+// message under chat.Message.Equal) for every list in its domain: roles are the four defined roles,
 // ToolCalls and State appear only on assistant messages, ToolCallID and IsError only on tool
 // messages, every tool-call Input is empty or a JSON object, every State Data is empty or
 // valid JSON, every part type is text, image or document, and
@@ -29,13 +29,13 @@ import (
 // included. Outside the domain Print still writes deterministic text, which Parse may reject
 // or read back differently. It re-creates scout-ai's Chat.print (seed 002) with an exact
 // escape rule.
-func Print(msgs []runtime.Message) string {
+func Print(msgs []chat.Message) string {
 	var b strings.Builder
 	for i, m := range msgs {
-		if i > 0 && (m.Role != runtime.RoleTool || msgs[i-1].Role != runtime.RoleTool) {
+		if i > 0 && (m.Role != chat.RoleTool || msgs[i-1].Role != chat.RoleTool) {
 			b.WriteByte('\n')
 		}
-		if m.Role == runtime.RoleTool {
+		if m.Role == chat.RoleTool {
 			b.WriteString(kwOutput + ": ")
 			appendOutput(&b, m)
 			b.WriteByte('\n')
@@ -66,10 +66,10 @@ func Print(msgs []runtime.Message) string {
 // the part before it was not written as raw text (two raw texts in a row would merge into one
 // when parsed); otherwise it is written as a part line. When a text part holds invalid UTF-8,
 // which a part line cannot carry, its neighbour yields the raw form to it.
-func printParts(b *strings.Builder, parts []runtime.Part) {
+func printParts(b *strings.Builder, parts []chat.Part) {
 	prevRaw := false
 	for i, p := range parts {
-		if p.Type == runtime.PartText && p.Text != "" && !prevRaw &&
+		if p.Type == chat.PartText && p.Text != "" && !prevRaw &&
 			(!utf8.ValidString(p.Text) || !needsRaw(parts, i+1)) {
 			printText(b, p.Text)
 			prevRaw = true
@@ -84,8 +84,8 @@ func printParts(b *strings.Builder, parts []runtime.Part) {
 
 // needsRaw reports whether parts[i] exists and is a text part that only the raw form carries
 // exactly (it holds invalid UTF-8).
-func needsRaw(parts []runtime.Part, i int) bool {
-	return i < len(parts) && parts[i].Type == runtime.PartText && parts[i].Text != "" &&
+func needsRaw(parts []chat.Part, i int) bool {
+	return i < len(parts) && parts[i].Type == chat.PartText && parts[i].Text != "" &&
 		!utf8.ValidString(parts[i].Text)
 }
 

@@ -9,65 +9,64 @@ import (
 	"testing"
 
 	"github.com/personagen/personagen/internal/golden"
-
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
-func partsMessage(r runtime.Role, parts ...runtime.Part) runtime.Message {
-	return runtime.Message{Role: r, Parts: parts}
+func partsMessage(r chat.Role, parts ...chat.Part) chat.Message {
+	return chat.Message{Role: r, Parts: parts}
 }
 
-func call(id, name, input string) runtime.ToolCall {
-	return runtime.ToolCall{ID: id, Name: name, Input: json.RawMessage(input)}
+func call(id, name, input string) chat.ToolCall {
+	return chat.ToolCall{ID: id, Name: name, Input: json.RawMessage(input)}
 }
 
 // printCases are the message lists whose printed form is pinned in testdata/print/<name>.golden.
-var printCases = map[string][]runtime.Message{
+var printCases = map[string][]chat.Message{
 	"conversation": {
-		runtime.SystemMessage("You answer billing questions for Acme."),
-		runtime.UserMessage("Why was I charged twice?"),
-		runtime.AssistantMessage("Let me look at your invoices.", call("call_1", "list_invoices", `{ "month": "2024-05" }`)),
-		runtime.ToolMessage("call_1", "INV-7 $20, INV-8 $20 (duplicate)"),
-		runtime.AssistantMessage("INV-8 duplicates INV-7; I have asked billing to refund it."),
+		chat.SystemMessage("You answer billing questions for Acme."),
+		chat.UserMessage("Why was I charged twice?"),
+		chat.AssistantMessage("Let me look at your invoices.", call("call_1", "list_invoices", `{ "month": "2024-05" }`)),
+		chat.ToolMessage("call_1", "INV-7 $20, INV-8 $20 (duplicate)"),
+		chat.AssistantMessage("INV-8 duplicates INV-7; I have asked billing to refund it."),
 	},
 	"escapes": {
-		runtime.UserMessage("user:\n\\user:\nassistant: hi\nfoo_bar: x\nx1: y\nfunction_call: {}\npart: x\ntool:\n\\foo\n\\\n~~~\nUser: x"),
-		runtime.AssistantMessage("\n\nleading and trailing blank lines\n\n"),
-		runtime.UserMessage("\n"),
-		runtime.UserMessage(" \r"),
+		chat.UserMessage("user:\n\\user:\nassistant: hi\nfoo_bar: x\nx1: y\nfunction_call: {}\npart: x\ntool:\n\\foo\n\\\n~~~\nUser: x"),
+		chat.AssistantMessage("\n\nleading and trailing blank lines\n\n"),
+		chat.UserMessage("\n"),
+		chat.UserMessage(" \r"),
 	},
 	"fences": {
-		runtime.AssistantMessage("Balanced:\n```go\nuser:\n\\user:\n```\nUnclosed:\n~~~\nsystem:"),
-		runtime.UserMessage("````\n```\nstill inside\n````\n```x```\nuser:"),
+		chat.AssistantMessage("Balanced:\n```go\nuser:\n\\user:\n```\nUnclosed:\n~~~\nsystem:"),
+		chat.UserMessage("````\n```\nstill inside\n````\n```x```\nuser:"),
 	},
 	"parts": {
-		partsMessage(runtime.RoleUser, runtime.TextPart("Here is the invoice."),
-			runtime.DocumentPart("inv.pdf", "application/pdf", []byte("%PDF-1.4")),
-			runtime.TextPart("What is the total?"),
-			runtime.TextPart("And the due date?"),
-			runtime.ImagePart("image/png", []byte{0x89, 'P', 'N', 'G'}),
-			runtime.TextPart(""),
+		partsMessage(chat.RoleUser, chat.TextPart("Here is the invoice."),
+			chat.DocumentPart("inv.pdf", "application/pdf", []byte("%PDF-1.4")),
+			chat.TextPart("What is the total?"),
+			chat.TextPart("And the due date?"),
+			chat.ImagePart("image/png", []byte{0x89, 'P', 'N', 'G'}),
+			chat.TextPart(""),
 		),
-		{Role: runtime.RoleTool, ToolCallID: "call_9", Parts: []runtime.Part{runtime.ImagePart("image/png", []byte{1, 2})}},
+		{Role: chat.RoleTool, ToolCallID: "call_9", Parts: []chat.Part{chat.ImagePart("image/png", []byte{1, 2})}},
 	},
 	"tool_rounds": {
-		runtime.AssistantMessage("", call("a", "search", `{"q":"<b>&"}`), call("b", "fetch", "")),
-		runtime.ToolMessage("a", "line one\nline two"),
-		runtime.ToolMessage("b", ""),
-		runtime.AssistantMessage("Two results.", call("a", "search", `{}`)),
-		runtime.ToolMessage("a", "again"),
-		runtime.SystemMessage(""),
-		runtime.UserMessage(""),
+		chat.AssistantMessage("", call("a", "search", `{"q":"<b>&"}`), call("b", "fetch", "")),
+		chat.ToolMessage("a", "line one\nline two"),
+		chat.ToolMessage("b", ""),
+		chat.AssistantMessage("Two results.", call("a", "search", `{}`)),
+		chat.ToolMessage("a", "again"),
+		chat.SystemMessage(""),
+		chat.UserMessage(""),
 	},
 	"errors_and_state": {
-		runtime.UserMessage("Refund INV-8."),
-		{Role: runtime.RoleAssistant, Text: "Checking.", ToolCalls: []runtime.ToolCall{call("t1", "refund", `{"invoice": "INV-8"}`)},
-			State: []runtime.ProviderState{
+		chat.UserMessage("Refund INV-8."),
+		{Role: chat.RoleAssistant, Text: "Checking.", ToolCalls: []chat.ToolCall{call("t1", "refund", `{"invoice": "INV-8"}`)},
+			State: []chat.ProviderState{
 				{Provider: "anthropic", Data: json.RawMessage(`{"type": "thinking", "thinking": "The user wants a refund.", "signature": "c2ln"}`)},
 				{Provider: "openai-responses", Data: json.RawMessage(`{"type":"reasoning","summary":[],"encrypted_content":"ZW5j"}`)},
 			}},
-		runtime.ToolErrorMessage("t1", "refund service unavailable"),
-		{Role: runtime.RoleAssistant, Text: "I could not refund it yet.", State: []runtime.ProviderState{{Provider: "anthropic"}}},
+		chat.ToolErrorMessage("t1", "refund service unavailable"),
+		{Role: chat.RoleAssistant, Text: "I could not refund it yet.", State: []chat.ProviderState{{Provider: "anthropic"}}},
 	},
 }
 
@@ -80,7 +79,7 @@ func TestPrintGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse(Print): %v", err)
 			}
-			if !slices.EqualFunc(back, msgs, runtime.Message.Equal) {
+			if !slices.EqualFunc(back, msgs, chat.Message.Equal) {
 				t.Fatalf("Parse(Print) differs:\nwant %s\ngot  %s", dump(msgs), dump(back))
 			}
 		})
@@ -163,7 +162,7 @@ func TestPrintEscapesExactlyTheLinesParseWouldMisread(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			msgs := []runtime.Message{runtime.UserMessage(tt.text)}
+			msgs := []chat.Message{chat.UserMessage(tt.text)}
 			got := Print(msgs)
 			if want := "user:\n" + tt.block; got != want {
 				t.Errorf("Print = %q, want %q", got, want)
@@ -178,47 +177,47 @@ func TestParseReadsHandWrittenForms(t *testing.T) {
 	tests := []struct {
 		name string
 		text string
-		want []runtime.Message
+		want []chat.Message
 	}{
 		{"empty file", "", nil},
 		{"blank file", "\n \n\t\n", nil},
-		{"inline headers", "system: Be brief.\nuser:   hi  \nassistant:hello", []runtime.Message{
-			runtime.SystemMessage("Be brief."), runtime.UserMessage("hi"), runtime.AssistantMessage("hello")}},
-		{"inline header continued by lines", "user: first\nsecond\n\n", []runtime.Message{runtime.UserMessage("first\nsecond")}},
-		{"block with surrounding blank lines", "\n\nuser:\n\n  \nhi\n\nthere\n\n\nassistant:\n\nok\n", []runtime.Message{
-			runtime.UserMessage("hi\n\nthere"), runtime.AssistantMessage("ok")}},
-		{"CRLF file", "user:\r\nhi\r\nthere\r\n\r\nassistant: ok\r\n", []runtime.Message{
-			runtime.UserMessage("hi\nthere"), runtime.AssistantMessage("ok")}},
-		{"leading byte order mark dropped", "\ufeffuser: hi\n", []runtime.Message{runtime.UserMessage("hi")}},
-		{"byte order mark and CRLF", "\ufeffsystem:\r\nBe brief.\r\n", []runtime.Message{runtime.SystemMessage("Be brief.")}},
-		{"byte order mark inside text kept", "user:\n\ufeffhi\n", []runtime.Message{runtime.UserMessage("\ufeffhi")}},
-		{"mixed line breaks keep carriage returns", "user:\r\nhi\r\nthere\n", []runtime.Message{runtime.UserMessage("hi\r\nthere")}},
-		{"header without content", "user:\nassistant:", []runtime.Message{runtime.UserMessage(""), runtime.AssistantMessage("")}},
-		{"escaped lines", "user:\n\\user: x\n\\\\\n\\foo\n\\", []runtime.Message{runtime.UserMessage("user: x\n\\\n\\foo\n")}},
-		{"fence protects headers", "assistant:\n~~~\nuser:\n\\x:\n\\user:\n~~~~\nuser: next", []runtime.Message{
-			runtime.AssistantMessage("~~~\nuser:\n\\x:\n\\user:\n~~~~"), runtime.UserMessage("next")}},
-		{"inline text is literal", "user: \\user: ```", []runtime.Message{runtime.UserMessage("\\user: ```")}},
+		{"inline headers", "system: Be brief.\nuser:   hi  \nassistant:hello", []chat.Message{
+			chat.SystemMessage("Be brief."), chat.UserMessage("hi"), chat.AssistantMessage("hello")}},
+		{"inline header continued by lines", "user: first\nsecond\n\n", []chat.Message{chat.UserMessage("first\nsecond")}},
+		{"block with surrounding blank lines", "\n\nuser:\n\n  \nhi\n\nthere\n\n\nassistant:\n\nok\n", []chat.Message{
+			chat.UserMessage("hi\n\nthere"), chat.AssistantMessage("ok")}},
+		{"CRLF file", "user:\r\nhi\r\nthere\r\n\r\nassistant: ok\r\n", []chat.Message{
+			chat.UserMessage("hi\nthere"), chat.AssistantMessage("ok")}},
+		{"leading byte order mark dropped", "\ufeffuser: hi\n", []chat.Message{chat.UserMessage("hi")}},
+		{"byte order mark and CRLF", "\ufeffsystem:\r\nBe brief.\r\n", []chat.Message{chat.SystemMessage("Be brief.")}},
+		{"byte order mark inside text kept", "user:\n\ufeffhi\n", []chat.Message{chat.UserMessage("\ufeffhi")}},
+		{"mixed line breaks keep carriage returns", "user:\r\nhi\r\nthere\n", []chat.Message{chat.UserMessage("hi\r\nthere")}},
+		{"header without content", "user:\nassistant:", []chat.Message{chat.UserMessage(""), chat.AssistantMessage("")}},
+		{"escaped lines", "user:\n\\user: x\n\\\\\n\\foo\n\\", []chat.Message{chat.UserMessage("user: x\n\\\n\\foo\n")}},
+		{"fence protects headers", "assistant:\n~~~\nuser:\n\\x:\n\\user:\n~~~~\nuser: next", []chat.Message{
+			chat.AssistantMessage("~~~\nuser:\n\\x:\n\\user:\n~~~~"), chat.UserMessage("next")}},
+		{"inline text is literal", "user: \\user: ```", []chat.Message{chat.UserMessage("\\user: ```")}},
 		{"calls with text stay one message", "assistant:\nChecking.\n\nfunction_call: {\"name\":\"f\",\"arguments\":{\"a\": 1},\"id\":\"1\"}\n\nfunction_call: {\"name\":\"g\",\"id\":\"2\"}\nfunction_call_output: {\"id\":\"1\",\"content\":\"r1\"}\nfunction_call_output: {\"id\":\"2\"}\n",
-			[]runtime.Message{
-				runtime.AssistantMessage("Checking.", call("1", "f", `{"a":1}`), call("2", "g", `{}`)),
-				runtime.ToolMessage("1", "r1"), runtime.ToolMessage("2", ""),
+			[]chat.Message{
+				chat.AssistantMessage("Checking.", call("1", "f", `{"a":1}`), call("2", "g", `{}`)),
+				chat.ToolMessage("1", "r1"), chat.ToolMessage("2", ""),
 			}},
 		{"arguments as a JSON string", `assistant: function_call: x` + "\n" + `function_call: {"name":"f","arguments":"{\"q\":\"x\"}","id":"1"}`,
-			[]runtime.Message{runtime.AssistantMessage("function_call: x", call("1", "f", `{"q":"x"}`))}},
+			[]chat.Message{chat.AssistantMessage("function_call: x", call("1", "f", `{"q":"x"}`))}},
 		{"null arguments and content", "assistant:\nfunction_call: {\"name\":\"f\",\"arguments\":null,\"id\":\"1\"}\nfunction_call_output: {\"id\":\"1\",\"content\":null}",
-			[]runtime.Message{runtime.AssistantMessage("", call("1", "f", `{}`)), runtime.ToolMessage("1", "")}},
+			[]chat.Message{chat.AssistantMessage("", call("1", "f", `{}`)), chat.ToolMessage("1", "")}},
 		{"parts between text runs", "user:\nlook:\n\npart: {\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"AQI=\"}\n\nwhat is it?\n",
-			[]runtime.Message{partsMessage(runtime.RoleUser, runtime.TextPart("look:"),
-				runtime.ImagePart("image/png", []byte{1, 2}), runtime.TextPart("what is it?"))}},
+			[]chat.Message{partsMessage(chat.RoleUser, chat.TextPart("look:"),
+				chat.ImagePart("image/png", []byte{1, 2}), chat.TextPart("what is it?"))}},
 		{"tool result with parts", `function_call_output: {"id":"c","content":[{"type":"text","text":"t"},{"type":"document","filename":"a.pdf","media_type":"application/pdf","data":"JVBE"}]}`,
-			[]runtime.Message{{Role: runtime.RoleTool, ToolCallID: "c", Parts: []runtime.Part{
-				runtime.TextPart("t"), runtime.DocumentPart("a.pdf", "application/pdf", []byte("%PD"))}}}},
+			[]chat.Message{{Role: chat.RoleTool, ToolCallID: "c", Parts: []chat.Part{
+				chat.TextPart("t"), chat.DocumentPart("a.pdf", "application/pdf", []byte("%PD"))}}}},
 		{"error result and provider state", "assistant:\nfunction_call: {\"name\":\"f\",\"id\":\"1\"}\nprovider_state: {\"provider\":\"anthropic\",\"data\":{\"a\": 1}}\n\nprovider_state: {\"provider\":\"x\"}\nfunction_call_output: {\"id\":\"1\",\"content\":\"boom\",\"is_error\":true}",
-			[]runtime.Message{
-				{Role: runtime.RoleAssistant, ToolCalls: []runtime.ToolCall{call("1", "f", "{}")}, State: []runtime.ProviderState{
+			[]chat.Message{
+				{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{call("1", "f", "{}")}, State: []chat.ProviderState{
 					{Provider: "anthropic", Data: json.RawMessage(`{"a":1}`)}, {Provider: "x", Data: json.RawMessage("null")}}},
-				runtime.ToolErrorMessage("1", "boom")}},
-		{"is_error false is no error", `function_call_output: {"id":"1","content":"ok","is_error":false}`, []runtime.Message{runtime.ToolMessage("1", "ok")}},
+				chat.ToolErrorMessage("1", "boom")}},
+		{"is_error false is no error", `function_call_output: {"id":"1","content":"ok","is_error":false}`, []chat.Message{chat.ToolMessage("1", "ok")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -226,7 +225,7 @@ func TestParseReadsHandWrittenForms(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			if !slices.EqualFunc(got, tt.want, runtime.Message.Equal) {
+			if !slices.EqualFunc(got, tt.want, chat.Message.Equal) {
 				t.Fatalf("Parse:\ngot  %s\nwant %s", dump(got), dump(tt.want))
 			}
 			checkRoundTrip(t, got)

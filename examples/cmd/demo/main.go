@@ -46,6 +46,7 @@ import (
 	"github.com/personagen/personagen/generated"
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/agent"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/provider"
 	"github.com/personagen/personagen/runtime/provider/anthropic"
@@ -124,7 +125,7 @@ type demo struct {
 	env      *host.Env
 	support  *runtime.Persona
 	research *runtime.Persona
-	model    runtime.Model // nil: each run gets its own scripted model (scriptFor)
+	model    chat.Model // nil: each run gets its own scripted model (scriptFor)
 }
 
 func run(ctx context.Context, cfg config, w io.Writer) error {
@@ -304,7 +305,7 @@ func scheduleDigest(ctx context.Context, st *store.Store, research *runtime.Pers
 }
 
 // newModel returns the adapter -model names, or nil for the scripted model.
-func newModel(cfg config) (runtime.Model, error) {
+func newModel(cfg config) (chat.Model, error) {
 	switch cfg.model {
 	case "":
 		return nil, nil
@@ -333,12 +334,12 @@ func defaultNames() string {
 // settingsFor is a persona's model settings for the provider -model names: its name, the
 // provider, and the persona's token budget. The other settings are written for the persona's own
 // provider and may not apply to another (an adapter refuses what its provider cannot take).
-func settingsFor(cfg config, s runtime.ModelSettings) runtime.ModelSettings {
+func settingsFor(cfg config, s chat.ModelSettings) chat.ModelSettings {
 	name := cfg.modelName
 	if name == "" {
 		name = defaultName[cfg.model]
 	}
-	return runtime.ModelSettings{Name: name, Provider: cfg.model, MaxTokens: s.MaxTokens}
+	return chat.ModelSettings{Name: name, Provider: cfg.model, MaxTokens: s.MaxTokens}
 }
 
 type fixedClock struct{ t time.Time }

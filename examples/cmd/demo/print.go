@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/examples/host"
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/store"
 	"github.com/personagen/personagen/runtime/transcript"
@@ -122,11 +122,11 @@ type output struct {
 // the trail as one JSON document.
 func printJSON(w io.Writer, o output) error {
 	type modelCall struct {
-		Turn       int           `json:"turn"`
-		Model      string        `json:"model"`
-		StopReason string        `json:"stop_reason"`
-		Usage      runtime.Usage `json:"usage"`
-		ResponseID string        `json:"response_id"`
+		Turn       int        `json:"turn"`
+		Model      string     `json:"model"`
+		StopReason string     `json:"stop_reason"`
+		Usage      chat.Usage `json:"usage"`
+		ResponseID string     `json:"response_id"`
 	}
 	type sentJSON struct {
 		MessageID string `json:"message_id"`
@@ -136,17 +136,17 @@ func printJSON(w io.Writer, o output) error {
 		Marked    string `json:"mark_sent_outcome"`
 	}
 	type runJSON struct {
-		Title      string            `json:"title"`
-		RunKey     string            `json:"run_key"`
-		Kind       store.RunKind     `json:"kind"`
-		Status     store.RunStatus   `json:"status"`
-		Attempt    int               `json:"attempt"`
-		Usage      runtime.Usage     `json:"usage"`
-		StopReason string            `json:"stop_reason"`
-		ModelCalls []modelCall       `json:"model_calls"`
-		Messages   []runtime.Message `json:"messages"`
-		Reply      *replyJSON        `json:"reply,omitempty"`
-		Sent       []sentJSON        `json:"sent,omitempty"`
+		Title      string          `json:"title"`
+		RunKey     string          `json:"run_key"`
+		Kind       store.RunKind   `json:"kind"`
+		Status     store.RunStatus `json:"status"`
+		Attempt    int             `json:"attempt"`
+		Usage      chat.Usage      `json:"usage"`
+		StopReason string          `json:"stop_reason"`
+		ModelCalls []modelCall     `json:"model_calls"`
+		Messages   []chat.Message  `json:"messages"`
+		Reply      *replyJSON      `json:"reply,omitempty"`
+		Sent       []sentJSON      `json:"sent,omitempty"`
 	}
 	type deliveryJSON struct {
 		File        string            `json:"file"`

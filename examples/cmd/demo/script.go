@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/provider/scripted"
 )
@@ -24,18 +25,18 @@ import (
 //   - any other message (answered, by persona): one reply saying that the scripted model has no
 //     answer written for it.
 func scriptFor(key string, answered *history.Message, persona *runtime.Persona) *scripted.Model {
-	call := func(id, name, input string) runtime.ToolCall {
-		return runtime.ToolCall{ID: id, Name: name, Input: json.RawMessage(input)}
+	call := func(id, name, input string) chat.ToolCall {
+		return chat.ToolCall{ID: id, Name: name, Input: json.RawMessage(input)}
 	}
-	usage := func(in, cached, out int64) runtime.Usage {
-		return runtime.Usage{InputTokens: in, CacheReadTokens: cached, OutputTokens: out}
+	usage := func(in, cached, out int64) chat.Usage {
+		return chat.Usage{InputTokens: in, CacheReadTokens: cached, OutputTokens: out}
 	}
 	switch key {
 	case "c3@brightline.io":
 		return scripted.New(
 			scripted.Turn{
 				Text: "Let me check the refund and what the help center says about refunds that do not arrive.",
-				ToolCalls: []runtime.ToolCall{
+				ToolCalls: []chat.ToolCall{
 					call("toolu_01", "lookup_order", `{"number":"INV-2025-0117"}`),
 					call("toolu_02", "search_help_center", `{"query":"refund not on the card statement"}`),
 				},
@@ -43,12 +44,12 @@ func scriptFor(key string, answered *history.Message, persona *runtime.Persona) 
 			},
 			scripted.Turn{
 				Text: "The refund bounced off a replaced card, so billing has to send it by bank transfer.",
-				ToolCalls: []runtime.ToolCall{
+				ToolCalls: []chat.ToolCall{
 					call("toolu_03", "escalate_ticket", `{"summary":"Refund RF-2025-0311 (EUR 432.00, the duplicate capture on INV-2025-0117) was returned by Brightline's card issuer on 5 March because the card was replaced. Please refund by bank transfer; Jonas Brandt (billing contact) will send the account details.","reason":"refund"}`),
 				},
 				Usage: usage(3795, 3120, 118),
 			},
-			scripted.Turn{Reply: func(req *runtime.Request) (*runtime.Response, error) {
+			scripted.Turn{Reply: func(req *chat.Request) (*chat.Response, error) {
 				ticket := field(lastResult(req, "escalate_ticket"), "ticket")
 				return answer("Hi Jonas,\n\nthank you for checking. The refund of EUR 432.00 (RF-2025-0311) went out on 3 March, "+
 					"but your card issuer returned it on 5 March because the card it was charged to has been replaced. "+
@@ -59,7 +60,7 @@ func scriptFor(key string, answered *history.Message, persona *runtime.Persona) 
 			}},
 		)
 	case "c4@brightline.io":
-		return scripted.New(scripted.Turn{Reply: func(req *runtime.Request) (*runtime.Response, error) {
+		return scripted.New(scripted.Turn{Reply: func(req *chat.Request) (*chat.Response, error) {
 			handled := "our billing team"
 			if r := lastResult(req, "escalate_ticket"); r != "" { // from the replayed round
 				handled = "the colleague handling ticket " + field(r, "ticket")
@@ -72,20 +73,20 @@ func scriptFor(key string, answered *history.Message, persona *runtime.Persona) 
 	case "daily-digest":
 		return scripted.New(
 			scripted.Turn{
-				ToolCalls: []runtime.ToolCall{
+				ToolCalls: []chat.ToolCall{
 					call("call_01", "web_search", `{"query":"AI coding assistants code review agents IDE","since":"2025-03-06"}`),
 					call("call_02", "web_search", `{"query":"EU Data Act cloud switching data portability","since":"2025-03-06"}`),
 				},
 				Usage: usage(1480, 0, 64),
 			},
 			scripted.Turn{
-				ToolCalls: []runtime.ToolCall{
+				ToolCalls: []chat.ToolCall{
 					call("call_03", "web_fetch", `{"url":"https://news.example/2025/03/ide-review-agents"}`),
 					call("call_04", "web_fetch", `{"url":"https://news.example/2025/03/data-act-switching"}`),
 				},
 				Usage: usage(1930, 1480, 58),
 			},
-			scripted.Turn{Reply: func(req *runtime.Request) (*runtime.Response, error) {
+			scripted.Turn{Reply: func(req *chat.Request) (*chat.Response, error) {
 				return answer("Subject: Daily digest, 7 March 2025\n\nRead first\n"+
 					"- Code review agents move into the IDE: three vendors now review pull requests inside the editor. "+
 					"Why it matters: it overlaps the review automation on our roadmap. https://news.example/2025/03/ide-review-agents\n"+
@@ -124,19 +125,19 @@ func quoted(subject string) string {
 	return ` "` + subject + `"`
 }
 
-func answer(text string, u runtime.Usage) *runtime.Response {
-	return &runtime.Response{Message: runtime.AssistantMessage(text), StopReason: runtime.StopEndTurn, Usage: u}
+func answer(text string, u chat.Usage) *chat.Response {
+	return &chat.Response{Message: chat.AssistantMessage(text), StopReason: chat.StopEndTurn, Usage: u}
 }
 
 // lastResult is the result text of the request's last call of the tool name.
-func lastResult(req *runtime.Request, name string) string {
+func lastResult(req *chat.Request, name string) string {
 	ids := map[string]bool{}
 	out := ""
 	for _, m := range req.Messages {
 		for _, c := range m.ToolCalls {
 			ids[c.ID] = c.Name == name
 		}
-		if m.Role == runtime.RoleTool && ids[m.ToolCallID] {
+		if m.Role == chat.RoleTool && ids[m.ToolCallID] {
 			out = m.Text
 		}
 	}

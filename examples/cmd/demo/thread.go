@@ -11,6 +11,7 @@ import (
 	"github.com/personagen/personagen/examples"
 	"github.com/personagen/personagen/examples/host"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/mail"
 	"github.com/personagen/personagen/runtime/store"
 )
@@ -89,7 +90,7 @@ func seedThread(ctx context.Context, st *store.Store, personas []*runtime.Person
 			Persona: "support-agent", RunID: r.runID, TurnIndex: r.turn,
 		}
 		for i, c := range r.calls {
-			call, err := runtime.NewToolCall(c[0], c[1], json.RawMessage(c[2]))
+			call, err := chat.NewToolCall(c[0], c[1], json.RawMessage(c[2]))
 			if err != nil {
 				return store.Message{}, nil, err
 			}

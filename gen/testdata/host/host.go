@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // Env is the host dependency a spec's env names.
@@ -131,16 +132,16 @@ type CustomerContext struct {
 }
 
 // Resolve adds one system message describing the configuration.
-func (c *CustomerContext) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
-	return append(dst, runtime.SystemMessage(fmt.Sprintf("Customer tier: %s", c.Tier))), nil
+func (c *CustomerContext) Resolve(ctx context.Context, inv *runtime.Invocation, dst []chat.Message) ([]chat.Message, error) {
+	return append(dst, chat.SystemMessage(fmt.Sprintf("Customer tier: %s", c.Tier))), nil
 }
 
 // ValueResolver implements runtime.Resolver with a value receiver.
 type ValueResolver struct{ Text string }
 
 // Resolve adds Text as a system message.
-func (v ValueResolver) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
-	return append(dst, runtime.SystemMessage(v.Text)), nil
+func (v ValueResolver) Resolve(ctx context.Context, inv *runtime.Invocation, dst []chat.Message) ([]chat.Message, error) {
+	return append(dst, chat.SystemMessage(v.Text)), nil
 }
 
 // NotAResolver is a struct without Resolve.
@@ -150,7 +151,7 @@ type NotAResolver struct{ X int }
 type Named string
 
 // Resolve adds the string.
-func (n *Named) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+func (n *Named) Resolve(ctx context.Context, inv *runtime.Invocation, dst []chat.Message) ([]chat.Message, error) {
 	return dst, nil
 }
 
@@ -167,7 +168,7 @@ type Pair[T any] struct {
 }
 
 // Resolve adds nothing.
-func (p *Pair[T]) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+func (p *Pair[T]) Resolve(ctx context.Context, inv *runtime.Invocation, dst []chat.Message) ([]chat.Message, error) {
 	return dst, nil
 }
 
@@ -232,7 +233,7 @@ type Tagged struct {
 }
 
 // Resolve adds nothing.
-func (t *Tagged) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+func (t *Tagged) Resolve(ctx context.Context, inv *runtime.Invocation, dst []chat.Message) ([]chat.Message, error) {
 	return dst, nil
 }
 
@@ -242,7 +243,7 @@ type Dashed struct {
 }
 
 // Resolve adds nothing.
-func (d *Dashed) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+func (d *Dashed) Resolve(ctx context.Context, inv *runtime.Invocation, dst []chat.Message) ([]chat.Message, error) {
 	return dst, nil
 }
 
@@ -260,7 +261,7 @@ type Pointers struct {
 }
 
 // Resolve adds nothing.
-func (p *Pointers) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+func (p *Pointers) Resolve(ctx context.Context, inv *runtime.Invocation, dst []chat.Message) ([]chat.Message, error) {
 	return dst, nil
 }
 
@@ -278,7 +279,7 @@ type Embedded struct {
 }
 
 // Resolve adds nothing.
-func (e *Embedded) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+func (e *Embedded) Resolve(ctx context.Context, inv *runtime.Invocation, dst []chat.Message) ([]chat.Message, error) {
 	return dst, nil
 }
 
@@ -297,7 +298,7 @@ type Recursive struct {
 }
 
 // Resolve adds nothing.
-func (r *Recursive) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+func (r *Recursive) Resolve(ctx context.Context, inv *runtime.Invocation, dst []chat.Message) ([]chat.Message, error) {
 	return dst, nil
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/provider"
 	"github.com/personagen/personagen/runtime/provider/internal/turns"
 )
@@ -43,12 +43,12 @@ func New(opts ...option.RequestOption) *Model {
 
 // Generate checks req.Model, converts req (Params), sends it with Messages.New and maps the
 // answer back (see Response). Errors: the settings' *provider.SettingError (before any request),
-// the conversion's error, an error wrapping runtime.ErrContextWindow and the SDK's *sdk.Error
+// the conversion's error, an error wrapping chat.ErrContextWindow and the SDK's *sdk.Error
 // when the API refused the prompt as too long, an error wrapping provider.ErrMalformedResponse
 // when the API answered 2xx with a body that is not a message (not JSON, not a JSON object,
 // another content type, or an object Response refuses; the error shows the start of the body),
 // and otherwise the SDK's error, all prefixed "anthropic: ".
-func (m *Model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+func (m *Model) Generate(ctx context.Context, req *chat.Request) (*chat.Response, error) {
 	if err := provider.CheckFor(provider.Anthropic, req.Model); err != nil {
 		return nil, err
 	}
@@ -79,14 +79,14 @@ func (m *Model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Re
 }
 
 // wrapError prefixes the SDK's error and marks a prompt the API refused as too long with
-// runtime.ErrContextWindow, keeping the SDK error for errors.As.
+// chat.ErrContextWindow, keeping the SDK error for errors.As.
 func wrapError(err error) error {
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusBadRequest {
 		msg := strings.ToLower(apiErr.Message)
 		if strings.Contains(msg, "prompt is too long") || strings.Contains(msg, "context limit") ||
 			strings.Contains(msg, "context window") {
-			return fmt.Errorf("anthropic: %w: %w", runtime.ErrContextWindow, err)
+			return fmt.Errorf("anthropic: %w: %w", chat.ErrContextWindow, err)
 		}
 	}
 	return fmt.Errorf("anthropic: %w", err)
@@ -95,9 +95,9 @@ func wrapError(err error) error {
 // Params converts req to the SDK's request parameters by the rules of the package
 // documentation, without checking req.Model against the provider's settings table (Generate
 // does). It returns an error for an empty model name, a message list that breaks
-// runtime.Validate (wrapping the *runtime.PairingError), and a tool whose input schema is not a
+// chat.Validate (wrapping the *chat.PairingError), and a tool whose input schema is not a
 // JSON object of "type": "object".
-func Params(req *runtime.Request) (sdk.MessageNewParams, error) {
+func Params(req *chat.Request) (sdk.MessageNewParams, error) {
 	var p sdk.MessageNewParams
 	if req.Model.Name == "" {
 		return p, errors.New("anthropic: no model name: set model.name in the persona's spec")
@@ -117,10 +117,10 @@ func Params(req *runtime.Request) (sdk.MessageNewParams, error) {
 			return p, fmt.Errorf("anthropic: %w", err)
 		}
 		tp := &sdk.ToolParam{
-			Name:        t.Name(),
+			Name:        t.Name,
 			InputSchema: param.Override[sdk.ToolInputSchemaParam](schema),
 		}
-		if d := t.Description(); d != "" {
+		if d := t.Description; d != "" {
 			tp.Description = param.NewOpt(d)
 		}
 		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: tp})
@@ -244,10 +244,10 @@ func (a *arena) text(s string) *sdk.TextBlockParam {
 }
 
 // appendSystem appends a system turn's parts as text blocks; a non-text part becomes a note.
-func appendSystem(dst []sdk.TextBlockParam, parts []runtime.Part) []sdk.TextBlockParam {
+func appendSystem(dst []sdk.TextBlockParam, parts []chat.Part) []sdk.TextBlockParam {
 	for _, part := range parts {
 		text := part.Text
-		if part.Type != runtime.PartText {
+		if part.Type != chat.PartText {
 			text = turns.PartNote(part, "a system prompt carries text only")
 		}
 		dst = append(dst, sdk.TextBlockParam{Text: text})
@@ -257,11 +257,11 @@ func appendSystem(dst []sdk.TextBlockParam, parts []runtime.Part) []sdk.TextBloc
 
 // contentBlock maps one part of a user turn: text, images and documents the API accepts, notes
 // for the rest.
-func (a *arena) contentBlock(part runtime.Part) sdk.ContentBlockParamUnion {
+func (a *arena) contentBlock(part chat.Part) sdk.ContentBlockParamUnion {
 	switch part.Type {
-	case runtime.PartText:
+	case chat.PartText:
 		return sdk.ContentBlockParamUnion{OfText: a.text(part.Text)}
-	case runtime.PartImage:
+	case chat.PartImage:
 		if imageTypes[part.MediaType] && len(part.Data) > 0 {
 			return sdk.NewImageBlockBase64(part.MediaType, base64.StdEncoding.EncodeToString(part.Data))
 		}
@@ -284,7 +284,7 @@ const (
 
 // document returns the document block of a PDF or plain-text part (a plain-text document whose
 // bytes are not valid UTF-8 is not one).
-func document(part runtime.Part) (*sdk.DocumentBlockParam, bool) {
+func document(part chat.Part) (*sdk.DocumentBlockParam, bool) {
 	if len(part.Data) == 0 {
 		return nil, false
 	}
@@ -327,7 +327,7 @@ func (a *arena) assistantContent(ti int, t turns.Turn) []sdk.ContentBlockParamUn
 	}
 	for _, part := range t.Parts {
 		text := part.Text
-		if part.Type != runtime.PartText {
+		if part.Type != chat.PartText {
 			text = turns.PartNote(part, "an assistant turn carries text only")
 		}
 		out = append(out, sdk.ContentBlockParamUnion{OfText: a.text(text)})
@@ -374,11 +374,11 @@ func (a *arena) resultBlocks(ti int, rs []turns.Result) []sdk.ContentBlockParamU
 
 // resultContent maps one part of a tool result: text, images and documents the API accepts,
 // notes for the rest.
-func (a *arena) resultContent(part runtime.Part) sdk.ToolResultBlockParamContentUnion {
+func (a *arena) resultContent(part chat.Part) sdk.ToolResultBlockParamContentUnion {
 	switch part.Type {
-	case runtime.PartText:
+	case chat.PartText:
 		return sdk.ToolResultBlockParamContentUnion{OfText: a.text(part.Text)}
-	case runtime.PartImage:
+	case chat.PartImage:
 		if imageTypes[part.MediaType] && len(part.Data) > 0 {
 			return sdk.ToolResultBlockParamContentUnion{OfImage: &sdk.ImageBlockParam{Source: sdk.ImageBlockParamSourceUnion{
 				OfBase64: &sdk.Base64ImageSourceParam{Data: base64.StdEncoding.EncodeToString(part.Data), MediaType: sdk.Base64ImageSourceMediaType(part.MediaType)}}}}
@@ -392,9 +392,9 @@ func (a *arena) resultContent(part runtime.Part) sdk.ToolResultBlockParamContent
 	}
 }
 
-// Response maps an SDK message to a runtime.Response: text blocks joined into Message.Text,
+// Response maps an SDK message to a chat.Response: text blocks joined into Message.Text,
 // tool_use blocks into ToolCalls (an input that is not a JSON object kept under
-// "_invalid_arguments", see runtime.ToolCall.InvalidArguments), thinking and redacted_thinking blocks into State (Provider
+// "_invalid_arguments", see chat.ToolCall.InvalidArguments), thinking and redacted_thinking blocks into State (Provider
 // "anthropic", Data the block's JSON as received), the stop reason mapped to runtime's
 // constants (model_context_window_exceeded → StopContextWindow; unknown values unchanged), the
 // refusal explanation into Refusal, and usage with InputTokens counting cached tokens too
@@ -408,12 +408,12 @@ func (a *arena) resultContent(part runtime.Part) sdk.ToolResultBlockParamContent
 // the SDK's respjson metadata reports them) — or with a content block whose type is missing or
 // not one of the SDK's ContentBlockUnion, a tool_use block without an id or a name, or a
 // "stop_reason" of "tool_use" with no tool_use block.
-func Response(msg *sdk.Message) (*runtime.Response, error) {
+func Response(msg *sdk.Message) (*chat.Response, error) {
 	if err := checkMessage(msg); err != nil {
 		return nil, err
 	}
-	out := &runtime.Response{
-		Message:    runtime.Message{Role: runtime.RoleAssistant},
+	out := &chat.Response{
+		Message:    chat.Message{Role: chat.RoleAssistant},
 		Model:      string(msg.Model),
 		ResponseID: msg.ID,
 	}
@@ -423,33 +423,33 @@ func Response(msg *sdk.Message) (*runtime.Response, error) {
 		case "text":
 			text.WriteString(b.Text)
 		case "tool_use":
-			out.Message.ToolCalls = append(out.Message.ToolCalls, runtime.ToolCallFromArguments(b.ID, b.Name, string(b.Input)))
+			out.Message.ToolCalls = append(out.Message.ToolCalls, chat.ToolCallFromArguments(b.ID, b.Name, string(b.Input)))
 		case "thinking", "redacted_thinking":
-			out.Message.State = append(out.Message.State, runtime.ProviderState{Provider: provider.Anthropic, Data: compact(b.RawJSON())})
+			out.Message.State = append(out.Message.State, chat.ProviderState{Provider: provider.Anthropic, Data: compact(b.RawJSON())})
 		}
 	}
 	out.Message.Text = text.String()
 	switch msg.StopReason {
 	case sdk.StopReasonEndTurn:
-		out.StopReason = runtime.StopEndTurn
+		out.StopReason = chat.StopEndTurn
 	case sdk.StopReasonToolUse:
-		out.StopReason = runtime.StopToolUse
+		out.StopReason = chat.StopToolUse
 	case sdk.StopReasonMaxTokens:
-		out.StopReason = runtime.StopMaxTokens
+		out.StopReason = chat.StopMaxTokens
 	case sdk.StopReasonStopSequence:
-		out.StopReason = runtime.StopSequence
+		out.StopReason = chat.StopSequence
 	case sdk.StopReasonPauseTurn:
-		out.StopReason = runtime.StopPause
+		out.StopReason = chat.StopPause
 	case sdk.StopReasonRefusal:
-		out.StopReason = runtime.StopRefusal
+		out.StopReason = chat.StopRefusal
 		out.Refusal = msg.StopDetails.Explanation
 	case sdk.StopReasonModelContextWindowExceeded:
-		out.StopReason = runtime.StopContextWindow
+		out.StopReason = chat.StopContextWindow
 	default:
-		out.StopReason = runtime.StopReason(msg.StopReason)
+		out.StopReason = chat.StopReason(msg.StopReason)
 	}
 	u := msg.Usage
-	out.Usage = runtime.Usage{
+	out.Usage = chat.Usage{
 		InputTokens:      u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
 		OutputTokens:     u.OutputTokens,
 		CacheReadTokens:  u.CacheReadInputTokens,

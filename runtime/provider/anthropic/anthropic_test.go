@@ -19,7 +19,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/personagen/personagen/internal/golden"
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/provider"
 	"github.com/personagen/personagen/runtime/provider/internal/fixture"
 	"github.com/personagen/personagen/runtime/provider/internal/strict"
@@ -74,11 +74,11 @@ func TestReplayedThreadAcceptedFirstTry(t *testing.T) {
 	if err != nil {
 		t.Fatalf("first call: %v (rejections %q)", err, srv.Rejections())
 	}
-	if r1.StopReason != runtime.StopToolUse || len(r1.Message.ToolCalls) != 2 || r1.Message.Text != "Let me check." ||
+	if r1.StopReason != chat.StopToolUse || len(r1.Message.ToolCalls) != 2 || r1.Message.Text != "Let me check." ||
 		len(r1.Message.State) != 1 || r1.ResponseID != "msg_1" || r1.RequestID != "req_strict_1" {
 		t.Fatalf("first response = %+v", r1)
 	}
-	if want := (runtime.Usage{InputTokens: 1020, OutputTokens: 60, CacheReadTokens: 100, CacheWriteTokens: 20}); r1.Usage != want {
+	if want := (chat.Usage{InputTokens: 1020, OutputTokens: 60, CacheReadTokens: 100, CacheWriteTokens: 20}); r1.Usage != want {
 		t.Errorf("usage = %+v, want %+v", r1.Usage, want)
 	}
 	if !r1.Message.ToolCalls[0].Equal(fixture.Calls[0]) || !r1.Message.ToolCalls[1].Equal(fixture.Calls[1]) {
@@ -90,7 +90,7 @@ func TestReplayedThreadAcceptedFirstTry(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second call: %v (rejections %q)", err, srv.Rejections())
 	}
-	if r2.Message.Text != "OK." || r2.StopReason != runtime.StopEndTurn {
+	if r2.Message.Text != "OK." || r2.StopReason != chat.StopEndTurn {
 		t.Errorf("second response = %+v", r2)
 	}
 	if rej := srv.Rejections(); len(rej) != 0 {
@@ -115,8 +115,8 @@ func indent(t *testing.T, b []byte) []byte {
 	return out.Bytes()
 }
 
-func call(id, name, input string) runtime.ToolCall {
-	return runtime.ToolCall{ID: id, Name: name, Input: json.RawMessage(input)}
+func call(id, name, input string) chat.ToolCall {
+	return chat.ToolCall{ID: id, Name: name, Input: json.RawMessage(input)}
 }
 
 // TestRulesPositiveAndNegative pins each wire rule twice: the adapter's request for a message
@@ -124,16 +124,16 @@ func call(id, name, input string) runtime.ToolCall {
 // mapping would send for it — sent through the same SDK client — is refused with the rule's
 // message, which proves the server enforces it.
 func TestRulesPositiveAndNegative(t *testing.T) {
-	round := []runtime.Message{
-		runtime.UserMessage("Where are A-17 and B-2?"),
-		runtime.AssistantMessage("", call("t1", "lookup_order", `{"order":"A-17"}`), call("t2", "lookup_order", `{"order":"B-2"}`)),
-		runtime.ToolMessage("t1", "shipped"),
-		runtime.ToolMessage("t2", "delayed"),
+	round := []chat.Message{
+		chat.UserMessage("Where are A-17 and B-2?"),
+		chat.AssistantMessage("", call("t1", "lookup_order", `{"order":"A-17"}`), call("t2", "lookup_order", `{"order":"B-2"}`)),
+		chat.ToolMessage("t1", "shipped"),
+		chat.ToolMessage("t2", "delayed"),
 	}
 	tests := []struct {
 		name  string
-		msgs  []runtime.Message
-		tools []runtime.Tool
+		msgs  []chat.Message
+		tools []chat.ToolDefinition
 		check func(t *testing.T, body map[string]any)
 		naive string // the body a one-to-one mapping sends
 		rule  string
@@ -161,7 +161,7 @@ func TestRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name: "results first when a user message follows the round",
-			msgs: append(append([]runtime.Message{}, round...), runtime.UserMessage("Also, cancel B-2.")),
+			msgs: append(append([]chat.Message{}, round...), chat.UserMessage("Also, cancel B-2.")),
 			check: func(t *testing.T, body map[string]any) {
 				msgs := body["messages"].([]any)
 				blocks := msgs[len(msgs)-1].(map[string]any)["content"].([]any)
@@ -174,38 +174,38 @@ func TestRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name:  "whitespace-only tool result gets a placeholder",
-			msgs:  []runtime.Message{round[0], round[1], runtime.ToolMessage("t1", " \n "), runtime.ToolMessage("t2", "")},
+			msgs:  []chat.Message{round[0], round[1], chat.ToolMessage("t1", " \n "), chat.ToolMessage("t2", "")},
 			naive: `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"Where?"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"lookup_order","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":" \n "}]}]}]}`,
 			rule:  strict.AnBlankText,
 		},
 		{
 			name:  "consecutive same-role turns merged",
-			msgs:  []runtime.Message{runtime.UserMessage("first"), runtime.UserMessage("second"), runtime.AssistantMessage("a"), runtime.AssistantMessage("b"), runtime.UserMessage("third")},
+			msgs:  []chat.Message{chat.UserMessage("first"), chat.UserMessage("second"), chat.AssistantMessage("a"), chat.AssistantMessage("b"), chat.UserMessage("third")},
 			naive: `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"first"},{"role":"user","content":"second"}]}`,
 			rule:  strict.AnSameRole,
 		},
 		{
 			name:  "first turn a user turn",
-			msgs:  []runtime.Message{runtime.SystemMessage("Be brief."), runtime.AssistantMessage("Earlier reply."), runtime.UserMessage("Thanks!")},
+			msgs:  []chat.Message{chat.SystemMessage("Be brief."), chat.AssistantMessage("Earlier reply."), chat.UserMessage("Thanks!")},
 			naive: `{"model":"m","max_tokens":10,"messages":[{"role":"assistant","content":"Earlier reply."},{"role":"user","content":"Thanks!"}]}`,
 			rule:  strict.AnFirstUser,
 		},
 		{
 			name:  "a chain of only system prompts still has a user turn",
-			msgs:  []runtime.Message{runtime.SystemMessage("Summarise yesterday's tickets.")},
+			msgs:  []chat.Message{chat.SystemMessage("Summarise yesterday's tickets.")},
 			naive: `{"model":"m","max_tokens":10,"system":[{"type":"text","text":"Summarise."}],"messages":[]}`,
 			rule:  strict.AnNoMessages,
 		},
 		{
 			name:  "blank message dropped, not sent empty",
-			msgs:  []runtime.Message{runtime.UserMessage("hi"), runtime.AssistantMessage("  "), partsMessage(runtime.RoleUser, runtime.TextPart(""), runtime.TextPart("\t"))},
+			msgs:  []chat.Message{chat.UserMessage("hi"), chat.AssistantMessage("  "), partsMessage(chat.RoleUser, chat.TextPart(""), chat.TextPart("\t"))},
 			naive: `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[]}]}`,
 			rule:  strict.AnEmptyContent,
 		},
 		{
 			name: "system message after history stays in place as a system message",
-			msgs: []runtime.Message{runtime.SystemMessage("You are support."), runtime.UserMessage("old"), runtime.AssistantMessage("reply"),
-				runtime.SystemMessage("Today is Tuesday."), partsMessage(runtime.RoleSystem, runtime.ImagePart("image/png", fixture.PNG)), runtime.UserMessage("new")},
+			msgs: []chat.Message{chat.SystemMessage("You are support."), chat.UserMessage("old"), chat.AssistantMessage("reply"),
+				chat.SystemMessage("Today is Tuesday."), partsMessage(chat.RoleSystem, chat.ImagePart("image/png", fixture.PNG)), chat.UserMessage("new")},
 			check: func(t *testing.T, body map[string]any) {
 				msgs := body["messages"].([]any)
 				if len(msgs) != 4 || msgs[2].(map[string]any)["role"] != "system" {
@@ -224,8 +224,8 @@ func TestRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name: "images of accepted types sent, others noted",
-			msgs: []runtime.Message{partsMessage(runtime.RoleUser, runtime.TextPart("see"), runtime.ImagePart("image/png", fixture.PNG),
-				runtime.ImagePart("image/svg+xml", []byte("<svg/>")), runtime.ImagePart("image/jpeg", nil))},
+			msgs: []chat.Message{partsMessage(chat.RoleUser, chat.TextPart("see"), chat.ImagePart("image/png", fixture.PNG),
+				chat.ImagePart("image/svg+xml", []byte("<svg/>")), chat.ImagePart("image/jpeg", nil))},
 			check: func(t *testing.T, body map[string]any) {
 				blocks := body["messages"].([]any)[0].(map[string]any)["content"].([]any)
 				types := []string{}
@@ -244,8 +244,8 @@ func TestRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name: "PDF and plain-text documents sent, others noted",
-			msgs: []runtime.Message{partsMessage(runtime.RoleUser, runtime.DocumentPart("inv.pdf", "application/pdf", []byte("%PDF-1.7")),
-				runtime.DocumentPart("notes.txt", "text/plain; charset=utf-8", []byte("a note")), runtime.DocumentPart("c.docx", "application/msword", []byte("x")))},
+			msgs: []chat.Message{partsMessage(chat.RoleUser, chat.DocumentPart("inv.pdf", "application/pdf", []byte("%PDF-1.7")),
+				chat.DocumentPart("notes.txt", "text/plain; charset=utf-8", []byte("a note")), chat.DocumentPart("c.docx", "application/msword", []byte("x")))},
 			check: func(t *testing.T, body map[string]any) {
 				blocks := body["messages"].([]any)[0].(map[string]any)["content"].([]any)
 				if len(blocks) != 3 || blocks[0].(map[string]any)["type"] != "document" || blocks[1].(map[string]any)["type"] != "document" ||
@@ -258,8 +258,8 @@ func TestRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name: "tool result with an image and a failed flag",
-			msgs: []runtime.Message{round[0], runtime.AssistantMessage("", call("t1", "lookup_order", `{}`)),
-				{Role: runtime.RoleTool, ToolCallID: "t1", IsError: true, Parts: []runtime.Part{runtime.TextPart("camera offline"), runtime.ImagePart("image/png", fixture.PNG)}}},
+			msgs: []chat.Message{round[0], chat.AssistantMessage("", call("t1", "lookup_order", `{}`)),
+				{Role: chat.RoleTool, ToolCallID: "t1", IsError: true, Parts: []chat.Part{chat.TextPart("camera offline"), chat.ImagePart("image/png", fixture.PNG)}}},
 			check: func(t *testing.T, body map[string]any) {
 				msgs := body["messages"].([]any)
 				res := msgs[2].(map[string]any)["content"].([]any)[0].(map[string]any)
@@ -272,14 +272,14 @@ func TestRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name:  "tool input schema sent as an object schema",
-			msgs:  []runtime.Message{runtime.UserMessage("hi")},
-			tools: fixture.Tools,
+			msgs:  []chat.Message{chat.UserMessage("hi")},
+			tools: fixture.Definitions,
 			naive: `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"lookup_order","input_schema":{"properties":{}}}]}`,
 			rule:  strict.AnToolSchema,
 		},
 		{
 			name: "invalid arguments go back as an object",
-			msgs: []runtime.Message{runtime.UserMessage("hi"), runtime.AssistantMessage("", runtime.ToolCallFromArguments("t1", "lookup_order", `{"order": "A-`)), runtime.ToolErrorMessage("t1", "invalid arguments")},
+			msgs: []chat.Message{chat.UserMessage("hi"), chat.AssistantMessage("", chat.ToolCallFromArguments("t1", "lookup_order", `{"order": "A-`)), chat.ToolErrorMessage("t1", "invalid arguments")},
 			check: func(t *testing.T, body map[string]any) {
 				in := body["messages"].([]any)[1].(map[string]any)["content"].([]any)[0].(map[string]any)["input"]
 				if in.(map[string]any)["_invalid_arguments"] != `{"order": "A-` {
@@ -291,13 +291,13 @@ func TestRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name:  "no sampling parameters on the wire",
-			msgs:  []runtime.Message{runtime.UserMessage("hi")},
+			msgs:  []chat.Message{chat.UserMessage("hi")},
 			naive: `{"model":"m","max_tokens":10,"temperature":0.2,"messages":[{"role":"user","content":"hi"}]}`,
 			rule:  `unknown field "temperature"`,
 		},
 		{
 			name: "max_tokens always sent",
-			msgs: []runtime.Message{runtime.UserMessage("hi")},
+			msgs: []chat.Message{chat.UserMessage("hi")},
 			check: func(t *testing.T, body map[string]any) {
 				if body["max_tokens"] != float64(DefaultMaxTokens) {
 					t.Errorf("max_tokens = %v, want the default %d", body["max_tokens"], DefaultMaxTokens)
@@ -310,7 +310,7 @@ func TestRulesPositiveAndNegative(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m, srv := newModel(t)
-			req := &runtime.Request{Model: runtime.ModelSettings{Name: "claude-test"}, Messages: tt.msgs, Tools: tt.tools}
+			req := &chat.Request{Model: chat.ModelSettings{Name: "claude-test"}, Messages: tt.msgs, Tools: tt.tools}
 			if tt.name == "max_tokens always sent" {
 				req.Model.MaxTokens = 0
 			} else {
@@ -341,7 +341,7 @@ func TestRulesPositiveAndNegative(t *testing.T) {
 func TestSettingsRefusedBeforeAnyRequest(t *testing.T) {
 	m, srv := newModel(t)
 	temp := 0.2
-	req := &runtime.Request{Model: runtime.ModelSettings{Name: "claude-test", Temperature: &temp, TopP: &temp}, Messages: []runtime.Message{runtime.UserMessage("hi")}}
+	req := &chat.Request{Model: chat.ModelSettings{Name: "claude-test", Temperature: &temp, TopP: &temp}, Messages: []chat.Message{chat.UserMessage("hi")}}
 	_, err := m.Generate(context.Background(), req)
 	se := provider.SettingErrors(err)
 	if len(se) != 2 || se[0].Setting != "temperature" || se[1].Setting != "top_p" {
@@ -360,13 +360,13 @@ func TestSettingsRefusedBeforeAnyRequest(t *testing.T) {
 		t.Errorf("no model name: err = %v", err)
 	}
 	req.Model.Name = "claude-test"
-	req.Messages = []runtime.Message{runtime.ToolMessage("x", "orphan")}
-	var pe *runtime.PairingError
+	req.Messages = []chat.Message{chat.ToolMessage("x", "orphan")}
+	var pe *chat.PairingError
 	if _, err := m.Generate(context.Background(), req); !errors.As(err, &pe) {
 		t.Errorf("invalid messages: err = %v", err)
 	}
-	req.Messages = []runtime.Message{runtime.UserMessage("hi")}
-	req.Tools = []runtime.Tool{fixture.Tool{N: "bad", S: `{"properties":{}}`}}
+	req.Messages = []chat.Message{chat.UserMessage("hi")}
+	req.Tools = []chat.ToolDefinition{{Name: "bad", InputSchema: json.RawMessage(`{"properties":{}}`)}}
 	if _, err := m.Generate(context.Background(), req); !errors.Is(err, turns.ErrSchema) {
 		t.Errorf("bad schema: err = %v", err)
 	}
@@ -380,7 +380,7 @@ func TestStandardEnvironmentWorksUnchanged(t *testing.T) {
 	t.Setenv("ANTHROPIC_BASE_URL", srv.URL) // the SDK appends v1/messages
 	t.Setenv("ANTHROPIC_API_KEY", "env-key")
 	m := New(option.WithMaxRetries(0))
-	r, err := m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Name: "claude-test"}, Messages: []runtime.Message{runtime.UserMessage("hi")}})
+	r, err := m.Generate(context.Background(), &chat.Request{Model: chat.ModelSettings{Name: "claude-test"}, Messages: []chat.Message{chat.UserMessage("hi")}})
 	if err != nil || r.Message.Text != "OK." {
 		t.Fatalf("got %+v, %v (rejections %q)", r, err, srv.Rejections())
 	}
@@ -393,7 +393,7 @@ func TestSDKSpansOffUnlessAsked(t *testing.T) {
 	prev := otel.GetTracerProvider()
 	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
 	defer otel.SetTracerProvider(prev)
-	req := &runtime.Request{Model: runtime.ModelSettings{Name: "claude-test"}, Messages: []runtime.Message{runtime.UserMessage("hi")}}
+	req := &chat.Request{Model: chat.ModelSettings{Name: "claude-test"}, Messages: []chat.Message{chat.UserMessage("hi")}}
 	for _, tc := range []struct {
 		opts  []option.RequestOption
 		spans int
@@ -413,39 +413,39 @@ func TestResponseMapping(t *testing.T) {
 	tests := []struct {
 		name  string
 		body  string
-		check func(t *testing.T, r *runtime.Response)
+		check func(t *testing.T, r *chat.Response)
 	}{
-		{"max tokens", strict.AnthropicMessage("m1", "max_tokens", nil, `{"type":"text","text":"cut"}`), func(t *testing.T, r *runtime.Response) {
-			if r.StopReason != runtime.StopMaxTokens || r.Message.Text != "cut" {
+		{"max tokens", strict.AnthropicMessage("m1", "max_tokens", nil, `{"type":"text","text":"cut"}`), func(t *testing.T, r *chat.Response) {
+			if r.StopReason != chat.StopMaxTokens || r.Message.Text != "cut" {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"stop sequence", strict.AnthropicMessage("m1", "stop_sequence", nil, `{"type":"text","text":"a"}`), func(t *testing.T, r *runtime.Response) {
-			if r.StopReason != runtime.StopSequence {
+		{"stop sequence", strict.AnthropicMessage("m1", "stop_sequence", nil, `{"type":"text","text":"a"}`), func(t *testing.T, r *chat.Response) {
+			if r.StopReason != chat.StopSequence {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"pause turn", strict.AnthropicMessage("m1", "pause_turn", nil), func(t *testing.T, r *runtime.Response) {
-			if r.StopReason != runtime.StopPause || r.Message.Text != "" || len(r.Message.ToolCalls) != 0 {
+		{"pause turn", strict.AnthropicMessage("m1", "pause_turn", nil), func(t *testing.T, r *chat.Response) {
+			if r.StopReason != chat.StopPause || r.Message.Text != "" || len(r.Message.ToolCalls) != 0 {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"context window", strict.AnthropicMessage("m1", "model_context_window_exceeded", nil, `{"type":"text","text":"partial"}`), func(t *testing.T, r *runtime.Response) {
-			if r.StopReason != runtime.StopContextWindow {
+		{"context window", strict.AnthropicMessage("m1", "model_context_window_exceeded", nil, `{"type":"text","text":"partial"}`), func(t *testing.T, r *chat.Response) {
+			if r.StopReason != chat.StopContextWindow {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"refusal", `{"id":"m1","type":"message","role":"assistant","model":"c","content":[],"stop_reason":"refusal","stop_details":{"type":"refusal","category":"cyber","explanation":"I can't help with that."},"usage":{"input_tokens":1,"output_tokens":0}}`, func(t *testing.T, r *runtime.Response) {
-			if r.StopReason != runtime.StopRefusal || r.Refusal != "I can't help with that." {
+		{"refusal", `{"id":"m1","type":"message","role":"assistant","model":"c","content":[],"stop_reason":"refusal","stop_details":{"type":"refusal","category":"cyber","explanation":"I can't help with that."},"usage":{"input_tokens":1,"output_tokens":0}}`, func(t *testing.T, r *chat.Response) {
+			if r.StopReason != chat.StopRefusal || r.Refusal != "I can't help with that." {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"unknown stop reason passes through", strict.AnthropicMessage("m1", "brand_new", nil), func(t *testing.T, r *runtime.Response) {
+		{"unknown stop reason passes through", strict.AnthropicMessage("m1", "brand_new", nil), func(t *testing.T, r *chat.Response) {
 			if r.StopReason != "brand_new" {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"input that is not an object is kept and flagged", strict.AnthropicMessage("m1", "tool_use", nil, `{"type":"tool_use","id":"t1","name":"lookup_order","input":"A-17"}`), func(t *testing.T, r *runtime.Response) {
+		{"input that is not an object is kept and flagged", strict.AnthropicMessage("m1", "tool_use", nil, `{"type":"tool_use","id":"t1","name":"lookup_order","input":"A-17"}`), func(t *testing.T, r *chat.Response) {
 			raw, ok := r.Message.ToolCalls[0].InvalidArguments()
 			if !ok || raw != `"A-17"` {
 				t.Errorf("calls = %+v", r.Message.ToolCalls)
@@ -454,31 +454,31 @@ func TestResponseMapping(t *testing.T) {
 		{"server tool blocks left out", strict.AnthropicMessage("m1", "end_turn", nil,
 			`{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"x"}}`,
 			`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}`,
-			`{"type":"text","text":"Found nothing."}`), func(t *testing.T, r *runtime.Response) {
-			if r.Message.Text != "Found nothing." || len(r.Message.ToolCalls) != 0 || len(r.Message.State) != 0 || r.StopReason != runtime.StopEndTurn {
+			`{"type":"text","text":"Found nothing."}`), func(t *testing.T, r *chat.Response) {
+			if r.Message.Text != "Found nothing." || len(r.Message.ToolCalls) != 0 || len(r.Message.State) != 0 || r.StopReason != chat.StopEndTurn {
 				t.Errorf("%+v", r)
 			}
 		}},
 		{"a block of a type newer than the SDK left out beside text", strict.AnthropicMessage("m1", "end_turn", nil,
-			`{"type":"brand_new","data":"x"}`, `{"type":"text","text":"Here."}`), func(t *testing.T, r *runtime.Response) {
-			if r.Message.Text != "Here." || len(r.Message.ToolCalls) != 0 || len(r.Message.State) != 0 || r.StopReason != runtime.StopEndTurn {
+			`{"type":"brand_new","data":"x"}`, `{"type":"text","text":"Here."}`), func(t *testing.T, r *chat.Response) {
+			if r.Message.Text != "Here." || len(r.Message.ToolCalls) != 0 || len(r.Message.State) != 0 || r.StopReason != chat.StopEndTurn {
 				t.Errorf("%+v", r)
 			}
 		}},
 		{"pause turn after a server tool call", strict.AnthropicMessage("m1", "pause_turn", nil,
-			`{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"x"}}`), func(t *testing.T, r *runtime.Response) {
-			if r.StopReason != runtime.StopPause || len(r.Message.ToolCalls) != 0 {
+			`{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"x"}}`), func(t *testing.T, r *chat.Response) {
+			if r.StopReason != chat.StopPause || len(r.Message.ToolCalls) != 0 {
 				t.Errorf("%+v", r)
 			}
 		}},
 		{"thinking kept as state beside a tool call", strict.AnthropicMessage("m1", "tool_use", nil,
 			`{"type":"thinking","thinking":"look it up","signature":"c2ln"}`,
-			`{"type":"tool_use","id":"toolu_1","name":"lookup_order","input":{}}`), func(t *testing.T, r *runtime.Response) {
-			if len(r.Message.State) != 1 || len(r.Message.ToolCalls) != 1 || r.StopReason != runtime.StopToolUse {
+			`{"type":"tool_use","id":"toolu_1","name":"lookup_order","input":{}}`), func(t *testing.T, r *chat.Response) {
+			if len(r.Message.State) != 1 || len(r.Message.ToolCalls) != 1 || r.StopReason != chat.StopToolUse {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"redacted thinking kept as state, text blocks joined", strict.AnthropicMessage("m1", "end_turn", nil, `{"type":"redacted_thinking","data":"ZW5j"}`, `{"type":"text","text":"a"}`, `{"type":"text","text":"b"}`), func(t *testing.T, r *runtime.Response) {
+		{"redacted thinking kept as state, text blocks joined", strict.AnthropicMessage("m1", "end_turn", nil, `{"type":"redacted_thinking","data":"ZW5j"}`, `{"type":"text","text":"a"}`, `{"type":"text","text":"b"}`), func(t *testing.T, r *chat.Response) {
 			if r.Message.Text != "ab" || len(r.Message.State) != 1 || string(r.Message.State[0].Data) != `{"type":"redacted_thinking","data":"ZW5j"}` || r.Message.State[0].Provider != provider.Anthropic {
 				t.Errorf("%+v", r.Message)
 			}
@@ -488,7 +488,7 @@ func TestResponseMapping(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m, srv := newModel(t)
 			srv.Queue(strict.Reply{Body: tt.body})
-			r, err := m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Name: "c"}, Messages: []runtime.Message{runtime.UserMessage("hi")}})
+			r, err := m.Generate(context.Background(), &chat.Request{Model: chat.ModelSettings{Name: "c"}, Messages: []chat.Message{chat.UserMessage("hi")}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -500,29 +500,29 @@ func TestResponseMapping(t *testing.T) {
 func TestContextWindowRefusalIsRecognisable(t *testing.T) {
 	m, srv := newModel(t)
 	srv.Queue(strict.Reply{Status: 400, Body: string(strict.ErrorBody(strict.Anthropic, "invalid_request_error", "", "prompt is too long: 250123 tokens > 200000 maximum"))})
-	_, err := m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Name: "c"}, Messages: []runtime.Message{runtime.UserMessage("hi")}})
+	_, err := m.Generate(context.Background(), &chat.Request{Model: chat.ModelSettings{Name: "c"}, Messages: []chat.Message{chat.UserMessage("hi")}})
 	var apiErr *sdk.Error
-	if !errors.Is(err, runtime.ErrContextWindow) || !errors.As(err, &apiErr) {
+	if !errors.Is(err, chat.ErrContextWindow) || !errors.As(err, &apiErr) {
 		t.Fatalf("err = %v, want ErrContextWindow with the SDK error", err)
 	}
 	srv.Queue(strict.Reply{Status: 400, Body: string(strict.ErrorBody(strict.Anthropic, "invalid_request_error", "", "messages: roles must alternate"))})
-	_, err = m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Name: "c"}, Messages: []runtime.Message{runtime.UserMessage("hi")}})
-	if err == nil || errors.Is(err, runtime.ErrContextWindow) {
+	_, err = m.Generate(context.Background(), &chat.Request{Model: chat.ModelSettings{Name: "c"}, Messages: []chat.Message{chat.UserMessage("hi")}})
+	if err == nil || errors.Is(err, chat.ErrContextWindow) {
 		t.Fatalf("another 400: err = %v, must not be ErrContextWindow", err)
 	}
 }
 
-// FuzzParams holds the conversion's promise: any message list that passes runtime.Validate
+// FuzzParams holds the conversion's promise: any message list that passes chat.Validate
 // converts to a request the strict server accepts.
 func FuzzParams(f *testing.F) {
 	fixture.AddSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fixture.CheckConversion(t, data, "claude-test", "Params", func(r *runtime.Request) (any, error) { return Params(r) }, strict.CheckAnthropic)
+		fixture.CheckConversion(t, data, "claude-test", "Params", func(r *chat.Request) (any, error) { return Params(r) }, strict.CheckAnthropic)
 	})
 }
 
 func TestMain(m *testing.M) { os.Exit(m.Run()) }
 
-func partsMessage(role runtime.Role, parts ...runtime.Part) runtime.Message {
-	return runtime.Message{Role: role, Parts: parts}
+func partsMessage(role chat.Role, parts ...chat.Part) chat.Message {
+	return chat.Message{Role: role, Parts: parts}
 }

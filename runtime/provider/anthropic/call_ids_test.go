@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/provider/internal/fixture"
 )
 
@@ -14,14 +14,14 @@ import (
 // each tool_result carrying its tool_use's mapped id.
 func TestRenamedCallIDsReachTheServer(t *testing.T) {
 	m, srv := newModel(t)
-	msgs := []runtime.Message{runtime.UserMessage("Where is A-17?"),
-		runtime.AssistantMessage("", call("c1", "lookup_order", `{"order":"A-17"}`), call("c1~1", "lookup_order", `{"order":"A-18"}`)),
-		runtime.ToolMessage("c1~1", "A-18 shipped."), runtime.ToolMessage("c1", "A-17 shipped."),
-		runtime.UserMessage("And A-19?"),
-		runtime.AssistantMessage("", call("c1", "lookup_order", `{"order":"A-19"}`)),
-		runtime.ToolMessage("c1", "A-19 is late."),
+	msgs := []chat.Message{chat.UserMessage("Where is A-17?"),
+		chat.AssistantMessage("", call("c1", "lookup_order", `{"order":"A-17"}`), call("c1~1", "lookup_order", `{"order":"A-18"}`)),
+		chat.ToolMessage("c1~1", "A-18 shipped."), chat.ToolMessage("c1", "A-17 shipped."),
+		chat.UserMessage("And A-19?"),
+		chat.AssistantMessage("", call("c1", "lookup_order", `{"order":"A-19"}`)),
+		chat.ToolMessage("c1", "A-19 is late."),
 	}
-	if _, err := m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Name: "c"}, Messages: msgs, Tools: fixture.Tools}); err != nil {
+	if _, err := m.Generate(context.Background(), &chat.Request{Model: chat.ModelSettings{Name: "c"}, Messages: msgs, Tools: fixture.Definitions}); err != nil {
 		t.Fatalf("Generate: %v (rejections %q)", err, srv.Rejections())
 	}
 	body := string(srv.Bodies()[0])

@@ -1,6 +1,6 @@
-// Package anthropic sends a persona's runtime.Request to the Anthropic Messages API through the
+// Package anthropic sends a persona's chat.Request to the Anthropic Messages API through the
 // official SDK, github.com/anthropics/anthropic-sdk-go/v2, and maps the answer back: a
-// runtime.Model.
+// chat.Model.
 //
 // The client is the SDK's own: New takes the SDK's request options, and without options the
 // SDK reads its standard environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL — the base URL of

@@ -7,7 +7,7 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/provider"
 	"github.com/personagen/personagen/runtime/provider/internal/strict"
 )
@@ -20,7 +20,7 @@ func TestMalformedAnswerIsAnError(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m, srv := newModel(t)
 			srv.Queue(rep)
-			r, err := m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Name: "c"}, Messages: []runtime.Message{runtime.UserMessage("hi")}})
+			r, err := m.Generate(context.Background(), &chat.Request{Model: chat.ModelSettings{Name: "c"}, Messages: []chat.Message{chat.UserMessage("hi")}})
 			strict.CheckMalformed(t, r, err, rep.Body, "anthropic: ", "not a Messages API message")
 		})
 	}

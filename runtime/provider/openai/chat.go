@@ -11,7 +11,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/provider"
 	"github.com/personagen/personagen/runtime/provider/internal/turns"
 )
@@ -29,13 +29,13 @@ func NewChat(opts ...option.RequestOption) *Chat {
 
 // Generate checks req.Model, converts req (ChatParams), sends it with Chat.Completions.New and
 // maps the answer back (ChatResponse). Errors: the settings' *provider.SettingError (before any
-// request), the conversion's error, an error wrapping runtime.ErrContextWindow and the SDK's
+// request), the conversion's error, an error wrapping chat.ErrContextWindow and the SDK's
 // *sdk.Error for code context_length_exceeded, an error wrapping provider.ErrMalformedResponse
 // when the API answered 2xx with a body that is not a chat completion (not JSON, not a JSON
 // object, another content type, or an object ChatResponse refuses; the error shows the start
 // of the body), and otherwise the SDK's error with the API's message, all prefixed
 // "openai chat: ".
-func (c *Chat) Generate(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+func (c *Chat) Generate(ctx context.Context, req *chat.Request) (*chat.Response, error) {
 	if err := provider.CheckFor(provider.OpenAI, req.Model); err != nil {
 		return nil, err
 	}
@@ -68,9 +68,9 @@ func (c *Chat) Generate(ctx context.Context, req *runtime.Request) (*runtime.Res
 // ChatParams converts req to Chat Completions parameters by the rules of the package
 // documentation, without checking req.Model against the provider's settings table (Generate
 // does). It returns an error for an empty model name, a message list that breaks
-// runtime.Validate (wrapping the *runtime.PairingError), and a tool whose input schema is not a
+// chat.Validate (wrapping the *chat.PairingError), and a tool whose input schema is not a
 // JSON object of "type": "object".
-func ChatParams(req *runtime.Request) (sdk.ChatCompletionNewParams, error) {
+func ChatParams(req *chat.Request) (sdk.ChatCompletionNewParams, error) {
 	var p sdk.ChatCompletionNewParams
 	if req.Model.Name == "" {
 		return p, errors.New("openai chat: no model name: set model.name in the persona's spec")
@@ -150,10 +150,10 @@ func ChatParams(req *runtime.Request) (sdk.ChatCompletionNewParams, error) {
 
 // chatUserContent is a user turn's content: one string when it is all text, otherwise parts
 // (text, image_url, file) with notes for parts that are not sent.
-func chatUserContent(parts []runtime.Part) sdk.ChatCompletionUserMessageParamContentUnion {
+func chatUserContent(parts []chat.Part) sdk.ChatCompletionUserMessageParamContentUnion {
 	allText := true
 	for _, part := range parts {
-		if part.Type != runtime.PartText && sendable(part) {
+		if part.Type != chat.PartText && sendable(part) {
 			allText = false
 			break
 		}
@@ -164,11 +164,11 @@ func chatUserContent(parts []runtime.Part) sdk.ChatCompletionUserMessageParamCon
 	out := make([]sdk.ChatCompletionContentPartUnionParam, len(parts))
 	for i, part := range parts {
 		switch {
-		case part.Type == runtime.PartText:
+		case part.Type == chat.PartText:
 			out[i] = sdk.ChatCompletionContentPartUnionParam{OfText: &sdk.ChatCompletionContentPartTextParam{Text: part.Text}}
 		case !sendable(part):
 			out[i] = sdk.ChatCompletionContentPartUnionParam{OfText: &sdk.ChatCompletionContentPartTextParam{Text: note(part)}}
-		case part.Type == runtime.PartImage:
+		case part.Type == chat.PartImage:
 			out[i] = sdk.ChatCompletionContentPartUnionParam{OfImageURL: &sdk.ChatCompletionContentPartImageParam{
 				ImageURL: sdk.ChatCompletionContentPartImageImageURLParam{URL: dataURL(part)}}}
 		default:
@@ -181,15 +181,15 @@ func chatUserContent(parts []runtime.Part) sdk.ChatCompletionUserMessageParamCon
 }
 
 // filename is a document's file name for the wire ("document.pdf" when it has none).
-func filename(part runtime.Part) string {
+func filename(part chat.Part) string {
 	if part.Filename != "" {
 		return part.Filename
 	}
 	return "document.pdf"
 }
 
-// ChatResponse maps a chat completion to a runtime.Response from its first choice: content into
-// Message.Text, function tool calls into ToolCalls (runtime.ToolCallFromArguments: arguments
+// ChatResponse maps a chat completion to a chat.Response from its first choice: content into
+// Message.Text, function tool calls into ToolCalls (chat.ToolCallFromArguments: arguments
 // that are not a JSON object are kept and flagged), the refusal into Refusal, finish_reason
 // stop → StopEndTurn, tool_calls and function_call → StopToolUse, length → StopMaxTokens,
 // content_filter → StopRefusal (also whenever the message carries a refusal; other values
@@ -203,37 +203,37 @@ func filename(part runtime.Part) string {
 // id or a name, or a finish_reason of tool_calls or function_call with no tool call. A null or
 // absent finish_reason is accepted (OpenAI itself has sent one in a non-streaming answer) and
 // maps to an empty StopReason.
-func ChatResponse(c *sdk.ChatCompletion) (*runtime.Response, error) {
+func ChatResponse(c *sdk.ChatCompletion) (*chat.Response, error) {
 	if err := checkCompletion(c); err != nil {
 		return nil, err
 	}
 	ch := c.Choices[0]
-	out := &runtime.Response{
-		Message:    runtime.Message{Role: runtime.RoleAssistant, Text: ch.Message.Content},
+	out := &chat.Response{
+		Message:    chat.Message{Role: chat.RoleAssistant, Text: ch.Message.Content},
 		Model:      c.Model,
 		ResponseID: c.ID,
 		Refusal:    ch.Message.Refusal,
 	}
 	for _, tc := range ch.Message.ToolCalls { // all of type function (checkCompletion)
-		out.Message.ToolCalls = append(out.Message.ToolCalls, runtime.ToolCallFromArguments(tc.ID, tc.Function.Name, tc.Function.Arguments))
+		out.Message.ToolCalls = append(out.Message.ToolCalls, chat.ToolCallFromArguments(tc.ID, tc.Function.Name, tc.Function.Arguments))
 	}
 	switch ch.FinishReason {
 	case "stop":
-		out.StopReason = runtime.StopEndTurn
+		out.StopReason = chat.StopEndTurn
 	case "tool_calls", "function_call":
-		out.StopReason = runtime.StopToolUse
+		out.StopReason = chat.StopToolUse
 	case "length":
-		out.StopReason = runtime.StopMaxTokens
+		out.StopReason = chat.StopMaxTokens
 	case "content_filter":
-		out.StopReason = runtime.StopRefusal
+		out.StopReason = chat.StopRefusal
 	default:
-		out.StopReason = runtime.StopReason(ch.FinishReason)
+		out.StopReason = chat.StopReason(ch.FinishReason)
 	}
 	if out.Refusal != "" {
-		out.StopReason = runtime.StopRefusal
+		out.StopReason = chat.StopRefusal
 	}
 	u := c.Usage
-	out.Usage = runtime.Usage{
+	out.Usage = chat.Usage{
 		InputTokens:      u.PromptTokens,
 		OutputTokens:     u.CompletionTokens,
 		CacheReadTokens:  u.PromptTokensDetails.CachedTokens,

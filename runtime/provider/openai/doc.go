@@ -1,4 +1,4 @@
-// Package openai sends a persona's runtime.Request to OpenAI through the official SDK,
+// Package openai sends a persona's chat.Request to OpenAI through the official SDK,
 // github.com/openai/openai-go/v3, over either API: Chat (the Chat Completions API, provider
 // "openai") and Responses (the Responses API, provider "openai-responses"). Both are
 // runtime.Models.
@@ -21,7 +21,7 @@
 //     text note (turns.PartNote).
 //   - A failed tool's result starts with turns.ErrorResultPrefix (neither API has an error
 //     flag); a blank result is turns.EmptyResultText. Arguments travel as the JSON text the
-//     model produced (for a call flagged by runtime.ToolCall.InvalidArguments, the produced
+//     model produced (for a call flagged by chat.ToolCall.InvalidArguments, the produced
 //     text itself).
 //   - Tool call ids are 1 to turns.MaxChatCallID (40, Chat Completions' limit) or
 //     turns.MaxResponsesCallID (64) characters of [A-Za-z0-9_-], unique within the request: an

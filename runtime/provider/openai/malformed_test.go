@@ -8,7 +8,7 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/provider"
 	"github.com/personagen/personagen/runtime/provider/internal/strict"
 )
@@ -20,16 +20,16 @@ func TestMalformedAnswerIsAnError(t *testing.T) {
 	for _, tc := range []struct {
 		api          strict.API
 		prefix, what string
-		model        func(t *testing.T) (runtime.Model, *strict.Server)
+		model        func(t *testing.T) (chat.Model, *strict.Server)
 	}{
-		{strict.Chat, "openai chat: ", "not a chat completion", func(t *testing.T) (runtime.Model, *strict.Server) { return newChat(t) }},
-		{strict.Responses, "openai responses: ", "not a Responses API response", func(t *testing.T) (runtime.Model, *strict.Server) { return newResponses(t) }},
+		{strict.Chat, "openai chat: ", "not a chat completion", func(t *testing.T) (chat.Model, *strict.Server) { return newChat(t) }},
+		{strict.Responses, "openai responses: ", "not a Responses API response", func(t *testing.T) (chat.Model, *strict.Server) { return newResponses(t) }},
 	} {
 		for name, rep := range strict.Malformed(tc.api) {
 			t.Run(tc.api.String()+"/"+name, func(t *testing.T) {
 				m, srv := tc.model(t)
 				srv.Queue(rep)
-				r, err := m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Name: "g"}, Messages: []runtime.Message{runtime.UserMessage("hi")}})
+				r, err := m.Generate(context.Background(), &chat.Request{Model: chat.ModelSettings{Name: "g"}, Messages: []chat.Message{chat.UserMessage("hi")}})
 				strict.CheckMalformed(t, r, err, rep.Body, tc.prefix, tc.what)
 			})
 		}

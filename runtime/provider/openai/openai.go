@@ -10,13 +10,13 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/provider/internal/turns"
 )
 
 // wrapError prefixes the SDK's error with the API and what the API said (the SDK's own
 // message names only the status), and marks a request refused for its length with
-// runtime.ErrContextWindow, keeping the SDK error for errors.As.
+// chat.ErrContextWindow, keeping the SDK error for errors.As.
 func wrapError(api string, err error) error {
 	var apiErr *sdk.Error
 	if !errors.As(err, &apiErr) {
@@ -27,7 +27,7 @@ func wrapError(api string, err error) error {
 		detail = apiErr.Code + ": " + detail
 	}
 	if isContextWindow(apiErr.Code, apiErr.Message) {
-		return fmt.Errorf("%s: %w: %w (%s)", api, runtime.ErrContextWindow, err, detail)
+		return fmt.Errorf("%s: %w: %w (%s)", api, chat.ErrContextWindow, err, detail)
 	}
 	return fmt.Errorf("%s: %w (%s)", api, err, detail)
 }
@@ -55,34 +55,34 @@ func mediaType(mt string) string {
 
 // sendable reports whether part travels as an image (image) or a PDF (document) rather than a
 // note.
-func sendable(part runtime.Part) bool {
+func sendable(part chat.Part) bool {
 	if len(part.Data) == 0 {
 		return false
 	}
 	switch part.Type {
-	case runtime.PartImage:
+	case chat.PartImage:
 		return imageTypes[mediaType(part.MediaType)]
-	case runtime.PartDocument:
+	case chat.PartDocument:
 		return mediaType(part.MediaType) == "application/pdf"
 	}
 	return false
 }
 
 // note is the text that stands for a part that is not sent.
-func note(part runtime.Part) string {
-	if part.Type == runtime.PartImage {
+func note(part chat.Part) string {
+	if part.Type == chat.PartImage {
 		return turns.PartNote(part, imageWhy)
 	}
 	return turns.PartNote(part, documentWhy)
 }
 
 // textOnly is the text of parts on a turn that carries text only.
-func textOnly(parts []runtime.Part) string {
-	return turns.JoinText(parts, func(p runtime.Part) string { return turns.PartNote(p, textOnlyWhy) })
+func textOnly(parts []chat.Part) string {
+	return turns.JoinText(parts, func(p chat.Part) string { return turns.PartNote(p, textOnlyWhy) })
 }
 
 // dataURL returns part's bytes as a base64 data URL.
-func dataURL(part runtime.Part) string {
+func dataURL(part chat.Part) string {
 	mt := mediaType(part.MediaType)
 	var b strings.Builder
 	b.Grow(len("data:;base64,") + len(mt) + base64.StdEncoding.EncodedLen(len(part.Data)))
@@ -116,12 +116,12 @@ type functionJSON struct {
 }
 
 // toolJSON returns the function definition of t: its name, description and schema (turns.Schema).
-func toolJSON(t runtime.Tool, withType bool) (json.RawMessage, error) {
+func toolJSON(t chat.ToolDefinition, withType bool) (json.RawMessage, error) {
 	schema, err := turns.Schema(t)
 	if err != nil {
 		return nil, err
 	}
-	f := functionJSON{Name: t.Name(), Description: t.Description(), Parameters: schema}
+	f := functionJSON{Name: t.Name, Description: t.Description, Parameters: schema}
 	if withType {
 		no := false
 		f.Type, f.Strict = "function", &no
@@ -130,7 +130,7 @@ func toolJSON(t runtime.Tool, withType bool) (json.RawMessage, error) {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(f); err != nil {
-		return nil, fmt.Errorf("tool %s: %w", t.Name(), err)
+		return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/personagen/personagen/internal/golden"
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/provider"
 	"github.com/personagen/personagen/runtime/provider/internal/fixture"
 	"github.com/personagen/personagen/runtime/provider/internal/strict"
@@ -81,8 +81,8 @@ func TestReplayedThreadAcceptedFirstTry(t *testing.T) {
 		if err != nil {
 			t.Fatalf("first call: %v (rejections %q)", err, srv.Rejections())
 		}
-		if r1.StopReason != runtime.StopToolUse || len(r1.Message.ToolCalls) != 2 || r1.ResponseID != "chatcmpl-1" || r1.RequestID != "req_strict_1" ||
-			r1.Usage != (runtime.Usage{InputTokens: 900, OutputTokens: 40, CacheReadTokens: 300}) {
+		if r1.StopReason != chat.StopToolUse || len(r1.Message.ToolCalls) != 2 || r1.ResponseID != "chatcmpl-1" || r1.RequestID != "req_strict_1" ||
+			r1.Usage != (chat.Usage{InputTokens: 900, OutputTokens: 40, CacheReadTokens: 300}) {
 			t.Fatalf("first response = %+v", r1)
 		}
 		if !r1.Message.ToolCalls[0].Equal(fixture.Calls[0]) || !r1.Message.ToolCalls[1].Equal(fixture.Calls[1]) {
@@ -112,8 +112,8 @@ func TestReplayedThreadAcceptedFirstTry(t *testing.T) {
 		if err != nil {
 			t.Fatalf("first call: %v (rejections %q)", err, srv.Rejections())
 		}
-		if r1.StopReason != runtime.StopToolUse || len(r1.Message.ToolCalls) != 2 || len(r1.Message.State) != 1 || r1.ResponseID != "resp_1" ||
-			r1.Usage != (runtime.Usage{InputTokens: 900, OutputTokens: 40, CacheReadTokens: 300, CacheWriteTokens: 12}) {
+		if r1.StopReason != chat.StopToolUse || len(r1.Message.ToolCalls) != 2 || len(r1.Message.State) != 1 || r1.ResponseID != "resp_1" ||
+			r1.Usage != (chat.Usage{InputTokens: 900, OutputTokens: 40, CacheReadTokens: 300, CacheWriteTokens: 12}) {
 			t.Fatalf("first response = %+v", r1)
 		}
 		if got := string(r1.Message.State[0].Data); got != `{"type":"reasoning","summary":[{"type":"summary_text","text":"Look up A-17; check the refund policy."}],"encrypted_content":"gAAAAB-encrypted"}` {
@@ -141,25 +141,25 @@ func checkBodies(t *testing.T, srv *strict.Server, api string) {
 	}
 }
 
-func call(id, name, input string) runtime.ToolCall {
-	return runtime.ToolCall{ID: id, Name: name, Input: json.RawMessage(input)}
+func call(id, name, input string) chat.ToolCall {
+	return chat.ToolCall{ID: id, Name: name, Input: json.RawMessage(input)}
 }
 
 type ruleCase struct {
 	name  string
-	msgs  []runtime.Message
-	tools []runtime.Tool
-	model runtime.ModelSettings
+	msgs  []chat.Message
+	tools []chat.ToolDefinition
+	model chat.ModelSettings
 	check func(t *testing.T, body map[string]any)
 	naive string // the body a one-to-one mapping sends
 	rule  string
 }
 
-var round = []runtime.Message{
-	runtime.UserMessage("Where are A-17 and B-2?"),
-	runtime.AssistantMessage("", call("t1", "lookup_order", `{"order":"A-17"}`), call("t2", "lookup_order", `{"order":"B-2"}`)),
-	runtime.ToolMessage("t1", "shipped"),
-	runtime.ToolErrorMessage("t2", "timeout"),
+var round = []chat.Message{
+	chat.UserMessage("Where are A-17 and B-2?"),
+	chat.AssistantMessage("", call("t1", "lookup_order", `{"order":"A-17"}`), call("t2", "lookup_order", `{"order":"B-2"}`)),
+	chat.ToolMessage("t1", "shipped"),
+	chat.ToolErrorMessage("t2", "timeout"),
 }
 
 func messagesOf(body map[string]any, key string) []map[string]any {
@@ -203,7 +203,7 @@ func TestChatRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name: "whitespace-only result gets a placeholder",
-			msgs: []runtime.Message{round[0], round[1], runtime.ToolMessage("t1", " \t"), runtime.ToolMessage("t2", "")},
+			msgs: []chat.Message{round[0], round[1], chat.ToolMessage("t1", " \t"), chat.ToolMessage("t2", "")},
 			check: func(t *testing.T, body map[string]any) {
 				if c := messagesOf(body, "messages")[2]["content"]; c != turns.EmptyResultText {
 					t.Errorf("content = %v", c)
@@ -214,13 +214,13 @@ func TestChatRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name:  "an assistant message with neither text nor calls is dropped",
-			msgs:  []runtime.Message{runtime.UserMessage("hi"), runtime.AssistantMessage(" "), runtime.UserMessage("again")},
+			msgs:  []chat.Message{chat.UserMessage("hi"), chat.AssistantMessage(" "), chat.UserMessage("again")},
 			naive: `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant"},{"role":"user","content":"again"}]}`,
 			rule:  strict.OaAssistantEmpty,
 		},
 		{
 			name: "consecutive same-role turns merged",
-			msgs: []runtime.Message{runtime.UserMessage("first"), runtime.UserMessage("second")},
+			msgs: []chat.Message{chat.UserMessage("first"), chat.UserMessage("second")},
 			check: func(t *testing.T, body map[string]any) {
 				if msgs := messagesOf(body, "messages"); len(msgs) != 1 || msgs[0]["content"] != "first\n\nsecond" {
 					t.Errorf("messages = %v", msgs)
@@ -231,13 +231,13 @@ func TestChatRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name:  "first turn a user turn",
-			msgs:  []runtime.Message{runtime.SystemMessage("Be brief."), runtime.AssistantMessage("Earlier reply."), runtime.UserMessage("Thanks!")},
+			msgs:  []chat.Message{chat.SystemMessage("Be brief."), chat.AssistantMessage("Earlier reply."), chat.UserMessage("Thanks!")},
 			naive: `{"model":"m","messages":[{"role":"system","content":"Be brief."},{"role":"assistant","content":"Earlier reply."},{"role":"user","content":"Thanks!"}]}`,
 			rule:  strict.OaFirstUser,
 		},
 		{
 			name: "system message after history keeps its place",
-			msgs: []runtime.Message{runtime.SystemMessage("You are support."), runtime.UserMessage("old"), runtime.AssistantMessage("reply"), runtime.SystemMessage("Today is Tuesday."), runtime.UserMessage("new")},
+			msgs: []chat.Message{chat.SystemMessage("You are support."), chat.UserMessage("old"), chat.AssistantMessage("reply"), chat.SystemMessage("Today is Tuesday."), chat.UserMessage("new")},
 			check: func(t *testing.T, body map[string]any) {
 				msgs := messagesOf(body, "messages")
 				if len(msgs) != 5 || msgs[3]["role"] != "system" || msgs[3]["content"] != "Today is Tuesday." {
@@ -249,9 +249,9 @@ func TestChatRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name: "images and PDFs sent, other media noted",
-			msgs: []runtime.Message{partsMessage(runtime.RoleUser, runtime.TextPart("see"), runtime.ImagePart("image/png", fixture.PNG),
-				runtime.ImagePart("image/svg+xml", []byte("<svg/>")), runtime.DocumentPart("inv.pdf", "application/pdf", []byte("%PDF")),
-				runtime.DocumentPart("n.txt", "text/plain", []byte("x")))},
+			msgs: []chat.Message{partsMessage(chat.RoleUser, chat.TextPart("see"), chat.ImagePart("image/png", fixture.PNG),
+				chat.ImagePart("image/svg+xml", []byte("<svg/>")), chat.DocumentPart("inv.pdf", "application/pdf", []byte("%PDF")),
+				chat.DocumentPart("n.txt", "text/plain", []byte("x")))},
 			check: func(t *testing.T, body map[string]any) {
 				parts := messagesOf(body, "messages")[0]["content"].([]any)
 				var types []string
@@ -270,14 +270,14 @@ func TestChatRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name:  "PDFs carry a filename",
-			msgs:  []runtime.Message{partsMessage(runtime.RoleUser, runtime.DocumentPart("", "application/pdf", []byte("%PDF")))},
+			msgs:  []chat.Message{partsMessage(chat.RoleUser, chat.DocumentPart("", "application/pdf", []byte("%PDF")))},
 			naive: `{"model":"m","messages":[{"role":"user","content":[{"type":"file","file":{"file_data":"data:application/pdf;base64,JVBERg=="}}]}]}`,
 			rule:  strict.OaFileData,
 		},
 		{
 			name:  "max_tokens sent as max_completion_tokens",
-			msgs:  []runtime.Message{runtime.UserMessage("hi")},
-			model: runtime.ModelSettings{MaxTokens: 300},
+			msgs:  []chat.Message{chat.UserMessage("hi")},
+			model: chat.ModelSettings{MaxTokens: 300},
 			check: func(t *testing.T, body map[string]any) {
 				if body["max_completion_tokens"] != float64(300) || body["max_tokens"] != nil {
 					t.Errorf("body = %v", body)
@@ -288,14 +288,14 @@ func TestChatRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name:  "tools with their schemas",
-			msgs:  []runtime.Message{runtime.UserMessage("hi")},
-			tools: fixture.Tools,
+			msgs:  []chat.Message{chat.UserMessage("hi")},
+			tools: fixture.Definitions,
 			naive: `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"lookup order","parameters":{"type":"object"}}}]}`,
 			rule:  strict.OaToolName,
 		},
 		{
 			name: "invalid arguments go back as produced",
-			msgs: []runtime.Message{runtime.UserMessage("hi"), runtime.AssistantMessage("", runtime.ToolCallFromArguments("t1", "lookup_order", `{"order": "A-`)), runtime.ToolErrorMessage("t1", "invalid arguments")},
+			msgs: []chat.Message{chat.UserMessage("hi"), chat.AssistantMessage("", chat.ToolCallFromArguments("t1", "lookup_order", `{"order": "A-`)), chat.ToolErrorMessage("t1", "invalid arguments")},
 			check: func(t *testing.T, body map[string]any) {
 				tc := messagesOf(body, "messages")[1]["tool_calls"].([]any)[0].(map[string]any)["function"].(map[string]any)
 				if tc["arguments"] != `{"order": "A-` {
@@ -319,11 +319,11 @@ func TestChatRulesPositiveAndNegative(t *testing.T) {
 	}
 }
 
-func runRule(t *testing.T, tt ruleCase, srv *strict.Server, m runtime.Model, naive func(string) error) {
+func runRule(t *testing.T, tt ruleCase, srv *strict.Server, m chat.Model, naive func(string) error) {
 	t.Helper()
 	model := tt.model
 	model.Name = "gpt-test"
-	if _, err := m.Generate(context.Background(), &runtime.Request{Model: model, Messages: tt.msgs, Tools: tt.tools}); err != nil {
+	if _, err := m.Generate(context.Background(), &chat.Request{Model: model, Messages: tt.msgs, Tools: tt.tools}); err != nil {
 		t.Fatalf("adapter request refused: %v", err)
 	}
 	var body map[string]any
@@ -379,7 +379,7 @@ func TestResponsesRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name: "store false by default",
-			msgs: []runtime.Message{runtime.UserMessage("hi")},
+			msgs: []chat.Message{chat.UserMessage("hi")},
 			check: func(t *testing.T, body map[string]any) {
 				if body["store"] != false {
 					t.Errorf("store = %v", body["store"])
@@ -390,17 +390,17 @@ func TestResponsesRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name:  "reasoning travels as encrypted content",
-			msgs:  []runtime.Message{runtime.UserMessage("hi")},
+			msgs:  []chat.Message{chat.UserMessage("hi")},
 			naive: `{"model":"m","store":false,"input":[{"role":"user","content":"hi"}]}`,
 			rule:  strict.OaInclude,
 		},
 		{
 			name: "reasoning state goes back without its id, before its items",
-			msgs: []runtime.Message{runtime.UserMessage("hi"),
-				{Role: runtime.RoleAssistant, ToolCalls: []runtime.ToolCall{call("t1", "lookup_order", `{}`)}, State: []runtime.ProviderState{
+			msgs: []chat.Message{chat.UserMessage("hi"),
+				{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{call("t1", "lookup_order", `{}`)}, State: []chat.ProviderState{
 					{Provider: provider.OpenAIResponses, Data: json.RawMessage(`{"type":"reasoning","summary":[],"encrypted_content":"enc"}`)},
 					{Provider: provider.Anthropic, Data: json.RawMessage(`{"type":"thinking","thinking":"x","signature":"s"}`)}}},
-				runtime.ToolMessage("t1", "ok")},
+				chat.ToolMessage("t1", "ok")},
 			check: func(t *testing.T, body map[string]any) {
 				items := messagesOf(body, "input")
 				if len(items) != 4 || items[1]["type"] != "reasoning" || items[1]["id"] != nil || items[2]["type"] != "function_call" {
@@ -412,13 +412,13 @@ func TestResponsesRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name:  "reasoning state alone is not sent",
-			msgs:  []runtime.Message{runtime.UserMessage("hi"), {Role: runtime.RoleAssistant, State: []runtime.ProviderState{{Provider: provider.OpenAIResponses, Data: json.RawMessage(`{"type":"reasoning","summary":[],"encrypted_content":"enc"}`)}}}, runtime.UserMessage("again")},
+			msgs:  []chat.Message{chat.UserMessage("hi"), {Role: chat.RoleAssistant, State: []chat.ProviderState{{Provider: provider.OpenAIResponses, Data: json.RawMessage(`{"type":"reasoning","summary":[],"encrypted_content":"enc"}`)}}}, chat.UserMessage("again")},
 			naive: `{` + head + `,"input":[{"role":"user","content":"hi"},{"type":"reasoning","summary":[],"encrypted_content":"enc"},{"role":"user","content":"again"}]}`,
 			rule:  strict.OaReasoningNext,
 		},
 		{
 			name: "whitespace-only result gets a placeholder",
-			msgs: []runtime.Message{round[0], round[1], runtime.ToolMessage("t1", "\n"), runtime.ToolMessage("t2", "")},
+			msgs: []chat.Message{round[0], round[1], chat.ToolMessage("t1", "\n"), chat.ToolMessage("t2", "")},
 			check: func(t *testing.T, body map[string]any) {
 				if o := messagesOf(body, "input")[3]["output"]; o != turns.EmptyResultText {
 					t.Errorf("output = %v", o)
@@ -429,19 +429,19 @@ func TestResponsesRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name:  "consecutive same-role turns merged",
-			msgs:  []runtime.Message{runtime.UserMessage("first"), runtime.UserMessage("second")},
+			msgs:  []chat.Message{chat.UserMessage("first"), chat.UserMessage("second")},
 			naive: `{` + head + `,"input":[{"role":"user","content":"first"},{"role":"user","content":"second"}]}`,
 			rule:  strict.OaSameRole,
 		},
 		{
 			name:  "first turn a user turn",
-			msgs:  []runtime.Message{runtime.AssistantMessage("Earlier reply."), runtime.UserMessage("Thanks!")},
+			msgs:  []chat.Message{chat.AssistantMessage("Earlier reply."), chat.UserMessage("Thanks!")},
 			naive: `{` + head + `,"input":[{"role":"assistant","content":"Earlier reply."},{"role":"user","content":"Thanks!"}]}`,
 			rule:  strict.OaFirstUser,
 		},
 		{
 			name: "system message after history keeps its place",
-			msgs: []runtime.Message{runtime.UserMessage("old"), runtime.AssistantMessage("reply"), runtime.SystemMessage("Today is Tuesday."), runtime.UserMessage("new")},
+			msgs: []chat.Message{chat.UserMessage("old"), chat.AssistantMessage("reply"), chat.SystemMessage("Today is Tuesday."), chat.UserMessage("new")},
 			check: func(t *testing.T, body map[string]any) {
 				if items := messagesOf(body, "input"); len(items) != 4 || items[2]["role"] != "system" {
 					t.Errorf("items = %v", items)
@@ -452,9 +452,9 @@ func TestResponsesRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name: "images and PDFs sent, also in results; other media noted",
-			msgs: []runtime.Message{partsMessage(runtime.RoleUser, runtime.ImagePart("image/webp", fixture.PNG), runtime.DocumentPart("a.pdf", "application/pdf", []byte("%PDF")), runtime.ImagePart("image/tiff", []byte{1})),
-				runtime.AssistantMessage("", call("t1", "lookup_order", `{}`)),
-				{Role: runtime.RoleTool, ToolCallID: "t1", IsError: true, Parts: []runtime.Part{runtime.TextPart("photo"), runtime.ImagePart("image/png", fixture.PNG)}}},
+			msgs: []chat.Message{partsMessage(chat.RoleUser, chat.ImagePart("image/webp", fixture.PNG), chat.DocumentPart("a.pdf", "application/pdf", []byte("%PDF")), chat.ImagePart("image/tiff", []byte{1})),
+				chat.AssistantMessage("", call("t1", "lookup_order", `{}`)),
+				{Role: chat.RoleTool, ToolCallID: "t1", IsError: true, Parts: []chat.Part{chat.TextPart("photo"), chat.ImagePart("image/png", fixture.PNG)}}},
 			check: func(t *testing.T, body map[string]any) {
 				items := messagesOf(body, "input")
 				if n := len(items[0]["content"].([]any)); n != 3 {
@@ -470,8 +470,8 @@ func TestResponsesRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name:  "max_tokens sent as max_output_tokens; no stop sequences",
-			msgs:  []runtime.Message{runtime.UserMessage("hi")},
-			model: runtime.ModelSettings{MaxTokens: 300},
+			msgs:  []chat.Message{chat.UserMessage("hi")},
+			model: chat.ModelSettings{MaxTokens: 300},
 			check: func(t *testing.T, body map[string]any) {
 				if body["max_output_tokens"] != float64(300) {
 					t.Errorf("body = %v", body)
@@ -482,8 +482,8 @@ func TestResponsesRulesPositiveAndNegative(t *testing.T) {
 		},
 		{
 			name:  "tools with their schemas",
-			msgs:  []runtime.Message{runtime.UserMessage("hi")},
-			tools: fixture.Tools,
+			msgs:  []chat.Message{chat.UserMessage("hi")},
+			tools: fixture.Definitions,
 			naive: `{` + head + `,"input":[{"role":"user","content":"hi"}],"tools":[{"type":"function","name":"lookup_order","strict":false,"parameters":{"properties":{}}}]}`,
 			rule:  strict.OaToolSchema,
 		},
@@ -503,7 +503,7 @@ func TestResponsesRulesPositiveAndNegative(t *testing.T) {
 
 func TestSettingsRefusedBeforeAnyRequest(t *testing.T) {
 	m, srv := newResponses(t)
-	req := &runtime.Request{Model: runtime.ModelSettings{Name: "gpt-test", Stop: []string{"END"}}, Messages: []runtime.Message{runtime.UserMessage("hi")}}
+	req := &chat.Request{Model: chat.ModelSettings{Name: "gpt-test", Stop: []string{"END"}}, Messages: []chat.Message{chat.UserMessage("hi")}}
 	_, err := m.Generate(context.Background(), req)
 	if se := provider.SettingErrors(err); len(se) != 1 || se[0].Setting != "stop" || err.Error() != provider.CheckSettings(provider.OpenAIResponses, req.Model).Error() {
 		t.Fatalf("err = %v", err)
@@ -522,7 +522,7 @@ func TestSettingsRefusedBeforeAnyRequest(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 	req.Model.Name = "gpt-test"
-	req.Tools = []runtime.Tool{fixture.Tool{N: "bad", S: `[]`}}
+	req.Tools = []chat.ToolDefinition{{Name: "bad", InputSchema: json.RawMessage(`[]`)}}
 	if _, err := m.Generate(context.Background(), req); !errors.Is(err, turns.ErrSchema) {
 		t.Errorf("err = %v", err)
 	}
@@ -537,11 +537,11 @@ func TestStandardEnvironmentWorksUnchanged(t *testing.T) {
 		srv := strict.New(t, api)
 		t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1") // the base URL ends in /v1
 		t.Setenv("OPENAI_API_KEY", "env-key")
-		var m runtime.Model = NewChat(option.WithMaxRetries(0))
+		var m chat.Model = NewChat(option.WithMaxRetries(0))
 		if api == strict.Responses {
 			m = NewResponses(option.WithMaxRetries(0))
 		}
-		r, err := m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Name: "gpt-test"}, Messages: []runtime.Message{runtime.UserMessage("hi")}})
+		r, err := m.Generate(context.Background(), &chat.Request{Model: chat.ModelSettings{Name: "gpt-test"}, Messages: []chat.Message{chat.UserMessage("hi")}})
 		if err != nil || r.Message.Text != "OK." {
 			t.Fatalf("api %d: got %+v, %v (rejections %q)", api, r, err, srv.Rejections())
 		}
@@ -551,35 +551,35 @@ func TestStandardEnvironmentWorksUnchanged(t *testing.T) {
 func TestChatResponseMapping(t *testing.T) {
 	tests := []struct {
 		name, body string
-		check      func(t *testing.T, r *runtime.Response)
+		check      func(t *testing.T, r *chat.Response)
 	}{
-		{"length", strict.ChatCompletion("c1", "length", `{"role":"assistant","content":"cut","refusal":null}`, nil), func(t *testing.T, r *runtime.Response) {
-			if r.StopReason != runtime.StopMaxTokens || r.Message.Text != "cut" {
+		{"length", strict.ChatCompletion("c1", "length", `{"role":"assistant","content":"cut","refusal":null}`, nil), func(t *testing.T, r *chat.Response) {
+			if r.StopReason != chat.StopMaxTokens || r.Message.Text != "cut" {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"refusal", strict.ChatCompletion("c1", "stop", `{"role":"assistant","content":null,"refusal":"I can't help with that."}`, nil), func(t *testing.T, r *runtime.Response) {
-			if r.StopReason != runtime.StopRefusal || r.Refusal != "I can't help with that." {
+		{"refusal", strict.ChatCompletion("c1", "stop", `{"role":"assistant","content":null,"refusal":"I can't help with that."}`, nil), func(t *testing.T, r *chat.Response) {
+			if r.StopReason != chat.StopRefusal || r.Refusal != "I can't help with that." {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"content filter", strict.ChatCompletion("c1", "content_filter", `{"role":"assistant","content":null,"refusal":null}`, nil), func(t *testing.T, r *runtime.Response) {
-			if r.StopReason != runtime.StopRefusal {
+		{"content filter", strict.ChatCompletion("c1", "content_filter", `{"role":"assistant","content":null,"refusal":null}`, nil), func(t *testing.T, r *chat.Response) {
+			if r.StopReason != chat.StopRefusal {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"null finish reason accepted", strings.Replace(strict.ChatCompletion("c1", "", `{"role":"assistant","content":"OK."}`, nil), `"finish_reason":""`, `"finish_reason":null`, 1), func(t *testing.T, r *runtime.Response) {
+		{"null finish reason accepted", strings.Replace(strict.ChatCompletion("c1", "", `{"role":"assistant","content":"OK."}`, nil), `"finish_reason":""`, `"finish_reason":null`, 1), func(t *testing.T, r *chat.Response) {
 			if r.StopReason != "" || r.Message.Text != "OK." {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"tool calls with finish reason stop", strict.ChatCompletion("c1", "stop", `{"role":"assistant","content":null,"tool_calls":[{"id":"x","type":"function","function":{"name":"lookup_order","arguments":"{}"}}]}`, nil), func(t *testing.T, r *runtime.Response) {
+		{"tool calls with finish reason stop", strict.ChatCompletion("c1", "stop", `{"role":"assistant","content":null,"tool_calls":[{"id":"x","type":"function","function":{"name":"lookup_order","arguments":"{}"}}]}`, nil), func(t *testing.T, r *chat.Response) {
 			if len(r.Message.ToolCalls) != 1 {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"invalid arguments kept and flagged", strict.ChatCompletion("c1", "tool_calls", `{"role":"assistant","content":null,"refusal":null,"tool_calls":[{"id":"x","type":"function","function":{"name":"lookup_order","arguments":"{\"order\": \"A-"}}]}`, nil), func(t *testing.T, r *runtime.Response) {
-			if raw, ok := r.Message.ToolCalls[0].InvalidArguments(); !ok || raw != `{"order": "A-` || r.StopReason != runtime.StopToolUse {
+		{"invalid arguments kept and flagged", strict.ChatCompletion("c1", "tool_calls", `{"role":"assistant","content":null,"refusal":null,"tool_calls":[{"id":"x","type":"function","function":{"name":"lookup_order","arguments":"{\"order\": \"A-"}}]}`, nil), func(t *testing.T, r *chat.Response) {
+			if raw, ok := r.Message.ToolCalls[0].InvalidArguments(); !ok || raw != `{"order": "A-` || r.StopReason != chat.StopToolUse {
 				t.Errorf("%+v", r)
 			}
 		}},
@@ -588,7 +588,7 @@ func TestChatResponseMapping(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m, srv := newChat(t)
 			srv.Queue(strict.Reply{Body: tt.body})
-			r, err := m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Name: "g"}, Messages: []runtime.Message{runtime.UserMessage("hi")}})
+			r, err := m.Generate(context.Background(), &chat.Request{Model: chat.ModelSettings{Name: "g"}, Messages: []chat.Message{chat.UserMessage("hi")}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -597,7 +597,7 @@ func TestChatResponseMapping(t *testing.T) {
 	}
 	m, srv := newChat(t)
 	srv.Queue(strict.Reply{Body: `{"id":"c1","object":"chat.completion","created":1,"model":"g","choices":[]}`})
-	if _, err := m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Name: "g"}, Messages: []runtime.Message{runtime.UserMessage("hi")}}); err == nil {
+	if _, err := m.Generate(context.Background(), &chat.Request{Model: chat.ModelSettings{Name: "g"}, Messages: []chat.Message{chat.UserMessage("hi")}}); err == nil {
 		t.Error("a completion without choices must be an error")
 	}
 }
@@ -608,43 +608,43 @@ func TestResponsesResponseMapping(t *testing.T) {
 	}
 	tests := []struct {
 		name, body string
-		check      func(t *testing.T, r *runtime.Response)
+		check      func(t *testing.T, r *chat.Response)
 	}{
-		{"text", strict.ResponsesOutput("r1", "completed", nil, nil, msg(`{"type":"output_text","text":"a","annotations":[]},{"type":"output_text","text":"b","annotations":[]}`)), func(t *testing.T, r *runtime.Response) {
-			if r.Message.Text != "ab" || r.StopReason != runtime.StopEndTurn {
+		{"text", strict.ResponsesOutput("r1", "completed", nil, nil, msg(`{"type":"output_text","text":"a","annotations":[]},{"type":"output_text","text":"b","annotations":[]}`)), func(t *testing.T, r *chat.Response) {
+			if r.Message.Text != "ab" || r.StopReason != chat.StopEndTurn {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"max output tokens", strict.ResponsesOutput("r1", "incomplete", map[string]string{"reason": "max_output_tokens"}, nil, msg(`{"type":"output_text","text":"cut","annotations":[]}`)), func(t *testing.T, r *runtime.Response) {
-			if r.StopReason != runtime.StopMaxTokens {
+		{"max output tokens", strict.ResponsesOutput("r1", "incomplete", map[string]string{"reason": "max_output_tokens"}, nil, msg(`{"type":"output_text","text":"cut","annotations":[]}`)), func(t *testing.T, r *chat.Response) {
+			if r.StopReason != chat.StopMaxTokens {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"content filter", strict.ResponsesOutput("r1", "incomplete", map[string]string{"reason": "content_filter"}, nil), func(t *testing.T, r *runtime.Response) {
-			if r.StopReason != runtime.StopRefusal {
+		{"content filter", strict.ResponsesOutput("r1", "incomplete", map[string]string{"reason": "content_filter"}, nil), func(t *testing.T, r *chat.Response) {
+			if r.StopReason != chat.StopRefusal {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"refusal", strict.ResponsesOutput("r1", "completed", nil, nil, msg(`{"type":"refusal","refusal":"No."}`)), func(t *testing.T, r *runtime.Response) {
-			if r.StopReason != runtime.StopRefusal || r.Refusal != "No." {
+		{"refusal", strict.ResponsesOutput("r1", "completed", nil, nil, msg(`{"type":"refusal","refusal":"No."}`)), func(t *testing.T, r *chat.Response) {
+			if r.StopReason != chat.StopRefusal || r.Refusal != "No." {
 				t.Errorf("%+v", r)
 			}
 		}},
 		{"server tool items left out, reasoning kept", strict.ResponsesOutput("r1", "completed", nil, nil,
 			`{"type":"reasoning","id":"rs","summary":[],"encrypted_content":"ZW5j"}`,
 			`{"type":"web_search_call","id":"ws","status":"completed","action":{"type":"search","query":"x"}}`,
-			msg(`{"type":"output_text","text":"Found nothing.","annotations":[]}`)), func(t *testing.T, r *runtime.Response) {
-			if r.Message.Text != "Found nothing." || len(r.Message.State) != 1 || len(r.Message.ToolCalls) != 0 || r.StopReason != runtime.StopEndTurn {
+			msg(`{"type":"output_text","text":"Found nothing.","annotations":[]}`)), func(t *testing.T, r *chat.Response) {
+			if r.Message.Text != "Found nothing." || len(r.Message.State) != 1 || len(r.Message.ToolCalls) != 0 || r.StopReason != chat.StopEndTurn {
 				t.Errorf("%+v", r)
 			}
 		}},
 		{"an item of a type newer than the SDK left out beside a message", strict.ResponsesOutput("r1", "completed", nil, nil,
-			`{"type":"brand_new","id":"x"}`, msg(`{"type":"output_text","text":"Here.","annotations":[]}`)), func(t *testing.T, r *runtime.Response) {
-			if r.Message.Text != "Here." || len(r.Message.State) != 0 || len(r.Message.ToolCalls) != 0 || r.StopReason != runtime.StopEndTurn {
+			`{"type":"brand_new","id":"x"}`, msg(`{"type":"output_text","text":"Here.","annotations":[]}`)), func(t *testing.T, r *chat.Response) {
+			if r.Message.Text != "Here." || len(r.Message.State) != 0 || len(r.Message.ToolCalls) != 0 || r.StopReason != chat.StopEndTurn {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"invalid arguments kept and flagged", strict.ResponsesOutput("r1", "completed", nil, nil, `{"type":"function_call","id":"fc","call_id":"c9","name":"lookup_order","arguments":"[1]","status":"completed"}`), func(t *testing.T, r *runtime.Response) {
+		{"invalid arguments kept and flagged", strict.ResponsesOutput("r1", "completed", nil, nil, `{"type":"function_call","id":"fc","call_id":"c9","name":"lookup_order","arguments":"[1]","status":"completed"}`), func(t *testing.T, r *chat.Response) {
 			if raw, ok := r.Message.ToolCalls[0].InvalidArguments(); !ok || raw != "[1]" || r.Message.ToolCalls[0].ID != "c9" {
 				t.Errorf("%+v", r)
 			}
@@ -654,7 +654,7 @@ func TestResponsesResponseMapping(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m, srv := newResponses(t)
 			srv.Queue(strict.Reply{Body: tt.body})
-			r, err := m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Name: "g"}, Messages: []runtime.Message{runtime.UserMessage("hi")}})
+			r, err := m.Generate(context.Background(), &chat.Request{Model: chat.ModelSettings{Name: "g"}, Messages: []chat.Message{chat.UserMessage("hi")}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -664,28 +664,28 @@ func TestResponsesResponseMapping(t *testing.T) {
 }
 
 func TestContextWindowRefusalIsRecognisable(t *testing.T) {
-	req := &runtime.Request{Model: runtime.ModelSettings{Name: "g"}, Messages: []runtime.Message{runtime.UserMessage("hi")}}
+	req := &chat.Request{Model: chat.ModelSettings{Name: "g"}, Messages: []chat.Message{chat.UserMessage("hi")}}
 	tooLong := strict.Reply{Status: 400, Body: string(strict.ErrorBody(strict.Chat, "invalid_request_error", "context_length_exceeded",
 		"This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens."))}
 	other := strict.Reply{Status: 400, Body: string(strict.ErrorBody(strict.Chat, "invalid_request_error", "invalid_value", "bad"))}
 	c, csrv := newChat(t)
 	r, rsrv := newResponses(t)
 	for _, tc := range []struct {
-		m   runtime.Model
+		m   chat.Model
 		srv *strict.Server
 	}{{c, csrv}, {r, rsrv}} {
 		tc.srv.Queue(tooLong, other)
 		_, err := tc.m.Generate(context.Background(), req)
 		var apiErr *sdk.Error
-		if !errors.Is(err, runtime.ErrContextWindow) || !errors.As(err, &apiErr) || !strings.Contains(err.Error(), "maximum context length") {
+		if !errors.Is(err, chat.ErrContextWindow) || !errors.As(err, &apiErr) || !strings.Contains(err.Error(), "maximum context length") {
 			t.Errorf("err = %v, want ErrContextWindow with the SDK error and the API's message", err)
 		}
-		if _, err := tc.m.Generate(context.Background(), req); err == nil || errors.Is(err, runtime.ErrContextWindow) || !strings.Contains(err.Error(), "invalid_value: bad") {
+		if _, err := tc.m.Generate(context.Background(), req); err == nil || errors.Is(err, chat.ErrContextWindow) || !strings.Contains(err.Error(), "invalid_value: bad") {
 			t.Errorf("another 400: err = %v", err)
 		}
 	}
 	rsrv.Queue(strict.Reply{Body: `{"id":"r9","object":"response","created_at":1,"status":"failed","model":"g","output":[],"error":{"code":"context_length_exceeded","message":"too long"}}`})
-	if _, err := r.Generate(context.Background(), req); !errors.Is(err, runtime.ErrContextWindow) {
+	if _, err := r.Generate(context.Background(), req); !errors.Is(err, chat.ErrContextWindow) {
 		t.Errorf("failed response: err = %v", err)
 	}
 }
@@ -702,7 +702,7 @@ func TestFailedResponseSaysWhatItKnows(t *testing.T) {
 	} {
 		m, srv := newResponses(t)
 		srv.Queue(strict.Reply{Body: tc.body})
-		_, err := m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Name: "g"}, Messages: []runtime.Message{runtime.UserMessage("hi")}})
+		_, err := m.Generate(context.Background(), &chat.Request{Model: chat.ModelSettings{Name: "g"}, Messages: []chat.Message{chat.UserMessage("hi")}})
 		if err == nil || err.Error() != tc.want || errors.Is(err, provider.ErrMalformedResponse) {
 			t.Errorf("%s: err = %v, want %q", tc.body, err, tc.want)
 		}
@@ -710,21 +710,21 @@ func TestFailedResponseSaysWhatItKnows(t *testing.T) {
 }
 
 // FuzzChatParams and FuzzResponsesParams hold the conversions' promise: any message list that
-// passes runtime.Validate converts to a request the strict server accepts.
+// passes chat.Validate converts to a request the strict server accepts.
 func FuzzChatParams(f *testing.F) {
 	fixture.AddSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fixture.CheckConversion(t, data, "gpt-test", "ChatParams", func(r *runtime.Request) (any, error) { return ChatParams(r) }, strict.CheckChat)
+		fixture.CheckConversion(t, data, "gpt-test", "ChatParams", func(r *chat.Request) (any, error) { return ChatParams(r) }, strict.CheckChat)
 	})
 }
 
 func FuzzResponsesParams(f *testing.F) {
 	fixture.AddSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fixture.CheckConversion(t, data, "gpt-test", "ResponsesParams", func(r *runtime.Request) (any, error) { return ResponsesParams(r) }, strict.CheckResponses)
+		fixture.CheckConversion(t, data, "gpt-test", "ResponsesParams", func(r *chat.Request) (any, error) { return ResponsesParams(r) }, strict.CheckResponses)
 	})
 }
 
-func partsMessage(role runtime.Role, parts ...runtime.Part) runtime.Message {
-	return runtime.Message{Role: role, Parts: parts}
+func partsMessage(role chat.Role, parts ...chat.Part) chat.Message {
+	return chat.Message{Role: role, Parts: parts}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/provider"
 	"github.com/personagen/personagen/runtime/provider/internal/turns"
 )
@@ -33,13 +33,13 @@ func NewResponses(opts ...option.RequestOption) *Responses {
 
 // Generate checks req.Model, converts req (ResponsesParams), sends it with Responses.New and
 // maps the answer back (ResponsesResponse). Errors: the settings' *provider.SettingError
-// (before any request), the conversion's error, an error wrapping runtime.ErrContextWindow for
+// (before any request), the conversion's error, an error wrapping chat.ErrContextWindow for
 // a request refused (or a response failed) with code context_length_exceeded, a failed
 // response's error, an error wrapping provider.ErrMalformedResponse when the API answered 2xx
 // with a body that is not a response (not JSON, not a JSON object, another content type, or an
 // object ResponsesResponse refuses; the error shows the start of the body), and otherwise the
 // SDK's error with the API's message, all prefixed "openai responses: ".
-func (m *Responses) Generate(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+func (m *Responses) Generate(ctx context.Context, req *chat.Request) (*chat.Response, error) {
 	if err := provider.CheckFor(provider.OpenAIResponses, req.Model); err != nil {
 		return nil, err
 	}
@@ -72,10 +72,10 @@ func (m *Responses) Generate(ctx context.Context, req *runtime.Request) (*runtim
 // ResponsesParams converts req to Responses API parameters by the rules of the package
 // documentation (store: false, include reasoning.encrypted_content), without checking
 // req.Model against the provider's settings table (Generate does). It returns an error for an
-// empty model name, a message list that breaks runtime.Validate (wrapping the
-// *runtime.PairingError), and a tool whose input schema is not a JSON object of
+// empty model name, a message list that breaks chat.Validate (wrapping the
+// *chat.PairingError), and a tool whose input schema is not a JSON object of
 // "type": "object".
-func ResponsesParams(req *runtime.Request) (responses.ResponseNewParams, error) {
+func ResponsesParams(req *chat.Request) (responses.ResponseNewParams, error) {
 	var p responses.ResponseNewParams
 	if req.Model.Name == "" {
 		return p, errors.New("openai responses: no model name: set model.name in the persona's spec")
@@ -153,7 +153,7 @@ func ptr[T any](v T) *T { return &v }
 
 // reasoningItem returns the state's reasoning item when st is one this adapter produced (a JSON
 // object of "type": "reasoning" from provider openai-responses).
-func reasoningItem(st runtime.ProviderState) (json.RawMessage, bool) {
+func reasoningItem(st chat.ProviderState) (json.RawMessage, bool) {
 	if st.Provider != provider.OpenAIResponses || len(st.Data) == 0 || st.Data[0] != '{' {
 		return nil, false
 	}
@@ -168,10 +168,10 @@ func reasoningItem(st runtime.ProviderState) (json.RawMessage, bool) {
 
 // responsesUserContent is a user turn's content: one string when it is all text, otherwise
 // input_text, input_image and input_file parts with notes for parts that are not sent.
-func responsesUserContent(parts []runtime.Part) responses.EasyInputMessageContentUnionParam {
+func responsesUserContent(parts []chat.Part) responses.EasyInputMessageContentUnionParam {
 	allText := true
 	for _, part := range parts {
-		if part.Type != runtime.PartText && sendable(part) {
+		if part.Type != chat.PartText && sendable(part) {
 			allText = false
 			break
 		}
@@ -182,11 +182,11 @@ func responsesUserContent(parts []runtime.Part) responses.EasyInputMessageConten
 	out := make(responses.ResponseInputMessageContentListParam, len(parts))
 	for i, part := range parts {
 		switch {
-		case part.Type == runtime.PartText:
+		case part.Type == chat.PartText:
 			out[i] = responses.ResponseInputContentUnionParam{OfInputText: &responses.ResponseInputTextParam{Text: part.Text}}
 		case !sendable(part):
 			out[i] = responses.ResponseInputContentUnionParam{OfInputText: &responses.ResponseInputTextParam{Text: note(part)}}
-		case part.Type == runtime.PartImage:
+		case part.Type == chat.PartImage:
 			out[i] = responses.ResponseInputContentUnionParam{OfInputImage: &responses.ResponseInputImageParam{
 				Detail: responses.ResponseInputImageDetailAuto, ImageURL: param.NewOpt(dataURL(part))}}
 		default:
@@ -203,7 +203,7 @@ func responsesUserContent(parts []runtime.Part) responses.EasyInputMessageConten
 func resultOutput(r turns.Result) responses.ResponseInputItemFunctionCallOutputOutputUnionParam {
 	allText := true
 	for _, part := range r.Parts {
-		if part.Type != runtime.PartText && sendable(part) {
+		if part.Type != chat.PartText && sendable(part) {
 			allText = false
 			break
 		}
@@ -218,11 +218,11 @@ func resultOutput(r turns.Result) responses.ResponseInputItemFunctionCallOutputO
 	}
 	for _, part := range r.Parts {
 		switch {
-		case part.Type == runtime.PartText:
+		case part.Type == chat.PartText:
 			out = append(out, responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: part.Text}})
 		case !sendable(part):
 			out = append(out, responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: note(part)}})
-		case part.Type == runtime.PartImage:
+		case part.Type == chat.PartImage:
 			out = append(out, responses.ResponseFunctionCallOutputItemUnionParam{OfInputImage: &responses.ResponseInputImageContentParam{
 				ImageURL: param.NewOpt(dataURL(part)), Detail: responses.ResponseInputImageContentDetailAuto}})
 		default:
@@ -233,7 +233,7 @@ func resultOutput(r turns.Result) responses.ResponseInputItemFunctionCallOutputO
 	return responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfResponseFunctionCallOutputItemArray: out}
 }
 
-// ResponsesResponse maps a Responses API response to a runtime.Response: output_text parts of
+// ResponsesResponse maps a Responses API response to a chat.Response: output_text parts of
 // message items joined into Message.Text, refusal parts into Refusal (StopRefusal),
 // function_call items into ToolCalls (keyed by call_id; arguments that are not a JSON object
 // kept and flagged), reasoning items into State (Provider "openai-responses", Data the item
@@ -241,7 +241,7 @@ func resultOutput(r turns.Result) responses.ResponseInputItemFunctionCallOutputO
 // status: completed → StopToolUse when there are calls, else StopEndTurn; incomplete with
 // reason max_output_tokens → StopMaxTokens, content_filter → StopRefusal (other reasons
 // unchanged). Usage has InputTokens = input_tokens (cached ones included). A failed response is
-// an error carrying its code and message (wrapping runtime.ErrContextWindow for
+// an error carrying its code and message (wrapping chat.ErrContextWindow for
 // context_length_exceeded).
 //
 // An r that is not a Responses API response is an error wrapping provider.ErrMalformedResponse:
@@ -253,19 +253,19 @@ func resultOutput(r turns.Result) responses.ResponseInputItemFunctionCallOutputO
 // tool other than a function (custom_tool_call, computer_call, local_shell_call, shell_call,
 // apply_patch_call, mcp_approval_request: this adapter offers none). Items of tools the API
 // runs itself (web_search_call, file_search_call, …) are left out.
-func ResponsesResponse(r *responses.Response) (*runtime.Response, error) {
+func ResponsesResponse(r *responses.Response) (*chat.Response, error) {
 	if err := checkResponse(r); err != nil {
 		return nil, err
 	}
 	if r.Status == responses.ResponseStatusFailed {
 		name, detail := failedDetail(r)
 		if isContextWindow(string(r.Error.Code), r.Error.Message) {
-			return nil, fmt.Errorf("openai responses: %s failed: %w (%s)", name, runtime.ErrContextWindow, detail)
+			return nil, fmt.Errorf("openai responses: %s failed: %w (%s)", name, chat.ErrContextWindow, detail)
 		}
 		return nil, fmt.Errorf("openai responses: %s failed (%s)", name, detail)
 	}
-	out := &runtime.Response{
-		Message:    runtime.Message{Role: runtime.RoleAssistant},
+	out := &chat.Response{
+		Message:    chat.Message{Role: chat.RoleAssistant},
 		Model:      r.Model,
 		ResponseID: r.ID,
 	}
@@ -283,31 +283,31 @@ func ResponsesResponse(r *responses.Response) (*runtime.Response, error) {
 			}
 		case "function_call":
 			fc := item.AsFunctionCall()
-			out.Message.ToolCalls = append(out.Message.ToolCalls, runtime.ToolCallFromArguments(fc.CallID, fc.Name, fc.Arguments))
+			out.Message.ToolCalls = append(out.Message.ToolCalls, chat.ToolCallFromArguments(fc.CallID, fc.Name, fc.Arguments))
 		case "reasoning":
-			out.Message.State = append(out.Message.State, runtime.ProviderState{Provider: provider.OpenAIResponses, Data: stripReasoning(item.RawJSON())})
+			out.Message.State = append(out.Message.State, chat.ProviderState{Provider: provider.OpenAIResponses, Data: stripReasoning(item.RawJSON())})
 		}
 	}
 	out.Message.Text, out.Refusal = text.String(), refusal.String()
 	switch {
 	case out.Refusal != "":
-		out.StopReason = runtime.StopRefusal
+		out.StopReason = chat.StopRefusal
 	case r.Status == responses.ResponseStatusIncomplete:
 		switch reason := r.IncompleteDetails.Reason; reason {
 		case "max_output_tokens":
-			out.StopReason = runtime.StopMaxTokens
+			out.StopReason = chat.StopMaxTokens
 		case "content_filter":
-			out.StopReason = runtime.StopRefusal
+			out.StopReason = chat.StopRefusal
 		default:
-			out.StopReason = runtime.StopReason(reason)
+			out.StopReason = chat.StopReason(reason)
 		}
 	case len(out.Message.ToolCalls) > 0:
-		out.StopReason = runtime.StopToolUse
+		out.StopReason = chat.StopToolUse
 	default:
-		out.StopReason = runtime.StopEndTurn
+		out.StopReason = chat.StopEndTurn
 	}
 	u := r.Usage
-	out.Usage = runtime.Usage{
+	out.Usage = chat.Usage{
 		InputTokens:      u.InputTokens,
 		OutputTokens:     u.OutputTokens,
 		CacheReadTokens:  u.InputTokensDetails.CachedTokens,

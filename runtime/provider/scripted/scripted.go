@@ -8,35 +8,35 @@ import (
 	"sync"
 	"time"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/provider"
 )
 
 // Turn is one scripted answer.
 //
 // Text, ToolCalls and State make the assistant message; StopReason defaults to
-// runtime.StopToolUse when there are calls and runtime.StopEndTurn otherwise; Usage and
+// chat.StopToolUse when there are calls and chat.StopEndTurn otherwise; Usage and
 // Refusal are returned as given. Err, when set, is returned instead of a response. Delay makes
 // the call wait that long first (a done ctx ends the wait with an error wrapping ctx.Err()).
 // Reply, when set, computes the response from the request instead of the fields above (Delay
 // still applies).
 type Turn struct {
 	Text       string
-	ToolCalls  []runtime.ToolCall
-	State      []runtime.ProviderState
-	StopReason runtime.StopReason
-	Usage      runtime.Usage
+	ToolCalls  []chat.ToolCall
+	State      []chat.ProviderState
+	StopReason chat.StopReason
+	Usage      chat.Usage
 	Refusal    string
 	Err        error
 	Delay      time.Duration
-	Reply      func(*runtime.Request) (*runtime.Response, error)
+	Reply      func(*chat.Request) (*chat.Response, error)
 }
 
 // Text returns a turn that answers with text and ends the turn.
 func Text(text string) Turn { return Turn{Text: text} }
 
 // Calls returns a turn that asks for the given tool calls (StopReason tool_use).
-func Calls(calls ...runtime.ToolCall) Turn { return Turn{ToolCalls: calls} }
+func Calls(calls ...chat.ToolCall) Turn { return Turn{ToolCalls: calls} }
 
 // Fail returns a turn whose call fails with err.
 func Fail(err error) Turn { return Turn{Err: err} }
@@ -54,7 +54,7 @@ type Model struct {
 	mu       sync.Mutex
 	turns    []Turn
 	next     int
-	requests []runtime.Request
+	requests []chat.Request
 }
 
 // New returns a model that answers with turns, in order.
@@ -68,12 +68,12 @@ func (m *Model) Append(turns ...Turn) {
 }
 
 // Generate records req, then answers with the next turn. It returns an error (and uses no
-// turn) when req breaks runtime.Validate, when Provider is set and refuses req.Model, and when
+// turn) when req breaks chat.Validate, when Provider is set and refuses req.Model, and when
 // ctx is done before the turn's Delay has passed; it returns the turn's Err, or an error
 // wrapping ErrScriptExhausted when no turn is left. Each response gets the ids
 // "scripted-req-<n>" and "scripted-resp-<n>" (n counts calls from 1) and the model name from
 // req.Model.Name.
-func (m *Model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+func (m *Model) Generate(ctx context.Context, req *chat.Request) (*chat.Response, error) {
 	if req == nil {
 		return nil, errors.New("scripted model: nil request")
 	}
@@ -87,7 +87,7 @@ func (m *Model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Re
 			return nil, err
 		}
 	}
-	if err := runtime.Validate(req.Messages); err != nil {
+	if err := chat.Validate(req.Messages); err != nil {
 		return nil, fmt.Errorf("scripted model: request %d: %w", n, err)
 	}
 	m.mu.Lock()
@@ -117,7 +117,7 @@ func (m *Model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Re
 	if t.Err != nil {
 		return nil, t.Err
 	}
-	var resp *runtime.Response
+	var resp *chat.Response
 	if t.Reply != nil {
 		r, err := t.Reply(req)
 		if err != nil {
@@ -128,17 +128,17 @@ func (m *Model) Generate(ctx context.Context, req *runtime.Request) (*runtime.Re
 		}
 		resp = r
 	} else {
-		resp = &runtime.Response{
-			Message: runtime.Message{Role: runtime.RoleAssistant, Text: t.Text,
+		resp = &chat.Response{
+			Message: chat.Message{Role: chat.RoleAssistant, Text: t.Text,
 				ToolCalls: slices.Clone(t.ToolCalls), State: slices.Clone(t.State)},
 			StopReason: t.StopReason,
 			Usage:      t.Usage,
 			Refusal:    t.Refusal,
 		}
 		if resp.StopReason == "" {
-			resp.StopReason = runtime.StopEndTurn
+			resp.StopReason = chat.StopEndTurn
 			if len(t.ToolCalls) > 0 {
-				resp.StopReason = runtime.StopToolUse
+				resp.StopReason = chat.StopToolUse
 			}
 		}
 	}
@@ -167,10 +167,10 @@ func (m *Model) giveBack(k int) {
 // Requests returns a copy of every request Generate received, in order, refused ones included.
 // Each copy has its own Messages and Tools slices (the messages' inner slices are shared and
 // read-only, as always).
-func (m *Model) Requests() []runtime.Request {
+func (m *Model) Requests() []chat.Request {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]runtime.Request, len(m.requests))
+	out := make([]chat.Request, len(m.requests))
 	for i := range m.requests {
 		out[i] = copyRequest(&m.requests[i])
 	}
@@ -186,7 +186,7 @@ func (m *Model) Remaining() int {
 
 // copyRequest copies req so that a caller reusing its message buffer
 // cannot change what was recorded.
-func copyRequest(req *runtime.Request) runtime.Request {
+func copyRequest(req *chat.Request) chat.Request {
 	c := *req
 	c.Messages = slices.Clone(req.Messages)
 	c.Tools = slices.Clone(req.Tools)

@@ -8,42 +8,42 @@ import (
 	"testing"
 	"time"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/provider"
 )
 
-func call(id string) runtime.ToolCall {
-	return runtime.ToolCall{ID: id, Name: "lookup", Input: json.RawMessage(`{"q":"` + id + `"}`)}
+func call(id string) chat.ToolCall {
+	return chat.ToolCall{ID: id, Name: "lookup", Input: json.RawMessage(`{"q":"` + id + `"}`)}
 }
 
 func TestScriptAnswersInOrderAndRecordsRequests(t *testing.T) {
 	m := New(
 		Calls(call("c1"), call("c2")),
-		Turn{Text: "Done.", Usage: runtime.Usage{InputTokens: 12, OutputTokens: 3}},
+		Turn{Text: "Done.", Usage: chat.Usage{InputTokens: 12, OutputTokens: 3}},
 	)
-	var _ runtime.Model = m
+	var _ chat.Model = m
 	ctx := context.Background()
-	msgs := []runtime.Message{runtime.UserMessage("Where is A-17?")}
-	req := &runtime.Request{Model: runtime.ModelSettings{Name: "claude-x"}, Messages: msgs}
+	msgs := []chat.Message{chat.UserMessage("Where is A-17?")}
+	req := &chat.Request{Model: chat.ModelSettings{Name: "claude-x"}, Messages: msgs}
 	r1, err := m.Generate(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := runtime.AssistantMessage("", call("c1"), call("c2"))
-	if !r1.Message.Equal(want) || r1.StopReason != runtime.StopToolUse || r1.Model != "claude-x" ||
+	want := chat.AssistantMessage("", call("c1"), call("c2"))
+	if !r1.Message.Equal(want) || r1.StopReason != chat.StopToolUse || r1.Model != "claude-x" ||
 		r1.RequestID != "scripted-req-1" || r1.ResponseID != "scripted-resp-1" {
 		t.Fatalf("first response = %+v", r1)
 	}
 	// The caller reuses its buffer: what was recorded must not change.
-	msgs = append(msgs, r1.Message, runtime.ToolMessage("c1", "shipped"), runtime.ToolErrorMessage("c2", "timeout"))
-	r2, err := m.Generate(ctx, &runtime.Request{Model: req.Model, Messages: msgs})
+	msgs = append(msgs, r1.Message, chat.ToolMessage("c1", "shipped"), chat.ToolErrorMessage("c2", "timeout"))
+	r2, err := m.Generate(ctx, &chat.Request{Model: req.Model, Messages: msgs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r2.Message.Text != "Done." || r2.StopReason != runtime.StopEndTurn || r2.Usage.InputTokens != 12 || r2.ResponseID != "scripted-resp-2" {
+	if r2.Message.Text != "Done." || r2.StopReason != chat.StopEndTurn || r2.Usage.InputTokens != 12 || r2.ResponseID != "scripted-resp-2" {
 		t.Fatalf("second response = %+v", r2)
 	}
-	msgs[0] = runtime.UserMessage("changed")
+	msgs[0] = chat.UserMessage("changed")
 	reqs := m.Requests()
 	if len(reqs) != 2 || len(reqs[0].Messages) != 1 || len(reqs[1].Messages) != 4 {
 		t.Fatalf("recorded %d requests: %+v", len(reqs), reqs)
@@ -66,28 +66,28 @@ func TestScriptedErrorsStopReasonsAndReply(t *testing.T) {
 	boom := errors.New("overloaded")
 	m := New(
 		Fail(boom),
-		Turn{Text: "partial", StopReason: runtime.StopMaxTokens},
-		Turn{StopReason: runtime.StopRefusal, Refusal: "I can't help with that."},
-		Turn{Reply: func(req *runtime.Request) (*runtime.Response, error) {
-			return &runtime.Response{Message: runtime.AssistantMessage("echo: " + req.Messages[0].Text), StopReason: runtime.StopEndTurn}, nil
+		Turn{Text: "partial", StopReason: chat.StopMaxTokens},
+		Turn{StopReason: chat.StopRefusal, Refusal: "I can't help with that."},
+		Turn{Reply: func(req *chat.Request) (*chat.Response, error) {
+			return &chat.Response{Message: chat.AssistantMessage("echo: " + req.Messages[0].Text), StopReason: chat.StopEndTurn}, nil
 		}},
-		Turn{Err: runtime.ErrContextWindow},
+		Turn{Err: chat.ErrContextWindow},
 	)
-	req := &runtime.Request{Messages: []runtime.Message{runtime.UserMessage("hi")}}
+	req := &chat.Request{Messages: []chat.Message{chat.UserMessage("hi")}}
 	ctx := context.Background()
 	if _, err := m.Generate(ctx, req); !errors.Is(err, boom) {
 		t.Fatalf("err = %v", err)
 	}
-	if r, _ := m.Generate(ctx, req); r.StopReason != runtime.StopMaxTokens || r.Message.Text != "partial" {
+	if r, _ := m.Generate(ctx, req); r.StopReason != chat.StopMaxTokens || r.Message.Text != "partial" {
 		t.Errorf("got %+v", r)
 	}
-	if r, _ := m.Generate(ctx, req); r.StopReason != runtime.StopRefusal || r.Refusal != "I can't help with that." {
+	if r, _ := m.Generate(ctx, req); r.StopReason != chat.StopRefusal || r.Refusal != "I can't help with that." {
 		t.Errorf("got %+v", r)
 	}
 	if r, _ := m.Generate(ctx, req); r.Message.Text != "echo: hi" || r.RequestID != "scripted-req-4" {
 		t.Errorf("got %+v", r)
 	}
-	if _, err := m.Generate(ctx, req); !errors.Is(err, runtime.ErrContextWindow) {
+	if _, err := m.Generate(ctx, req); !errors.Is(err, chat.ErrContextWindow) {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -96,7 +96,7 @@ func TestDelayHonoursCancellationAndKeepsTheTurn(t *testing.T) {
 	m := New(Turn{Text: "slow", Delay: time.Hour}, Text("next"))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
-	req := &runtime.Request{Messages: []runtime.Message{runtime.UserMessage("hi")}}
+	req := &chat.Request{Messages: []chat.Message{chat.UserMessage("hi")}}
 	if _, err := m.Generate(ctx, req); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -111,14 +111,14 @@ func TestDelayHonoursCancellationAndKeepsTheTurn(t *testing.T) {
 
 func TestRefusesWhatTheRealAdaptersRefuse(t *testing.T) {
 	m := New(Text("never"))
-	bad := &runtime.Request{Messages: []runtime.Message{runtime.UserMessage("x"), runtime.ToolMessage("c9", "orphan")}}
-	var pe *runtime.PairingError
+	bad := &chat.Request{Messages: []chat.Message{chat.UserMessage("x"), chat.ToolMessage("c9", "orphan")}}
+	var pe *chat.PairingError
 	if _, err := m.Generate(context.Background(), bad); !errors.As(err, &pe) {
-		t.Fatalf("err = %v, want a *runtime.PairingError", err)
+		t.Fatalf("err = %v, want a *chat.PairingError", err)
 	}
 	temp := 0.5
 	m.Provider = provider.Anthropic
-	_, err := m.Generate(context.Background(), &runtime.Request{Model: runtime.ModelSettings{Temperature: &temp}, Messages: []runtime.Message{runtime.UserMessage("x")}})
+	_, err := m.Generate(context.Background(), &chat.Request{Model: chat.ModelSettings{Temperature: &temp}, Messages: []chat.Message{chat.UserMessage("x")}})
 	if se := provider.SettingErrors(err); len(se) != 1 || !strings.Contains(err.Error(), "model.temperature") {
 		t.Fatalf("err = %v", err)
 	}

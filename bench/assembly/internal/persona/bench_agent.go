@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/personagen/personagen/bench/assembly/internal/host"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 const _ = runtime.RuntimeVersion1
@@ -15,7 +16,7 @@ const _ = runtime.RuntimeVersion1
 // NewBenchAgent builds the bench-agent persona from assembly/bench-agent.persona.yaml.
 // Answers customer email for the request assembly benchmark.
 // It returns an error when env is nil, or when opts.History is nil (the spec uses thread_history or thread_summary; the error wraps runtime.ErrNoHistorySource).
-func NewBenchAgent(env /*line assembly/bench-agent.persona.yaml:6:5*/ *host. /*line assembly/bench-agent.persona.yaml:6:5*/ Env /*line assembly/internal/persona/bench_agent.go:18:185*/, opts runtime.Options) (*runtime.Persona, error) {
+func NewBenchAgent(env /*line assembly/bench-agent.persona.yaml:6:5*/ *host. /*line assembly/bench-agent.persona.yaml:6:5*/ Env /*line assembly/internal/persona/bench_agent.go:19:185*/, opts runtime.Options) (*runtime.Persona, error) {
 	if env == nil {
 		return nil, errors.New("NewBenchAgent: env is nil")
 	}
@@ -25,7 +26,7 @@ func NewBenchAgent(env /*line assembly/bench-agent.persona.yaml:6:5*/ *host. /*l
 	p := &runtime.Persona{
 		Name:        "bench-agent",
 		Description: "Answers customer email for the request assembly benchmark.",
-		Model: runtime.ModelSettings{
+		Model: chat.ModelSettings{
 			Name:      "claude-sonnet-4-5",
 			MaxTokens: 4096,
 		},
@@ -39,9 +40,9 @@ func NewBenchAgent(env /*line assembly/bench-agent.persona.yaml:6:5*/ *host. /*l
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "assembly/bench-agent.persona.yaml:10:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line assembly/bench-agent.persona.yaml:11:13*/, env. /*line assembly/bench-agent.persona.yaml:11:14*/ AccountForSender /*line assembly/internal/persona/bench_agent.go:42:232*/ /*line assembly/bench-agent.persona.yaml:12:25*/, func(r /*line assembly/bench-agent.persona.yaml:12:26*/ host. /*line assembly/bench-agent.persona.yaml:12:26*/ Account) (string, error) {
-				return /*line assembly/bench-agent.persona.yaml:12:26*/ r. /*line assembly/bench-agent.persona.yaml:12:26*/ LLMText() /*line assembly/internal/persona/bench_agent.go:43:179*/, nil
-			} /*line assembly/internal/persona/bench_agent.go:44:61*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line assembly/bench-agent.persona.yaml:11:13*/, env. /*line assembly/bench-agent.persona.yaml:11:14*/ AccountForSender /*line assembly/internal/persona/bench_agent.go:43:229*/ /*line assembly/bench-agent.persona.yaml:12:25*/, func(r /*line assembly/bench-agent.persona.yaml:12:26*/ host. /*line assembly/bench-agent.persona.yaml:12:26*/ Account) (string, error) {
+				return /*line assembly/bench-agent.persona.yaml:12:26*/ r. /*line assembly/bench-agent.persona.yaml:12:26*/ LLMText() /*line assembly/internal/persona/bench_agent.go:44:179*/, nil
+			} /*line assembly/internal/persona/bench_agent.go:45:61*/),
 		},
 		runtime.Step{
 			Kind:     "thread_history",

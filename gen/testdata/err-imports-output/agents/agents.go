@@ -8,6 +8,7 @@ import (
 	"example.com/fixture/err-imports-output/agents/wiring"
 	"example.com/fixture/host"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // Tool is a tool.
@@ -17,7 +18,7 @@ var Tool = host.WebFetch
 type Resolver struct{}
 
 // Resolve adds nothing.
-func (r *Resolver) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+func (r *Resolver) Resolve(ctx context.Context, inv *runtime.Invocation, dst []chat.Message) ([]chat.Message, error) {
 	_ = wiring.Version
 	return dst, nil
 }

@@ -10,6 +10,7 @@ import (
 	"example.com/fixture/host"
 	"fmt"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/tool"
 	"github.com/personagen/personagen/runtime/transcript"
 	"path/filepath"
@@ -22,7 +23,7 @@ const _ = runtime.RuntimeVersion1
 // NewFullAgent builds the full-agent persona from full/full.persona.yaml.
 // Exercises every resolver kind against the fixture host.
 // It returns an error when env is nil, or when opts.History is nil (the spec uses thread_history or thread_summary; the error wraps runtime.ErrNoHistorySource), or when tool.New refuses a tool definition (wrapping tool.ErrInvalidDef; the generator checked each one, so only a changed runtime/tool can).
-func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/full.persona.yaml:4:5*/ Env /*line full/out/full_agent.go:25:144*/, opts runtime.Options) (*runtime.Persona, error) {
+func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/full.persona.yaml:4:5*/ Env /*line full/out/full_agent.go:26:144*/, opts runtime.Options) (*runtime.Persona, error) {
 	if env == nil {
 		return nil, errors.New("NewFullAgent: env is nil")
 	}
@@ -34,7 +35,7 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 		Description: "LookupOrder looks up an order or invoice by its number and returns its status and total.\n\nIt only reads, so it may run again after a crash.",
 		InputSchema: json.RawMessage(fullAgentLookupOrderSchema),
 		Idempotent:  true,
-	}, /*line full/full.persona.yaml:15:13*/ env. /*line full/full.persona.yaml:15:13*/ LookupOrder /*line full/out/full_agent.go:37:136*/)
+	}, /*line full/full.persona.yaml:15:13*/ env. /*line full/full.persona.yaml:15:13*/ LookupOrder /*line full/out/full_agent.go:38:136*/)
 	if err != nil {
 		return nil, fmt.Errorf("NewFullAgent: %w", err)
 	}
@@ -42,14 +43,14 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 		Name:        "ping-pong",
 		Description: "Ping takes no arguments.",
 		InputSchema: json.RawMessage(fullAgentPingPongSchema),
-	}, /*line full/full.persona.yaml:16:11*/ host. /*line full/full.persona.yaml:16:11*/ Ping /*line full/out/full_agent.go:45:130*/)
+	}, /*line full/full.persona.yaml:16:11*/ host. /*line full/full.persona.yaml:16:11*/ Ping /*line full/out/full_agent.go:46:130*/)
 	if err != nil {
 		return nil, fmt.Errorf("NewFullAgent: %w", err)
 	}
 	p := &runtime.Persona{
 		Name:        "full-agent",
 		Description: "Exercises every resolver kind against the fixture host.",
-		Model: runtime.ModelSettings{
+		Model: chat.ModelSettings{
 			Name:        "claude-sonnet-4-5",
 			MaxTokens:   4096,
 			Temperature: new(0.2),
@@ -69,8 +70,8 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 			},
 		},
 		Tools: []runtime.Tool{
-			/*line full/full.persona.yaml:13:4*/ host. /*line full/full.persona.yaml:13:4*/ WebFetch, /*line full/out/full_agent.go:72:132*/
-			/*line full/full.persona.yaml:14:4*/ host. /*line full/full.persona.yaml:14:4*/ SendEmail, /*line full/out/full_agent.go:73:133*/
+			/*line full/full.persona.yaml:13:4*/ host. /*line full/full.persona.yaml:13:4*/ WebFetch, /*line full/out/full_agent.go:73:132*/
+			/*line full/full.persona.yaml:14:4*/ host. /*line full/full.persona.yaml:14:4*/ SendEmail, /*line full/out/full_agent.go:74:133*/
 			lookupOrderTool,
 			pingPongTool,
 		},
@@ -91,7 +92,7 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 		runtime.Step{
 			Kind:     "load_file",
 			Pos:      "full/full.persona.yaml:19:5",
-			Resolver: &runtime.LoadFile{PathFunc: fullAgentMessage2Path, Role: runtime.RoleUser, Files: opts.Files},
+			Resolver: &runtime.LoadFile{PathFunc: fullAgentMessage2Path, Role: chat.RoleUser, Files: opts.Files},
 		},
 		runtime.Step{
 			Kind:     "load_text",
@@ -101,43 +102,43 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 		runtime.Step{
 			Kind:     "load_text",
 			Pos:      "full/full.persona.yaml:21:5",
-			Resolver: &runtime.LoadText{Text: "Static text.", Role: runtime.RoleAssistant},
+			Resolver: &runtime.LoadText{Text: "Static text.", Role: chat.RoleAssistant},
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:22:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:22:25*/, env. /*line full/full.persona.yaml:22:26*/ AccountForSender /*line full/out/full_agent.go:109:193*/ /*line full/full.persona.yaml:22:63*/, func(r /*line full/full.persona.yaml:22:64*/ host. /*line full/full.persona.yaml:22:64*/ Account) (string, error) {
-				return /*line full/full.persona.yaml:22:64*/ r. /*line full/full.persona.yaml:22:64*/ LLMText() /*line full/out/full_agent.go:110:140*/, nil
-			} /*line full/out/full_agent.go:111:44*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:22:25*/, env. /*line full/full.persona.yaml:22:26*/ AccountForSender /*line full/out/full_agent.go:110:190*/ /*line full/full.persona.yaml:22:63*/, func(r /*line full/full.persona.yaml:22:64*/ host. /*line full/full.persona.yaml:22:64*/ Account) (string, error) {
+				return /*line full/full.persona.yaml:22:64*/ r. /*line full/full.persona.yaml:22:64*/ LLMText() /*line full/out/full_agent.go:111:140*/, nil
+			} /*line full/out/full_agent.go:112:44*/),
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:23:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleUser /*line full/full.persona.yaml:23:25*/, env. /*line full/full.persona.yaml:23:26*/ RecentOrders /*line full/out/full_agent.go:116:187*/ /*line full/full.persona.yaml:23:59*/, func(r /*line full/full.persona.yaml:23:60*/ *host. /*line full/full.persona.yaml:23:60*/ Order) (string, error) {
-				return /*line full/full.persona.yaml:23:60*/ r. /*line full/full.persona.yaml:23:60*/ Summary() /*line full/out/full_agent.go:117:140*/, nil
-			} /*line full/out/full_agent.go:118:44*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleUser /*line full/full.persona.yaml:23:25*/, env. /*line full/full.persona.yaml:23:26*/ RecentOrders /*line full/out/full_agent.go:117:184*/ /*line full/full.persona.yaml:23:59*/, func(r /*line full/full.persona.yaml:23:60*/ *host. /*line full/full.persona.yaml:23:60*/ Order) (string, error) {
+				return /*line full/full.persona.yaml:23:60*/ r. /*line full/full.persona.yaml:23:60*/ Summary() /*line full/out/full_agent.go:118:140*/, nil
+			} /*line full/out/full_agent.go:119:44*/),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:24:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:24:25*/, host. /*line full/full.persona.yaml:24:26*/ Orders /*line full/out/full_agent.go:123:184*/ /*line full/full.persona.yaml:24:76*/, host. /*line full/full.persona.yaml:24:77*/ OrderText /*line full/out/full_agent.go:123:317*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:24:25*/, host. /*line full/full.persona.yaml:24:26*/ Orders /*line full/out/full_agent.go:124:181*/ /*line full/full.persona.yaml:24:76*/, host. /*line full/full.persona.yaml:24:77*/ OrderText /*line full/out/full_agent.go:124:314*/),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:25:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:25:25*/, host. /*line full/full.persona.yaml:25:26*/ Orders /*line full/out/full_agent.go:128:184*/, runtime.Method( /*line full/full.persona.yaml:25:77*/ host. /*line full/full.persona.yaml:25:77*/ OrderLine /*line full/out/full_agent.go:128:333*/)),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:25:25*/, host. /*line full/full.persona.yaml:25:26*/ Orders /*line full/out/full_agent.go:129:181*/, runtime.Method( /*line full/full.persona.yaml:25:77*/ host. /*line full/full.persona.yaml:25:77*/ OrderLine /*line full/out/full_agent.go:129:330*/)),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:26:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:26:25*/, host. /*line full/full.persona.yaml:26:26*/ Notes /*line full/out/full_agent.go:133:183*/, nil),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:26:25*/, host. /*line full/full.persona.yaml:26:26*/ Notes /*line full/out/full_agent.go:134:180*/, nil),
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:27:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line full/full.persona.yaml:27:25*/, env. /*line full/full.persona.yaml:27:26*/ AccountForSender /*line full/out/full_agent.go:138:193*/ /*line full/full.persona.yaml:27:63*/, func(r /*line full/full.persona.yaml:27:64*/ host. /*line full/full.persona.yaml:27:64*/ Account) (string, error) {
-				return /*line full/full.persona.yaml:27:64*/ r. /*line full/full.persona.yaml:27:64*/ Render() /*line full/out/full_agent.go:139:139*/
-			} /*line full/out/full_agent.go:140:44*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:27:25*/, env. /*line full/full.persona.yaml:27:26*/ AccountForSender /*line full/out/full_agent.go:139:190*/ /*line full/full.persona.yaml:27:63*/, func(r /*line full/full.persona.yaml:27:64*/ host. /*line full/full.persona.yaml:27:64*/ Account) (string, error) {
+				return /*line full/full.persona.yaml:27:64*/ r. /*line full/full.persona.yaml:27:64*/ Render() /*line full/out/full_agent.go:140:139*/
+			} /*line full/out/full_agent.go:141:44*/),
 		},
 		runtime.Step{
 			Kind:     "load_transcript",
@@ -163,50 +164,50 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 			Kind: "use",
 			Pos:  "full/full.persona.yaml:32:5",
 			Resolver: /*line full/full.persona.yaml:33:16*/ &host. /*line full/full.persona.yaml:33:16*/ CustomerContext{
-				/*line full/full.persona.yaml:35:8*/ Tier:/*line full/full.persona.yaml:35:14*/ "gold", /*line full/out/full_agent.go:166:132*/
-				/*line full/full.persona.yaml:36:8*/ Greeting:/*line full/full.persona.yaml:36:18*/ "Hello there", /*line full/out/full_agent.go:167:143*/
-				/*line full/full.persona.yaml:37:8*/ Priority:/*line full/full.persona.yaml:37:18*/ -3, /*line full/out/full_agent.go:168:132*/
-				/*line full/full.persona.yaml:38:8*/ Weight:/*line full/full.persona.yaml:38:16*/ 2, /*line full/out/full_agent.go:169:129*/
-				/*line full/full.persona.yaml:39:8*/ Verbose:/*line full/full.persona.yaml:39:17*/ true, /*line full/out/full_agent.go:170:133*/
+				/*line full/full.persona.yaml:35:8*/ Tier:/*line full/full.persona.yaml:35:14*/ "gold", /*line full/out/full_agent.go:167:132*/
+				/*line full/full.persona.yaml:36:8*/ Greeting:/*line full/full.persona.yaml:36:18*/ "Hello there", /*line full/out/full_agent.go:168:143*/
+				/*line full/full.persona.yaml:37:8*/ Priority:/*line full/full.persona.yaml:37:18*/ -3, /*line full/out/full_agent.go:169:132*/
+				/*line full/full.persona.yaml:38:8*/ Weight:/*line full/full.persona.yaml:38:16*/ 2, /*line full/out/full_agent.go:170:129*/
+				/*line full/full.persona.yaml:39:8*/ Verbose:/*line full/full.persona.yaml:39:17*/ true, /*line full/out/full_agent.go:171:133*/
 				/*line full/full.persona.yaml:40:8*/ Tags: /*line full/full.persona.yaml:40:14*/ []string{
-					/*line full/full.persona.yaml:40:15*/ "vip", /*line full/out/full_agent.go:172:89*/
-					/*line full/full.persona.yaml:40:20*/ "early adopter", /*line full/out/full_agent.go:173:99*/
-				}, /*line full/out/full_agent.go:174:46*/
+					/*line full/full.persona.yaml:40:15*/ "vip", /*line full/out/full_agent.go:173:89*/
+					/*line full/full.persona.yaml:40:20*/ "early adopter", /*line full/out/full_agent.go:174:99*/
+				}, /*line full/out/full_agent.go:175:46*/
 				/*line full/full.persona.yaml:41:8*/ Limits: /*line full/full.persona.yaml:41:16*/ host. /*line full/full.persona.yaml:41:16*/ Limits{
-					/*line full/full.persona.yaml:41:17*/ MaxItems:/*line full/full.persona.yaml:41:28*/ 5, /*line full/out/full_agent.go:176:133*/
-					/*line full/full.persona.yaml:41:31*/ Window:/*line full/full.persona.yaml:41:39*/ 90 * time.Second, /*line full/out/full_agent.go:177:146*/
+					/*line full/full.persona.yaml:41:17*/ MaxItems:/*line full/full.persona.yaml:41:28*/ 5, /*line full/out/full_agent.go:177:133*/
+					/*line full/full.persona.yaml:41:31*/ Window:/*line full/full.persona.yaml:41:39*/ 90 * time.Second, /*line full/out/full_agent.go:178:146*/
 					/*line full/full.persona.yaml:41:44*/ Labels: /*line full/full.persona.yaml:41:52*/ []string{
-						/*line full/full.persona.yaml:41:53*/ "a", /*line full/out/full_agent.go:179:88*/
-						/*line full/full.persona.yaml:41:56*/ "b", /*line full/out/full_agent.go:180:88*/
-					}, /*line full/out/full_agent.go:181:47*/
-				}, /*line full/out/full_agent.go:182:46*/
+						/*line full/full.persona.yaml:41:53*/ "a", /*line full/out/full_agent.go:180:88*/
+						/*line full/full.persona.yaml:41:56*/ "b", /*line full/out/full_agent.go:181:88*/
+					}, /*line full/out/full_agent.go:182:47*/
+				}, /*line full/out/full_agent.go:183:46*/
 				/*line full/full.persona.yaml:42:8*/ Backup: /*line full/full.persona.yaml:42:16*/ &host. /*line full/full.persona.yaml:42:16*/ Limits{
-					/*line full/full.persona.yaml:42:17*/ MaxItems: /*line full/full.persona.yaml:42:28*/ 1, /*line full/out/full_agent.go:184:134*/
-				}, /*line full/out/full_agent.go:185:46*/
+					/*line full/full.persona.yaml:42:17*/ MaxItems: /*line full/full.persona.yaml:42:28*/ 1, /*line full/out/full_agent.go:185:134*/
+				}, /*line full/out/full_agent.go:186:46*/
 				/*line full/full.persona.yaml:43:8*/ Extra: /*line full/full.persona.yaml:43:15*/ map[string]string{
-					/*line full/full.persona.yaml:43:16*/ "region": /*line full/full.persona.yaml:43:24*/ "eu", /*line full/out/full_agent.go:187:137*/
-				}, /*line full/out/full_agent.go:188:46*/
-				/*line full/full.persona.yaml:44:8*/ MaxAge:/*line full/full.persona.yaml:44:17*/ new(int(30)), /*line full/out/full_agent.go:189:140*/
+					/*line full/full.persona.yaml:43:16*/ "region": /*line full/full.persona.yaml:43:24*/ "eu", /*line full/out/full_agent.go:188:137*/
+				}, /*line full/out/full_agent.go:189:46*/
+				/*line full/full.persona.yaml:44:8*/ MaxAge:/*line full/full.persona.yaml:44:17*/ new(int(30)), /*line full/out/full_agent.go:190:140*/
 				/*line full/full.persona.yaml:45:8*/ Meta: /*line full/full.persona.yaml:45:14*/ map[string]any{
 					"source": "crm",
 					"score":  0.5,
-				}, /*line full/out/full_agent.go:193:46*/
+				}, /*line full/out/full_agent.go:194:46*/
 				/*line full/full.persona.yaml:46:8*/ Steps: /*line full/full.persona.yaml:46:15*/ [] /*line full/full.persona.yaml:46:15*/ host. /*line full/full.persona.yaml:46:15*/ Limits{
 					/*line full/full.persona.yaml:46:16*/ host. /*line full/full.persona.yaml:46:16*/ Limits{
-						/*line full/full.persona.yaml:46:17*/ MaxItems: /*line full/full.persona.yaml:46:28*/ 1, /*line full/out/full_agent.go:196:135*/
-					}, /*line full/out/full_agent.go:197:47*/
+						/*line full/full.persona.yaml:46:17*/ MaxItems: /*line full/full.persona.yaml:46:28*/ 1, /*line full/out/full_agent.go:197:135*/
+					}, /*line full/out/full_agent.go:198:47*/
 					/*line full/full.persona.yaml:46:32*/ host. /*line full/full.persona.yaml:46:32*/ Limits{
-						/*line full/full.persona.yaml:46:33*/ MaxItems: /*line full/full.persona.yaml:46:44*/ 2, /*line full/out/full_agent.go:199:135*/
-					}, /*line full/out/full_agent.go:200:47*/
-				}, /*line full/out/full_agent.go:201:46*/
-			}, /*line full/out/full_agent.go:202:45*/
+						/*line full/full.persona.yaml:46:33*/ MaxItems: /*line full/full.persona.yaml:46:44*/ 2, /*line full/out/full_agent.go:200:135*/
+					}, /*line full/out/full_agent.go:201:47*/
+				}, /*line full/out/full_agent.go:202:46*/
+			}, /*line full/out/full_agent.go:203:45*/
 		},
 		runtime.Step{
 			Kind: "use",
 			Pos:  "full/full.persona.yaml:47:5",
 			Resolver: /*line full/full.persona.yaml:47:20*/ &host. /*line full/full.persona.yaml:47:20*/ ValueResolver{
-				/*line full/full.persona.yaml:47:67*/ Text: /*line full/full.persona.yaml:47:73*/ "from a value receiver", /*line full/out/full_agent.go:208:151*/
-			}, /*line full/out/full_agent.go:209:45*/
+				/*line full/full.persona.yaml:47:67*/ Text: /*line full/full.persona.yaml:47:73*/ "from a value receiver", /*line full/out/full_agent.go:209:151*/
+			}, /*line full/out/full_agent.go:210:45*/
 		},
 	)
 	p.ResponsibilityChain = runtime.NewChain(
@@ -281,7 +282,7 @@ func fullAgentMessage12Path(inv *runtime.Invocation) (string, error) {
 
 // fullAgentMessage12Transcript returns the load_transcript resolver whose path fullAgentMessage12Path computes for each run.
 func fullAgentMessage12Transcript(files *runtime.Files) runtime.Resolver {
-	return runtime.ResolverFunc(func(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+	return runtime.ResolverFunc(func(ctx context.Context, inv *runtime.Invocation, dst []chat.Message) ([]chat.Message, error) {
 		path, err := fullAgentMessage12Path(inv)
 		if err != nil {
 			return dst, fmt.Errorf("load_transcript: compute path: %w", err)

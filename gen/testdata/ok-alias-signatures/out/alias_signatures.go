@@ -6,6 +6,7 @@ package out
 import (
 	"example.com/fixture/host"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 const _ = runtime.RuntimeVersion1
@@ -19,14 +20,14 @@ func NewAliasSignatures(opts runtime.Options) (*runtime.Persona, error) {
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "ok-alias-signatures/spec.persona.yaml:4:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line ok-alias-signatures/spec.persona.yaml:4:25*/, host. /*line ok-alias-signatures/spec.persona.yaml:4:26*/ AliasSliceLoader /*line ok-alias-signatures/out/alias_signatures.go:22:242*/ /*line ok-alias-signatures/spec.persona.yaml:4:88*/, func(r /*line ok-alias-signatures/spec.persona.yaml:4:89*/ host. /*line ok-alias-signatures/spec.persona.yaml:4:89*/ Account) (string, error) {
-				return /*line ok-alias-signatures/spec.persona.yaml:4:89*/ r. /*line ok-alias-signatures/spec.persona.yaml:4:89*/ Headline() /*line ok-alias-signatures/out/alias_signatures.go:23:189*/, nil
-			} /*line ok-alias-signatures/out/alias_signatures.go:24:64*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line ok-alias-signatures/spec.persona.yaml:4:25*/, host. /*line ok-alias-signatures/spec.persona.yaml:4:26*/ AliasSliceLoader /*line ok-alias-signatures/out/alias_signatures.go:23:239*/ /*line ok-alias-signatures/spec.persona.yaml:4:88*/, func(r /*line ok-alias-signatures/spec.persona.yaml:4:89*/ host. /*line ok-alias-signatures/spec.persona.yaml:4:89*/ Account) (string, error) {
+				return /*line ok-alias-signatures/spec.persona.yaml:4:89*/ r. /*line ok-alias-signatures/spec.persona.yaml:4:89*/ Headline() /*line ok-alias-signatures/out/alias_signatures.go:24:189*/, nil
+			} /*line ok-alias-signatures/out/alias_signatures.go:25:64*/),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "ok-alias-signatures/spec.persona.yaml:5:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line ok-alias-signatures/spec.persona.yaml:5:25*/, host. /*line ok-alias-signatures/spec.persona.yaml:5:26*/ AliasSliceLoader /*line ok-alias-signatures/out/alias_signatures.go:29:242*/ /*line ok-alias-signatures/spec.persona.yaml:5:86*/, host. /*line ok-alias-signatures/spec.persona.yaml:5:87*/ AccountTitle /*line ok-alias-signatures/out/alias_signatures.go:29:426*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line ok-alias-signatures/spec.persona.yaml:5:25*/, host. /*line ok-alias-signatures/spec.persona.yaml:5:26*/ AliasSliceLoader /*line ok-alias-signatures/out/alias_signatures.go:30:239*/ /*line ok-alias-signatures/spec.persona.yaml:5:86*/, host. /*line ok-alias-signatures/spec.persona.yaml:5:87*/ AccountTitle /*line ok-alias-signatures/out/alias_signatures.go:30:423*/),
 		},
 	)
 	return p, nil

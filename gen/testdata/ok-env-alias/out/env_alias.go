@@ -7,13 +7,14 @@ import (
 	"errors"
 	"example.com/fixture/host"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 const _ = runtime.RuntimeVersion1
 
 // NewEnvAlias builds the env-alias persona from ok-env-alias/spec.persona.yaml.
 // It returns an error when env is nil.
-func NewEnvAlias(env /*line ok-env-alias/spec.persona.yaml:3:5*/ *host. /*line ok-env-alias/spec.persona.yaml:3:5*/ EnvAlias /*line ok-env-alias/out/env_alias.go:16:171*/, opts runtime.Options) (*runtime.Persona, error) {
+func NewEnvAlias(env /*line ok-env-alias/spec.persona.yaml:3:5*/ *host. /*line ok-env-alias/spec.persona.yaml:3:5*/ EnvAlias /*line ok-env-alias/out/env_alias.go:17:171*/, opts runtime.Options) (*runtime.Persona, error) {
 	if env == nil {
 		return nil, errors.New("NewEnvAlias: env is nil")
 	}
@@ -24,14 +25,14 @@ func NewEnvAlias(env /*line ok-env-alias/spec.persona.yaml:3:5*/ *host. /*line o
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "ok-env-alias/spec.persona.yaml:5:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line ok-env-alias/spec.persona.yaml:5:25*/, env. /*line ok-env-alias/spec.persona.yaml:5:26*/ AccountForSender /*line ok-env-alias/out/env_alias.go:27:213*/ /*line ok-env-alias/spec.persona.yaml:5:63*/, func(r /*line ok-env-alias/spec.persona.yaml:5:64*/ host. /*line ok-env-alias/spec.persona.yaml:5:64*/ Account) (string, error) {
-				return /*line ok-env-alias/spec.persona.yaml:5:64*/ r. /*line ok-env-alias/spec.persona.yaml:5:64*/ LLMText() /*line ok-env-alias/out/env_alias.go:28:160*/, nil
-			} /*line ok-env-alias/out/env_alias.go:29:50*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line ok-env-alias/spec.persona.yaml:5:25*/, env. /*line ok-env-alias/spec.persona.yaml:5:26*/ AccountForSender /*line ok-env-alias/out/env_alias.go:28:210*/ /*line ok-env-alias/spec.persona.yaml:5:63*/, func(r /*line ok-env-alias/spec.persona.yaml:5:64*/ host. /*line ok-env-alias/spec.persona.yaml:5:64*/ Account) (string, error) {
+				return /*line ok-env-alias/spec.persona.yaml:5:64*/ r. /*line ok-env-alias/spec.persona.yaml:5:64*/ LLMText() /*line ok-env-alias/out/env_alias.go:29:160*/, nil
+			} /*line ok-env-alias/out/env_alias.go:30:50*/),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "ok-env-alias/spec.persona.yaml:6:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line ok-env-alias/spec.persona.yaml:6:25*/, env. /*line ok-env-alias/spec.persona.yaml:6:26*/ RecentOrders /*line ok-env-alias/out/env_alias.go:34:209*/, nil),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line ok-env-alias/spec.persona.yaml:6:25*/, env. /*line ok-env-alias/spec.persona.yaml:6:26*/ RecentOrders /*line ok-env-alias/out/env_alias.go:35:206*/, nil),
 		},
 	)
 	return p, nil

@@ -8,6 +8,7 @@ import (
 	hostpkg1 "example.com/fixture/host"
 	fmtpkg "fmt"
 	runtimepkg "github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	stringspkg "strings"
 )
 
@@ -15,7 +16,7 @@ const _ = runtimepkg.RuntimeVersion1
 
 // NewShadows builds the shadows persona from ok-handwritten-shadows-imports/spec.persona.yaml.
 // It returns an error when env is nil, or when opts.History is nil (the spec uses thread_history or thread_summary; the error wraps runtime.ErrNoHistorySource).
-func NewShadows(env /*line ok-handwritten-shadows-imports/spec.persona.yaml:3:5*/ *hostpkg1. /*line ok-handwritten-shadows-imports/spec.persona.yaml:3:5*/ Env /*line ok-handwritten-shadows-imports/out/shadows.go:18:221*/, opts runtimepkg.Options) (*runtimepkg.Persona, error) {
+func NewShadows(env /*line ok-handwritten-shadows-imports/spec.persona.yaml:3:5*/ *hostpkg1. /*line ok-handwritten-shadows-imports/spec.persona.yaml:3:5*/ Env /*line ok-handwritten-shadows-imports/out/shadows.go:19:221*/, opts runtimepkg.Options) (*runtimepkg.Persona, error) {
 	if env == nil {
 		return nil, errorspkg.New("NewShadows: env is nil")
 	}
@@ -25,16 +26,16 @@ func NewShadows(env /*line ok-handwritten-shadows-imports/spec.persona.yaml:3:5*
 	p := &runtimepkg.Persona{
 		Name: "shadows",
 		Tools: []runtimepkg.Tool{
-			/*line ok-handwritten-shadows-imports/spec.persona.yaml:4:8*/ hostpkg1. /*line ok-handwritten-shadows-imports/spec.persona.yaml:4:8*/ WebFetch, /*line ok-handwritten-shadows-imports/out/shadows.go:28:209*/
+			/*line ok-handwritten-shadows-imports/spec.persona.yaml:4:8*/ hostpkg1. /*line ok-handwritten-shadows-imports/spec.persona.yaml:4:8*/ WebFetch, /*line ok-handwritten-shadows-imports/out/shadows.go:29:209*/
 		},
 	}
 	p.MessageChain = runtimepkg.NewChain(
 		runtimepkg.Step{
 			Kind: "load_record",
 			Pos:  "ok-handwritten-shadows-imports/spec.persona.yaml:6:5",
-			Resolver: runtimepkg.NewLoadRecord(runtimepkg.RoleSystem /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:25*/, env. /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:26*/ AccountForSender /*line ok-handwritten-shadows-imports/out/shadows.go:35:271*/ /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:63*/, func(r /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:64*/ hostpkg1. /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:64*/ Account) (string, error) {
-				return /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:64*/ r. /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:64*/ LLMText() /*line ok-handwritten-shadows-imports/out/shadows.go:36:212*/, nil
-			} /*line ok-handwritten-shadows-imports/out/shadows.go:37:66*/),
+			Resolver: runtimepkg.NewLoadRecord(chat.RoleSystem /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:25*/, env. /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:26*/ AccountForSender /*line ok-handwritten-shadows-imports/out/shadows.go:36:265*/ /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:63*/, func(r /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:64*/ hostpkg1. /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:64*/ Account) (string, error) {
+				return /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:64*/ r. /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:64*/ LLMText() /*line ok-handwritten-shadows-imports/out/shadows.go:37:212*/, nil
+			} /*line ok-handwritten-shadows-imports/out/shadows.go:38:66*/),
 		},
 		runtimepkg.Step{
 			Kind:     "load_text",

@@ -5,6 +5,7 @@ import (
 	"context"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // Resolver is a use resolver with a pointer field.
@@ -13,6 +14,6 @@ type Resolver struct {
 }
 
 // Resolve adds nothing.
-func (r *Resolver) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+func (r *Resolver) Resolve(ctx context.Context, inv *runtime.Invocation, dst []chat.Message) ([]chat.Message, error) {
 	return dst, nil
 }

@@ -8,13 +8,14 @@ import (
 	newpkg "example.com/fixture/ok-package-named-predeclared/new"
 	stringpkg "example.com/fixture/ok-package-named-predeclared/string"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 const _ = runtime.RuntimeVersion1
 
 // NewPredeclared builds the predeclared persona from ok-package-named-predeclared/spec.persona.yaml.
 // It returns an error when env is nil.
-func NewPredeclared(env /*line ok-package-named-predeclared/spec.persona.yaml:3:5*/ *stringpkg. /*line ok-package-named-predeclared/spec.persona.yaml:3:5*/ Env /*line ok-package-named-predeclared/out/predeclared.go:17:224*/, opts runtime.Options) (*runtime.Persona, error) {
+func NewPredeclared(env /*line ok-package-named-predeclared/spec.persona.yaml:3:5*/ *stringpkg. /*line ok-package-named-predeclared/spec.persona.yaml:3:5*/ Env /*line ok-package-named-predeclared/out/predeclared.go:18:224*/, opts runtime.Options) (*runtime.Persona, error) {
 	if env == nil {
 		return nil, errors.New("NewPredeclared: env is nil")
 	}
@@ -25,16 +26,16 @@ func NewPredeclared(env /*line ok-package-named-predeclared/spec.persona.yaml:3:
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "ok-package-named-predeclared/spec.persona.yaml:5:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line ok-package-named-predeclared/spec.persona.yaml:5:25*/, env. /*line ok-package-named-predeclared/spec.persona.yaml:5:26*/ Load /*line ok-package-named-predeclared/out/predeclared.go:28:251*/ /*line ok-package-named-predeclared/spec.persona.yaml:5:51*/, func(r /*line ok-package-named-predeclared/spec.persona.yaml:5:52*/ stringpkg. /*line ok-package-named-predeclared/spec.persona.yaml:5:52*/ Record) (string, error) {
-				return /*line ok-package-named-predeclared/spec.persona.yaml:5:52*/ r. /*line ok-package-named-predeclared/spec.persona.yaml:5:52*/ Line() /*line ok-package-named-predeclared/out/predeclared.go:29:207*/, nil
-			} /*line ok-package-named-predeclared/out/predeclared.go:30:68*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line ok-package-named-predeclared/spec.persona.yaml:5:25*/, env. /*line ok-package-named-predeclared/spec.persona.yaml:5:26*/ Load /*line ok-package-named-predeclared/out/predeclared.go:29:248*/ /*line ok-package-named-predeclared/spec.persona.yaml:5:51*/, func(r /*line ok-package-named-predeclared/spec.persona.yaml:5:52*/ stringpkg. /*line ok-package-named-predeclared/spec.persona.yaml:5:52*/ Record) (string, error) {
+				return /*line ok-package-named-predeclared/spec.persona.yaml:5:52*/ r. /*line ok-package-named-predeclared/spec.persona.yaml:5:52*/ Line() /*line ok-package-named-predeclared/out/predeclared.go:30:207*/, nil
+			} /*line ok-package-named-predeclared/out/predeclared.go:31:68*/),
 		},
 		runtime.Step{
 			Kind: "use",
 			Pos:  "ok-package-named-predeclared/spec.persona.yaml:6:5",
 			Resolver: /*line ok-package-named-predeclared/spec.persona.yaml:6:20*/ &newpkg. /*line ok-package-named-predeclared/spec.persona.yaml:6:20*/ Resolver{
-				/*line ok-package-named-predeclared/spec.persona.yaml:6:90*/ Max: /*line ok-package-named-predeclared/spec.persona.yaml:6:95*/ new(int(30)), /*line ok-package-named-predeclared/out/predeclared.go:36:209*/
-			}, /*line ok-package-named-predeclared/out/predeclared.go:37:69*/
+				/*line ok-package-named-predeclared/spec.persona.yaml:6:90*/ Max: /*line ok-package-named-predeclared/spec.persona.yaml:6:95*/ new(int(30)), /*line ok-package-named-predeclared/out/predeclared.go:37:209*/
+			}, /*line ok-package-named-predeclared/out/predeclared.go:38:69*/
 		},
 	)
 	return p, nil

@@ -7,13 +7,14 @@ import (
 	"errors"
 	"example.com/fixture/host"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 const _ = runtime.RuntimeVersion1
 
 // NewPromotedLoader builds the promoted-loader persona from ok-promoted-loader/spec.persona.yaml.
 // It returns an error when env is nil.
-func NewPromotedLoader(env /*line ok-promoted-loader/spec.persona.yaml:3:5*/ *host. /*line ok-promoted-loader/spec.persona.yaml:3:5*/ EmbeddingEnv /*line ok-promoted-loader/out/promoted_loader.go:16:205*/, opts runtime.Options) (*runtime.Persona, error) {
+func NewPromotedLoader(env /*line ok-promoted-loader/spec.persona.yaml:3:5*/ *host. /*line ok-promoted-loader/spec.persona.yaml:3:5*/ EmbeddingEnv /*line ok-promoted-loader/out/promoted_loader.go:17:205*/, opts runtime.Options) (*runtime.Persona, error) {
 	if env == nil {
 		return nil, errors.New("NewPromotedLoader: env is nil")
 	}
@@ -24,7 +25,7 @@ func NewPromotedLoader(env /*line ok-promoted-loader/spec.persona.yaml:3:5*/ *ho
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "ok-promoted-loader/spec.persona.yaml:5:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line ok-promoted-loader/spec.persona.yaml:5:25*/, env. /*line ok-promoted-loader/spec.persona.yaml:5:26*/ BaseNotes /*line ok-promoted-loader/out/promoted_loader.go:27:230*/, nil),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line ok-promoted-loader/spec.persona.yaml:5:25*/, env. /*line ok-promoted-loader/spec.persona.yaml:5:26*/ BaseNotes /*line ok-promoted-loader/out/promoted_loader.go:28:227*/, nil),
 		},
 	)
 	return p, nil

@@ -6,6 +6,7 @@ package out
 import (
 	"example.com/other/api"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 const _ = runtime.RuntimeVersion1
@@ -19,7 +20,7 @@ func NewRecordTypeInternalOk(opts runtime.Options) (*runtime.Persona, error) {
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "ok-record-type-internal/spec.persona.yaml:4:5",
-			Resolver: runtime.NewLoadRecord(runtime.RoleSystem /*line ok-record-type-internal/spec.persona.yaml:4:25*/, api. /*line ok-record-type-internal/spec.persona.yaml:4:26*/ Load /*line ok-record-type-internal/out/record_type_internal_ok.go:22:248*/, nil),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line ok-record-type-internal/spec.persona.yaml:4:25*/, api. /*line ok-record-type-internal/spec.persona.yaml:4:26*/ Load /*line ok-record-type-internal/out/record_type_internal_ok.go:23:245*/, nil),
 		},
 	)
 	return p, nil

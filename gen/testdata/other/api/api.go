@@ -7,6 +7,7 @@ import (
 
 	"example.com/other/internal/secret"
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // Load is a loader whose record type lives in an internal package.
@@ -22,7 +23,7 @@ type Resolver struct {
 }
 
 // Resolve adds nothing.
-func (r *Resolver) Resolve(ctx context.Context, inv *runtime.Invocation, dst []runtime.Message) ([]runtime.Message, error) {
+func (r *Resolver) Resolve(ctx context.Context, inv *runtime.Invocation, dst []chat.Message) ([]chat.Message, error) {
 	return dst, nil
 }
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/provider"
 )
 
@@ -110,7 +110,7 @@ func BodyStart(body string) string {
 // body: no response, an error matching provider.ErrMalformedResponse whose text starts with
 // prefix (the adapter's "<api>: "), contains what (how it names the API's answer, e.g. "not a
 // chat completion") and shows the start of body (BodyStart).
-func CheckMalformed(t *testing.T, r *runtime.Response, err error, body, prefix, what string) {
+func CheckMalformed(t *testing.T, r *chat.Response, err error, body, prefix, what string) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("no error; response %+v", r)

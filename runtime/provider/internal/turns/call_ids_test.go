@@ -6,25 +6,25 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // idRounds is a conversation of three rounds whose ids break every rule: "~", unicode, a space
 // and a dot; an id repeated in a later round; a well-formed id that the renaming of an earlier
 // one already took; a Responses id of 53 characters.
-func idRounds() []runtime.Message {
-	round := func(ids []string, order ...int) []runtime.Message {
-		calls := make([]runtime.ToolCall, len(ids))
+func idRounds() []chat.Message {
+	round := func(ids []string, order ...int) []chat.Message {
+		calls := make([]chat.ToolCall, len(ids))
 		for i, id := range ids {
-			calls[i] = runtime.ToolCall{ID: id, Name: "lookup", Input: json.RawMessage(`{}`)}
+			calls[i] = chat.ToolCall{ID: id, Name: "lookup", Input: json.RawMessage(`{}`)}
 		}
-		out := []runtime.Message{runtime.AssistantMessage("", calls...)}
+		out := []chat.Message{chat.AssistantMessage("", calls...)}
 		for _, i := range order {
-			out = append(out, runtime.ToolMessage(ids[i], "result of "+ids[i]))
+			out = append(out, chat.ToolMessage(ids[i], "result of "+ids[i]))
 		}
 		return out
 	}
-	msgs := []runtime.Message{runtime.UserMessage("hi")}
+	msgs := []chat.Message{chat.UserMessage("hi")}
 	msgs = append(msgs, round([]string{"c1", "c1~1", "日本"}, 1, 0, 2)...)
 	msgs = append(msgs, round([]string{"c1", "a b", "c11_a73ef835e3"}, 0, 1, 2)...)
 	msgs = append(msgs, round([]string{"fc_0f0e50a1476a6c35006912c58dc9f8819192c25864eb16f07f", "call.1"}, 1, 0)...)
@@ -89,10 +89,10 @@ func TestCallIDsRenameWhatTheAPIRefusesAndPairResults(t *testing.T) {
 }
 
 func TestCallIDsKeepWellFormedUniqueIDs(t *testing.T) {
-	msgs := []runtime.Message{runtime.UserMessage("hi"),
-		runtime.AssistantMessage("", runtime.ToolCall{ID: "toolu_01A09q90qw90lq917835lq9", Name: "a", Input: json.RawMessage(`{}`)},
-			runtime.ToolCall{ID: "call_" + strings.Repeat("Z", 35), Name: "b", Input: json.RawMessage(`{}`)}),
-		runtime.ToolMessage("call_"+strings.Repeat("Z", 35), "b"), runtime.ToolMessage("toolu_01A09q90qw90lq917835lq9", "a"),
+	msgs := []chat.Message{chat.UserMessage("hi"),
+		chat.AssistantMessage("", chat.ToolCall{ID: "toolu_01A09q90qw90lq917835lq9", Name: "a", Input: json.RawMessage(`{}`)},
+			chat.ToolCall{ID: "call_" + strings.Repeat("Z", 35), Name: "b", Input: json.RawMessage(`{}`)}),
+		chat.ToolMessage("call_"+strings.Repeat("Z", 35), "b"), chat.ToolMessage("toolu_01A09q90qw90lq917835lq9", "a"),
 	}
 	ts, err := Normalize(nil, msgs)
 	if err != nil {
@@ -113,7 +113,7 @@ func TestCallIDsOfAPrefixAreKept(t *testing.T) {
 	}
 	all := wire(full, CallIDs(full, MaxChatCallID))
 	for n := 1; n <= len(msgs); n++ {
-		if runtime.Validate(msgs[:n]) != nil {
+		if chat.Validate(msgs[:n]) != nil {
 			continue
 		}
 		ts, _ := Normalize(nil, msgs[:n])

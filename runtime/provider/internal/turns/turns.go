@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
 // Kind is what a turn is.
@@ -27,7 +27,7 @@ const (
 // a blank result is one text part EmptyResultText) and whether the tool failed.
 type Result struct {
 	CallID  string
-	Parts   []runtime.Part
+	Parts   []chat.Part
 	IsError bool
 }
 
@@ -37,9 +37,9 @@ type Result struct {
 // order).
 type Turn struct {
 	Kind    Kind
-	Parts   []runtime.Part
-	Calls   []runtime.ToolCall
-	State   []runtime.ProviderState
+	Parts   []chat.Part
+	Calls   []chat.ToolCall
+	State   []chat.ProviderState
 	Results []Result
 }
 
@@ -57,7 +57,7 @@ const EmptyResultText = "[the tool returned no output]"
 // (Chat Completions, Responses), so the model still learns the call failed.
 const ErrorResultPrefix = "[tool error] "
 
-// Normalize checks msgs with runtime.Validate and appends their normalised turns to dst:
+// Normalize checks msgs with chat.Validate and appends their normalised turns to dst:
 //
 //   - text parts that are empty or white space only are dropped; a system, user or assistant
 //     message left without content (and, for assistant, without tool calls) is dropped;
@@ -68,10 +68,10 @@ const ErrorResultPrefix = "[tool error] "
 //   - when the first turn that is not a system turn is not a user turn (or there is none), a
 //     user turn with OpeningText is put there.
 //
-// It returns the runtime.Validate error (a *runtime.PairingError) for a list that breaks the
+// It returns the chat.Validate error (a *chat.PairingError) for a list that breaks the
 // pairing invariant, and then appends nothing.
-func Normalize(dst []Turn, msgs []runtime.Message) ([]Turn, error) {
-	if err := runtime.Validate(msgs); err != nil {
+func Normalize(dst []Turn, msgs []chat.Message) ([]Turn, error) {
+	if err := chat.Validate(msgs); err != nil {
 		return dst, err
 	}
 	start := len(dst)
@@ -82,13 +82,13 @@ func Normalize(dst []Turn, msgs []runtime.Message) ([]Turn, error) {
 			texts++
 		}
 	}
-	arena := make([]runtime.Part, 0, texts)
-	content := func(m *runtime.Message) []runtime.Part {
+	arena := make([]chat.Part, 0, texts)
+	content := func(m *chat.Message) []chat.Part {
 		if len(m.Parts) == 0 {
 			if Blank(m.Text) {
 				return nil
 			}
-			arena = append(arena, runtime.TextPart(m.Text))
+			arena = append(arena, chat.TextPart(m.Text))
 			return arena[len(arena)-1 : len(arena) : len(arena)]
 		}
 		return partsContent(m.Parts)
@@ -96,9 +96,9 @@ func Normalize(dst []Turn, msgs []runtime.Message) ([]Turn, error) {
 	results := 0
 	for i := range msgs {
 		m := &msgs[i]
-		if m.Role == runtime.RoleTool {
+		if m.Role == chat.RoleTool {
 			if results == 0 {
-				for k := i; k < len(msgs) && msgs[k].Role == runtime.RoleTool; k++ {
+				for k := i; k < len(msgs) && msgs[k].Role == chat.RoleTool; k++ {
 					results++
 				}
 				dst = append(dst, Turn{Kind: Results, Results: make([]Result, 0, results)})
@@ -138,16 +138,16 @@ func Normalize(dst []Turn, msgs []runtime.Message) ([]Turn, error) {
 	if first == len(dst) || dst[first].Kind != User {
 		dst = append(dst, Turn{})
 		copy(dst[first+1:], dst[first:])
-		dst[first] = Turn{Kind: User, Parts: []runtime.Part{runtime.TextPart(OpeningText)}}
+		dst[first] = Turn{Kind: User, Parts: []chat.Part{chat.TextPart(OpeningText)}}
 	}
 	return dst, nil
 }
 
-func kindOf(r runtime.Role) Kind {
+func kindOf(r chat.Role) Kind {
 	switch r {
-	case runtime.RoleSystem:
+	case chat.RoleSystem:
 		return System
-	case runtime.RoleAssistant:
+	case chat.RoleAssistant:
 		return Assistant
 	}
 	return User
@@ -155,24 +155,24 @@ func kindOf(r runtime.Role) Kind {
 
 // emptyResult is the content of a blank tool result. It is shared and capped, so no append
 // can write into it.
-var emptyResult = []runtime.Part{runtime.TextPart(EmptyResultText)}[:1:1]
+var emptyResult = []chat.Part{chat.TextPart(EmptyResultText)}[:1:1]
 
 // partsContent returns parts without blank text parts, copying only when it must drop one.
 // A message's Parts are owned by the caller: merging appends to a turn's own slice, so a
 // returned slice that aliases parts is capped at its length.
-func partsContent(parts []runtime.Part) []runtime.Part {
+func partsContent(parts []chat.Part) []chat.Part {
 	keep := 0
 	for _, p := range parts {
-		if p.Type != runtime.PartText || !Blank(p.Text) {
+		if p.Type != chat.PartText || !Blank(p.Text) {
 			keep++
 		}
 	}
 	if keep == len(parts) {
 		return parts[:len(parts):len(parts)]
 	}
-	out := make([]runtime.Part, 0, keep)
+	out := make([]chat.Part, 0, keep)
 	for _, p := range parts {
-		if p.Type != runtime.PartText || !Blank(p.Text) {
+		if p.Type != chat.PartText || !Blank(p.Text) {
 			out = append(out, p)
 		}
 	}
@@ -202,8 +202,8 @@ func Blank(s string) bool {
 
 // JoinText joins the text parts of parts with a blank line, and renders every other part with
 // note; it is the content of a turn on an API that takes one string.
-func JoinText(parts []runtime.Part, note func(runtime.Part) string) string {
-	if len(parts) == 1 && parts[0].Type == runtime.PartText {
+func JoinText(parts []chat.Part, note func(chat.Part) string) string {
+	if len(parts) == 1 && parts[0].Type == chat.PartText {
 		return parts[0].Text
 	}
 	var b strings.Builder
@@ -211,7 +211,7 @@ func JoinText(parts []runtime.Part, note func(runtime.Part) string) string {
 		if i > 0 {
 			b.WriteString("\n\n")
 		}
-		if p.Type == runtime.PartText {
+		if p.Type == chat.PartText {
 			b.WriteString(p.Text)
 		} else {
 			b.WriteString(note(p))
@@ -223,7 +223,7 @@ func JoinText(parts []runtime.Part, note func(runtime.Part) string) string {
 // PartNote is the text that stands for a part an API cannot carry where it stands: its kind,
 // filename, media type and size, and why it was not sent, e.g.
 // `[image chart.svg (image/svg+xml, 1234 bytes) not sent: the Anthropic Messages API takes JPEG, PNG, GIF and WebP images]`.
-func PartNote(p runtime.Part, why string) string {
+func PartNote(p chat.Part, why string) string {
 	name := ""
 	if p.Filename != "" {
 		name = " " + oneLine(p.Filename)
@@ -246,7 +246,7 @@ func ErrorText(text string) string { return ErrorResultPrefix + text }
 // Arguments returns a call's arguments as the JSON text the OpenAI APIs carry: the arguments
 // as the model produced them for a call flagged by ToolCall.InvalidArguments, {} for an empty
 // Input, the Input bytes otherwise.
-func Arguments(c runtime.ToolCall) string {
+func Arguments(c chat.ToolCall) string {
 	if raw, ok := c.InvalidArguments(); ok {
 		return raw
 	}
@@ -259,7 +259,7 @@ func Arguments(c runtime.ToolCall) string {
 // Input returns a call's input as a JSON object for an API that takes an object (Anthropic):
 // the Input when it is one, {} when it is empty, and otherwise the {"_invalid_arguments": …}
 // object holding the bytes, so what goes on the wire is always an object.
-func Input(c runtime.ToolCall) json.RawMessage {
+func Input(c chat.ToolCall) json.RawMessage {
 	in := bytes.TrimSpace(c.Input)
 	switch {
 	case len(in) == 0:
@@ -267,7 +267,7 @@ func Input(c runtime.ToolCall) json.RawMessage {
 	case in[0] == '{' && validObject(in):
 		return c.Input
 	}
-	return runtime.ToolCallFromArguments(c.ID, c.Name, string(c.Input)).Input
+	return chat.ToolCallFromArguments(c.ID, c.Name, string(c.Input)).Input
 }
 
 // ErrSchema is returned (wrapped) by Schema for a tool whose input schema is not a JSON object
@@ -277,8 +277,8 @@ var ErrSchema = errors.New("invalid tool input schema")
 // Schema returns the input schema of tool t for the wire: {"type":"object"} when it is empty,
 // the schema's bytes when it is a JSON object whose "type" is "object"; otherwise an error
 // wrapping ErrSchema that names the tool.
-func Schema(t runtime.Tool) (json.RawMessage, error) {
-	s := t.InputSchema()
+func Schema(t chat.ToolDefinition) (json.RawMessage, error) {
+	s := t.InputSchema
 	if len(bytes.TrimSpace(s)) == 0 {
 		return json.RawMessage(`{"type":"object"}`), nil
 	}
@@ -286,10 +286,10 @@ func Schema(t runtime.Tool) (json.RawMessage, error) {
 		Type json.RawMessage `json:"type"`
 	}
 	if err := json.Unmarshal(s, &head); err != nil {
-		return nil, fmt.Errorf("tool %s: %w: %v", t.Name(), ErrSchema, err)
+		return nil, fmt.Errorf("tool %s: %w: %v", t.Name, ErrSchema, err)
 	}
 	if string(bytes.TrimSpace(head.Type)) != `"object"` {
-		return nil, fmt.Errorf(`tool %s: %w: the model APIs want "type": "object" at the top, got %s`, t.Name(), ErrSchema, orNothing(head.Type))
+		return nil, fmt.Errorf(`tool %s: %w: the model APIs want "type": "object" at the top, got %s`, t.Name, ErrSchema, orNothing(head.Type))
 	}
 	return s, nil
 }

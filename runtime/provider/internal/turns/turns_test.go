@@ -1,18 +1,17 @@
 package turns
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
 )
 
-func call(id string) runtime.ToolCall {
-	return runtime.ToolCall{ID: id, Name: "f", Input: json.RawMessage(`{}`)}
+func call(id string) chat.ToolCall {
+	return chat.ToolCall{ID: id, Name: "f", Input: json.RawMessage(`{}`)}
 }
 
 // show renders turns compactly: one "kind[parts|calls|state|results]" per turn.
@@ -22,7 +21,7 @@ func show(ts []Turn) string {
 		var b strings.Builder
 		b.WriteString([]string{"S", "U", "A", "R"}[t.Kind])
 		for _, p := range t.Parts {
-			if p.Type == runtime.PartText {
+			if p.Type == chat.PartText {
 				fmt.Fprintf(&b, " %q", p.Text)
 			} else {
 				fmt.Fprintf(&b, " <%s>", p.Type)
@@ -48,30 +47,30 @@ func show(ts []Turn) string {
 func TestNormalize(t *testing.T) {
 	tests := []struct {
 		name string
-		msgs []runtime.Message
+		msgs []chat.Message
 		want string
 	}{
 		{"empty list gets a user turn", nil, `U "[start of conversation]"`},
-		{"only system prompts get a user turn after them", []runtime.Message{runtime.SystemMessage("a"), runtime.SystemMessage("b")},
+		{"only system prompts get a user turn after them", []chat.Message{chat.SystemMessage("a"), chat.SystemMessage("b")},
 			`S "a" "b" | U "[start of conversation]"`},
-		{"assistant first gets a user turn before it", []runtime.Message{runtime.SystemMessage("s"), runtime.AssistantMessage("earlier"), runtime.UserMessage("now")},
+		{"assistant first gets a user turn before it", []chat.Message{chat.SystemMessage("s"), chat.AssistantMessage("earlier"), chat.UserMessage("now")},
 			`S "s" | U "[start of conversation]" | A "earlier" | U "now"`},
-		{"user first is left alone", []runtime.Message{runtime.UserMessage("hi")}, `U "hi"`},
-		{"blank text dropped, blank messages dropped", []runtime.Message{runtime.UserMessage("hi"), runtime.AssistantMessage(" \n"),
-			partsMessage(runtime.RoleUser, runtime.TextPart("\u00a0"), runtime.TextPart("x"), runtime.ImagePart("image/png", nil))},
+		{"user first is left alone", []chat.Message{chat.UserMessage("hi")}, `U "hi"`},
+		{"blank text dropped, blank messages dropped", []chat.Message{chat.UserMessage("hi"), chat.AssistantMessage(" \n"),
+			partsMessage(chat.RoleUser, chat.TextPart("\u00a0"), chat.TextPart("x"), chat.ImagePart("image/png", nil))},
 			`U "hi" "x" <image>`},
-		{"same roles merged across a dropped blank turn", []runtime.Message{runtime.UserMessage("a"), runtime.AssistantMessage(""), runtime.UserMessage("b")},
+		{"same roles merged across a dropped blank turn", []chat.Message{chat.UserMessage("a"), chat.AssistantMessage(""), chat.UserMessage("b")},
 			`U "a" "b"`},
 		{"replayed round: no text, calls kept, results batched in order with placeholders",
-			[]runtime.Message{runtime.UserMessage("q"), runtime.AssistantMessage("", call("1"), call("2")),
-				runtime.ToolMessage("2", "two"), runtime.ToolMessage("1", " \t"), runtime.UserMessage("next")},
+			[]chat.Message{chat.UserMessage("q"), chat.AssistantMessage("", call("1"), call("2")),
+				chat.ToolMessage("2", "two"), chat.ToolMessage("1", " \t"), chat.UserMessage("next")},
 			`U "q" | A call:1 call:2 | R result:2="two" result:1="[the tool returned no output]" | U "next"`},
-		{"assistant text then calls merge into one turn", []runtime.Message{runtime.UserMessage("q"), runtime.AssistantMessage("let me look"),
-			{Role: runtime.RoleAssistant, ToolCalls: []runtime.ToolCall{call("1")}, State: []runtime.ProviderState{{Provider: "anthropic"}}}, runtime.ToolErrorMessage("1", "boom")},
+		{"assistant text then calls merge into one turn", []chat.Message{chat.UserMessage("q"), chat.AssistantMessage("let me look"),
+			{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{call("1")}, State: []chat.ProviderState{{Provider: "anthropic"}}}, chat.ToolErrorMessage("1", "boom")},
 			`U "q" | A "let me look" call:1 state:anthropic | R result:1="boom"!`},
-		{"state alone is no turn", []runtime.Message{runtime.UserMessage("q"), {Role: runtime.RoleAssistant, State: []runtime.ProviderState{{Provider: "x"}}}, runtime.UserMessage("r")},
+		{"state alone is no turn", []chat.Message{chat.UserMessage("q"), {Role: chat.RoleAssistant, State: []chat.ProviderState{{Provider: "x"}}}, chat.UserMessage("r")},
 			`U "q" "r"`},
-		{"system after history keeps its place", []runtime.Message{runtime.SystemMessage("s1"), runtime.UserMessage("old"), runtime.AssistantMessage("reply"), runtime.SystemMessage("s2"), runtime.UserMessage("new")},
+		{"system after history keeps its place", []chat.Message{chat.SystemMessage("s1"), chat.UserMessage("old"), chat.AssistantMessage("reply"), chat.SystemMessage("s2"), chat.UserMessage("new")},
 			`S "s1" | U "old" | A "reply" | S "s2" | U "new"`},
 	}
 	for _, tt := range tests {
@@ -89,21 +88,21 @@ func TestNormalize(t *testing.T) {
 
 func TestNormalizeRefusesBrokenPairingAndAppendsNothing(t *testing.T) {
 	dst := []Turn{{Kind: User}}
-	got, err := Normalize(dst, []runtime.Message{runtime.UserMessage("q"), runtime.AssistantMessage("", call("1"))})
-	var pe *runtime.PairingError
+	got, err := Normalize(dst, []chat.Message{chat.UserMessage("q"), chat.AssistantMessage("", call("1"))})
+	var pe *chat.PairingError
 	if !errors.As(err, &pe) || len(got) != 1 {
 		t.Fatalf("got %d turns, err %v", len(got), err)
 	}
 }
 
 func TestNormalizeNeverWritesIntoTheCallersArrays(t *testing.T) {
-	states := make([]runtime.ProviderState, 1, 4)
-	states[0] = runtime.ProviderState{Provider: "a"}
-	parts := make([]runtime.Part, 1, 4)
-	parts[0] = runtime.TextPart("x")
-	msgs := []runtime.Message{runtime.UserMessage("q"),
-		{Role: runtime.RoleAssistant, Parts: parts[:1], State: states[:1]},
-		{Role: runtime.RoleAssistant, Text: "y", State: []runtime.ProviderState{{Provider: "b"}}}}
+	states := make([]chat.ProviderState, 1, 4)
+	states[0] = chat.ProviderState{Provider: "a"}
+	parts := make([]chat.Part, 1, 4)
+	parts[0] = chat.TextPart("x")
+	msgs := []chat.Message{chat.UserMessage("q"),
+		{Role: chat.RoleAssistant, Parts: parts[:1], State: states[:1]},
+		{Role: chat.RoleAssistant, Text: "y", State: []chat.ProviderState{{Provider: "b"}}}}
 	ts, err := Normalize(nil, msgs)
 	if err != nil {
 		t.Fatal(err)
@@ -124,40 +123,35 @@ func TestBlank(t *testing.T) {
 	}
 }
 
-type tool struct{ schema string }
-
-func (tool) Name() string                   { return "t" }
-func (tool) Description() string            { return "" }
-func (t tool) InputSchema() json.RawMessage { return json.RawMessage(t.schema) }
-func (tool) Idempotent() bool               { return false }
-func (tool) Call(context.Context, *runtime.Invocation, json.RawMessage) (string, error) {
-	return "", errors.New("not run")
+// tool is a tool definition with the given input schema.
+func tool(schema string) chat.ToolDefinition {
+	return chat.ToolDefinition{Name: "t", InputSchema: json.RawMessage(schema)}
 }
 
 func TestSchema(t *testing.T) {
 	for schema, want := range map[string]string{"": `{"type":"object"}`, `{"type":"object","properties":{}}`: `{"type":"object","properties":{}}`} {
-		got, err := Schema(tool{schema})
+		got, err := Schema(tool(schema))
 		if err != nil || string(got) != want {
 			t.Errorf("Schema(%q) = %s, %v", schema, got, err)
 		}
 	}
 	for _, schema := range []string{`{"properties":{}}`, `{"type":"string"}`, `[]`, `{`} {
-		if _, err := Schema(tool{schema}); !errors.Is(err, ErrSchema) {
+		if _, err := Schema(tool(schema)); !errors.Is(err, ErrSchema) {
 			t.Errorf("Schema(%q): err = %v, want ErrSchema", schema, err)
 		}
 	}
 }
 
 func TestInputAndArguments(t *testing.T) {
-	invalid := runtime.ToolCallFromArguments("1", "f", `{"a":`)
+	invalid := chat.ToolCallFromArguments("1", "f", `{"a":`)
 	for _, tt := range []struct {
-		c           runtime.ToolCall
+		c           chat.ToolCall
 		input, args string
 	}{
-		{runtime.ToolCall{ID: "1", Input: json.RawMessage(`{"a":1}`)}, `{"a":1}`, `{"a":1}`},
-		{runtime.ToolCall{ID: "1"}, `{}`, `{}`},
+		{chat.ToolCall{ID: "1", Input: json.RawMessage(`{"a":1}`)}, `{"a":1}`, `{"a":1}`},
+		{chat.ToolCall{ID: "1"}, `{}`, `{}`},
 		{invalid, `{"_invalid_arguments":"{\"a\":"}`, `{"a":`},
-		{runtime.ToolCall{ID: "1", Input: json.RawMessage(`[1]`)}, `{"_invalid_arguments":"[1]"}`, `[1]`},
+		{chat.ToolCall{ID: "1", Input: json.RawMessage(`[1]`)}, `{"_invalid_arguments":"[1]"}`, `[1]`},
 	} {
 		if got := string(Input(tt.c)); got != tt.input {
 			t.Errorf("Input(%s) = %s, want %s", tt.c.Input, got, tt.input)
@@ -169,16 +163,16 @@ func TestInputAndArguments(t *testing.T) {
 }
 
 func TestPartNoteAndJoinText(t *testing.T) {
-	p := runtime.DocumentPart("my\nfile.docx", "", []byte("abc"))
+	p := chat.DocumentPart("my\nfile.docx", "", []byte("abc"))
 	if got := PartNote(p, "why"); got != "[document my file.docx (no media type, 3 bytes) not sent: why]" {
 		t.Errorf("PartNote = %q", got)
 	}
-	got := JoinText([]runtime.Part{runtime.TextPart("a"), p, runtime.TextPart("b")}, func(runtime.Part) string { return "N" })
+	got := JoinText([]chat.Part{chat.TextPart("a"), p, chat.TextPart("b")}, func(chat.Part) string { return "N" })
 	if got != "a\n\nN\n\nb" {
 		t.Errorf("JoinText = %q", got)
 	}
 }
 
-func partsMessage(role runtime.Role, parts ...runtime.Part) runtime.Message {
-	return runtime.Message{Role: role, Parts: parts}
+func partsMessage(role chat.Role, parts ...chat.Part) chat.Message {
+	return chat.Message{Role: role, Parts: parts}
 }
