@@ -38,14 +38,14 @@ func benchSpecs(b *testing.B, n int) (string, []*spec.Persona) {
 // BenchmarkLoadPackages; compare both with `go build` of the output.
 func BenchmarkGenerate1000(b *testing.B) {
 	mod, specs := benchSpecs(b, 1000)
-	host, err := LoadHost(context.Background(), mod, specs)
+	host, err := loadHost(context.Background(), mod, specs)
 	if err != nil {
 		b.Fatal(err)
 	}
 	opts := Options{Package: "out", OutDir: "out", Root: "root", LineBase: "."}
 	b.ReportAllocs()
 	for b.Loop() {
-		files, err := Emit(specs, host, opts)
+		files, err := emit(specs, host, opts)
 		if err != nil || len(files) != len(specs) {
 			b.Fatalf("Emit: %d files, %v", len(files), err)
 		}
@@ -58,7 +58,7 @@ func BenchmarkGenerate1000(b *testing.B) {
 func BenchmarkLoadPackages(b *testing.B) {
 	mod, specs := benchSpecs(b, 1000)
 	for b.Loop() {
-		if _, err := LoadHost(context.Background(), mod, specs); err != nil {
+		if _, err := loadHost(context.Background(), mod, specs); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/personagen/personagen/spec"
 )
 
-// Check checks every spec against host and the file system and returns
+// checkSpecs checks every spec against host and the file system and returns
 // the resolved plan that Render writes. It never stops at the first
 // problem: all positioned problems of all specs come back in one *Error
 // (and no plan). It checks, at the spec position of each reference, that
@@ -32,7 +32,7 @@ import (
 // *OptionsError for an invalid Options.Package, when OutDir holds
 // hand-written files of another package, or when the package could not
 // build (see checkOutputPackage).
-func Check(specs []*spec.Persona, host *Host, opts Options) (*Plan, error) {
+func checkSpecs(specs []*spec.Persona, host *hostSet, opts Options) (*genPlan, error) {
 	if err := opts.checkPackage(); err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func Check(specs []*spec.Persona, host *Host, opts Options) (*Plan, error) {
 	}
 	diags := spec.CheckCollisions(specs)
 	outPath, _, _ := ImportPath(opts.OutDir)
-	plan := &Plan{opts: opts}
+	plan := &genPlan{opts: opts}
 	names := make(map[string]*spec.Persona)
 	docs := newDocs(host)
 	for _, p := range specs {
@@ -99,16 +99,16 @@ func checkOutputPackage(opts Options, specs []*spec.Persona, out outputDir) erro
 // checker checks one spec and builds its filePlan.
 type checker struct {
 	p       *spec.Persona
-	host    *Host
+	host    *hostSet
 	opts    Options
 	outPath string // the output package's import path ("" when unknown)
 	diags   []spec.Diagnostic
 	fp      *filePlan
 	envType types.Type // the env type when it resolved, else nil
-	docs    *docs      // doc comments of host declarations, shared by the checkers of one Check
+	docs    *docs      // doc comments of host declarations, shared by the checkers of one checkSpecs call
 }
 
-func newChecker(p *spec.Persona, host *Host, opts Options, outPath, name string) *checker {
+func newChecker(p *spec.Persona, host *hostSet, opts Options, outPath, name string) *checker {
 	goName := p.GoName()
 	r, size := utf8.DecodeRuneInString(goName)
 	fp := &filePlan{
@@ -628,7 +628,7 @@ func (c *checker) use(u *spec.Use) *usePlan {
 	return up
 }
 
-// outputDir is what Check needs to know of the output directory: the
+// outputDir is what checkSpecs needs to know of the output directory: the
 // hand-written Go files in it (by base name) and the package-level names
 // they declare (name → position).
 type outputDir struct {

@@ -267,17 +267,17 @@ func TestNoLineDirectivesOnlyDropsDirectives(t *testing.T) {
 		if len(diags) > 0 {
 			t.Fatal(diags)
 		}
-		host, err := LoadHost(context.Background(), mod, specs)
+		host, err := loadHost(context.Background(), mod, specs)
 		if err != nil {
 			t.Fatal(err)
 		}
 		opts := Options{Package: "out", OutDir: c + "/out", Root: c, LineBase: "."}
-		with, err := Emit(specs, host, opts)
+		with, err := emit(specs, host, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		opts.NoLineDirectives = true
-		without, err := Emit(specs, host, opts)
+		without, err := emit(specs, host, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,27 +4,27 @@
 // as values of package runtime. It is the generator behind
 // `personagen generate`, `verify` and `validate -check`.
 //
-// Generation has three phases, measured apart (Stats):
+// Generate is the one entry point: specs and Options in, one File per spec
+// out (Write puts them into the output directory; Leftovers and FileSource
+// recognise personagen's files there). Options.CheckOnly stops after
+// checking, for `personagen validate -check`. Inside, generation has three
+// phases, timed apart in Stats:
 //
-//   - LoadHost loads every Go package the specs reference (one
-//     golang.org/x/tools/go/packages call, types from export data).
-//   - Check (check.go, with.go) resolves each reference against that type
-//     information — missing packages, functions, methods, types and
+//   - loading (host.go) loads every Go package the specs reference with one
+//     golang.org/x/tools/go/packages call, types from export data;
+//   - checking (check.go, with.go) resolves each reference against that
+//     type information — missing packages, functions, methods, types and
 //     fields, wrong signatures, packages the output package cannot import,
 //     `with` values of the wrong type, missing prompt files, hand-written
-//     files in the output directory — reporting spec positions, and
-//     builds a Plan (plan.go): every host reference with its Go type, every
-//     `with` value typed, file names and imports decided. For a method or
-//     function tool (tools.go) it derives the JSON Schema of the input
-//     struct (inputschema.go), its descriptions from doc comments that
-//     docs.go reads from the host packages' files.
-//   - Plan.Render (emit.go) writes the code from the plan alone with
+//     files in the output directory — reporting spec positions, and builds
+//     a plan (plan.go): every host reference with its Go type, every `with`
+//     value typed, file names and imports decided. For a method or function
+//     tool (tools.go) it derives the JSON Schema of the input struct
+//     (inputschema.go), its descriptions from doc comments that docs.go
+//     reads from the host packages' files;
+//   - rendering (emit.go) writes the code from the plan alone with
 //     github.com/dave/jennifer, every host identifier qualified (jen.Qual)
 //     so imports are never managed by hand. It looks nothing up.
-//
-// Resolve runs the first two, Generate all three. Write (write.go) puts
-// files into an output directory and owns what recognises personagen's
-// files there (Header, FileSource, Leftovers).
 //
 // Generated expressions that come from a spec carry /*line file:L:C*/
 // directives naming the spec, each followed by a reset to the generated

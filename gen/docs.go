@@ -15,11 +15,11 @@ import (
 // method and function tools and of the fields and types of their inputs.
 // Host packages are loaded from export data, which keeps each
 // declaration's file and line but no comments, so docs parses the file a
-// declaration's position names (once per Check, comments only kept) and
+// declaration's position names (once per checkSpecs call, comments only kept) and
 // finds the declaration there by line and name. A file it cannot find or
 // parse gives no docs, never an error: descriptions are optional.
 type docs struct {
-	host  *Host
+	host  *hostSet
 	files map[string]map[docKey]string // by file name; nil map: unreadable
 }
 
@@ -43,7 +43,7 @@ func kindOf(obj types.Object) byte {
 	return 'v'
 }
 
-func newDocs(h *Host) *docs { return &docs{host: h, files: make(map[string]map[docKey]string)} }
+func newDocs(h *hostSet) *docs { return &docs{host: h, files: make(map[string]map[docKey]string)} }
 
 // of returns the doc comment of obj as plain text (see docText), or "".
 // For a struct field it is the comment above the field, else the comment

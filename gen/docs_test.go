@@ -55,7 +55,7 @@ func TestDocsUnderTrimpath(t *testing.T) {
 	}
 	mod := scratchModule(t)
 	t.Setenv("GOFLAGS", "-mod=mod -trimpath")
-	host, err := LoadPackages(t.Context(), mod, []string{fixtureHost})
+	host, err := loadPackages(t.Context(), mod, []string{fixtureHost})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,12 +29,12 @@ var locals = map[string]bool{
 	"uint": true, "uint16": true, "uint32": true, "uint64": true, "uint8": true, "uintptr": true,
 }
 
-// Render writes the Go file of every spec in the plan, in spec order. It
+// renderFiles writes the Go file of every spec in the plan, in spec order. It
 // looks nothing up: everything it writes comes from the plan. A generator
 // bug that makes unparsable code is reported as an *Error holding the
 // ErrFormat text at the spec's top-level position. Output is
 // deterministic: the same plan gives byte-identical files.
-func (pl *Plan) Render() ([]File, error) {
+func (pl *genPlan) renderFiles() ([]File, error) {
 	var files []File
 	var diags []spec.Diagnostic
 	for _, fp := range pl.files {

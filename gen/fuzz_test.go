@@ -50,7 +50,7 @@ var fuzzSeeds = []string{
 // TestFuzzCorpusCompiles share.
 type fuzzHarness struct {
 	mod  string
-	host *Host
+	host *hostSet
 	opts Options
 }
 
@@ -61,7 +61,7 @@ func newFuzzHarness(t testing.TB) *fuzzHarness {
 	for _, name := range []string{"prompts/system.md", "prompts/few-shot.chat", "prompts/a.md"} {
 		writeFile(t, filepath.Join(root, name), []byte("user: hello\n"))
 	}
-	host, err := LoadPackages(t.Context(), mod, fuzzPackages)
+	host, err := loadPackages(t.Context(), mod, fuzzPackages)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func (h *fuzzHarness) check(t *testing.T, name string, data []byte) {
 		return
 	}
 	lines := bytes.Count(data, []byte("\n")) + 1
-	files, err := Emit([]*spec.Persona{p}, h.host, h.opts)
+	files, err := emit([]*spec.Persona{p}, h.host, h.opts)
 	if err != nil {
 		var ge *Error
 		if !errors.As(err, &ge) || len(ge.Diagnostics) == 0 {
@@ -136,7 +136,7 @@ func (h *fuzzHarness) check(t *testing.T, name string, data []byte) {
 	if !bytes.HasPrefix(src, []byte(Header+"\n"+SourcePrefix+sourceLine(displayPath(h.opts.LineBase, name))+"\n")) {
 		t.Fatalf("header missing:\n%s", src)
 	}
-	again, err := Emit([]*spec.Persona{p}, h.host, h.opts)
+	again, err := emit([]*spec.Persona{p}, h.host, h.opts)
 	if err != nil || !bytes.Equal(again[0].Content, src) {
 		t.Fatalf("second run differs (err %v)", err)
 	}
@@ -368,7 +368,7 @@ func TestFuzzCorpusCompiles(t *testing.T) {
 			continue
 		}
 		p.Name.Value = fmt.Sprintf("fuzz-%d", i)
-		files, err := Emit([]*spec.Persona{p}, h.host, h.opts)
+		files, err := emit([]*spec.Persona{p}, h.host, h.opts)
 		var ge *Error
 		switch {
 		case errors.As(err, &ge):

@@ -65,6 +65,10 @@ type Options struct {
 	// NoLineDirectives leaves out the /*line*/ directives (the output is
 	// otherwise identical). Tests of formatting use it; hosts should not.
 	NoLineDirectives bool
+	// CheckOnly makes Generate stop after checking: it loads the host
+	// packages and checks every spec against them, reporting exactly what a
+	// full run would, and returns no files (`personagen validate -check`).
+	CheckOnly bool
 }
 
 // File is one generated Go file: its base Name in the output directory
@@ -86,7 +90,7 @@ type Stats struct {
 	Emit     time.Duration
 }
 
-// Error is returned by Generate, Resolve, Check, Render and Emit when specs
+// Error is returned by Generate when specs
 // cannot be generated: every problem found, each at a spec position
 // (file:line:col: message), sorted by position.
 type Error struct {
@@ -130,7 +134,7 @@ func (e *OptionsError) Error() string { return e.Message }
 // Unwrap returns ErrBadOptions or ErrNoModule.
 func (e *OptionsError) Unwrap() error { return e.err }
 
-// Validate checks the options Generate and Resolve need: Package is a
+// Validate checks the options Generate needs: Package is a
 // valid package name and matches the hand-written Go files already in
 // OutDir, OutDir is not a file (ErrBadOptions), and a go.mod governs
 // OutDir, in a workspace that uses its module if a go.work governs it
@@ -218,7 +222,7 @@ func relOrAbs(base, target string) string {
 	return target
 }
 
-// checkPackage is the part of Validate that Check makes too.
+// checkPackage is the part of Validate that checkSpecs makes too.
 func (o Options) checkPackage() error {
 	bad := func(format string, args ...any) error {
 		return &OptionsError{Field: "Package", err: ErrBadOptions, Message: fmt.Sprintf(format, args...)}
@@ -243,66 +247,68 @@ func (o Options) checkPackage() error {
 	return nil
 }
 
-// Generate loads the host packages the specs reference, checks the specs
-// against them and emits every spec (Resolve, then Plan.Render). It
-// returns the files in spec order, the phase timings, and an *Error
-// listing positioned problems, an *OptionsError (see Options.Validate), or
-// an error from loading (the go command failing as a whole). specs must
-// have loaded without diagnostics (spec.LoadPaths); name collisions
-// between them are reported again here (spec.CheckCollisions) so Generate
-// is safe on any set.
+// Generate is the generator: it loads the host packages the specs
+// reference, checks the specs against them and emits one Go file per spec
+// (with Options.CheckOnly it stops after checking and returns no files).
+// It returns the files in spec order, the phase timings, and an *Error
+// listing every positioned problem of every spec, an *OptionsError (see
+// Options.Validate), or an error from loading (the go command failing as a
+// whole). specs must have loaded without diagnostics (spec.LoadPaths);
+// name collisions between them are reported again here
+// (spec.CheckCollisions) so Generate is safe on any set. Output is
+// deterministic: the same specs, host packages and options give
+// byte-identical files. Write puts the files into Options.OutDir.
 func Generate(ctx context.Context, specs []*spec.Persona, opts Options) ([]File, Stats, error) {
-	plan, st, err := Resolve(ctx, specs, opts)
-	if err != nil {
+	plan, st, err := resolve(ctx, specs, opts)
+	if err != nil || opts.CheckOnly {
 		return nil, st, err
 	}
 	t0 := time.Now()
-	files, err := plan.Render()
+	files, err := plan.renderFiles()
 	st.Emit = time.Since(t0)
 	return files, st, err
 }
 
-// Resolve is Generate without emitting: it validates opts, loads the host
-// packages (LoadHost) and checks every spec against them (Check), and
-// returns the plan. `personagen validate -check` runs it to report what
-// generate would report without writing anything.
-func Resolve(ctx context.Context, specs []*spec.Persona, opts Options) (*Plan, Stats, error) {
+// resolve is Generate without emitting: it validates opts, loads the host
+// packages (loadHost) and checks every spec against them (checkSpecs), and
+// returns the plan.
+func resolve(ctx context.Context, specs []*spec.Persona, opts Options) (*genPlan, Stats, error) {
 	var st Stats
 	if err := opts.Validate(); err != nil {
 		return nil, st, err
 	}
 	t0 := time.Now()
-	host, err := LoadHost(ctx, opts.OutDir, specs)
+	host, err := loadHost(ctx, opts.OutDir, specs)
 	st.Load = time.Since(t0)
 	if err != nil {
 		return nil, st, err
 	}
 	st.Packages = host.Len()
 	t1 := time.Now()
-	plan, err := Check(specs, host, opts)
+	plan, err := checkSpecs(specs, host, opts)
 	st.Check = time.Since(t1)
 	return plan, st, err
 }
 
-// Emit checks every spec against host and writes its Go file: Check, then
-// Plan.Render. It never stops at the first problem: all positioned
+// emit checks every spec against host and writes its Go file: checkSpecs,
+// then renderFiles. It never stops at the first problem: all positioned
 // problems of all specs come back in one *Error, and no files are
 // returned then. It returns an *OptionsError for an invalid package name.
 // Output is deterministic: the same specs, host packages and options give
 // byte-identical files.
-func Emit(specs []*spec.Persona, host *Host, opts Options) ([]File, error) {
-	plan, err := Check(specs, host, opts)
+func emit(specs []*spec.Persona, host *hostSet, opts Options) ([]File, error) {
+	plan, err := checkSpecs(specs, host, opts)
 	if err != nil {
 		return nil, err
 	}
-	return plan.Render()
+	return plan.renderFiles()
 }
 
 // ImportPath returns the import path a package in dir has (dir need not
 // exist): the module path from the nearest go.mod at or above dir joined
 // with dir's slash path below it, and that go.mod's directory. ok is false
 // when no go.mod governs dir or its module line cannot be read. GOPATH
-// mode and go.work are not consulted. Emit uses it to refuse references
+// mode and go.work are not consulted. The generator uses it to refuse references
 // into the output package (an import cycle).
 func ImportPath(dir string) (importPath, modRoot string, ok bool) {
 	if dir == "" {

@@ -38,7 +38,7 @@ func goldenCases(t *testing.T) []string {
 // "out" in <case>/out, static paths checked against <case>/. It returns
 // the files and the diagnostics as the CLI prints them (one per line), and
 // sets *planOut (when not nil) to the plan's listing.
-func runCase(t *testing.T, name string, host *Host, planOut *string) ([]File, string) {
+func runCase(t *testing.T, name string, host *hostSet, planOut *string) ([]File, string) {
 	t.Helper()
 	specs, diags := spec.LoadPaths([]string{name})
 	var stderr strings.Builder
@@ -48,10 +48,10 @@ func runCase(t *testing.T, name string, host *Host, planOut *string) ([]File, st
 	if len(diags) > 0 {
 		return nil, stderr.String()
 	}
-	plan, err := Check(specs, host, Options{Package: "out", OutDir: filepath.Join(name, "out"), Root: name, LineBase: "."})
+	plan, err := checkSpecs(specs, host, Options{Package: "out", OutDir: filepath.Join(name, "out"), Root: name, LineBase: "."})
 	var files []File
 	if err == nil {
-		files, err = plan.Render()
+		files, err = plan.renderFiles()
 	}
 	var ge *Error
 	switch {
@@ -113,7 +113,7 @@ func TestGoldenCases(t *testing.T) {
 		specs, _ := spec.LoadPaths([]string{c})
 		all = append(all, specs...)
 	}
-	host, err := LoadHost(context.Background(), mod, all)
+	host, err := loadHost(context.Background(), mod, all)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,11 +17,11 @@ import (
 	"github.com/personagen/personagen/spec"
 )
 
-// Host is the type information of the Go packages specs reference, loaded
-// once by LoadHost and read (never modified) by Emit. One Host serves any
-// number of Emit calls, also for specs other than those it was loaded for:
+// hostSet is the type information of the Go packages specs reference, loaded
+// once by loadHost and read (never modified) by emit. One hostSet serves any
+// number of emit calls, also for specs other than those it was loaded for:
 // a reference to a package it lacks is reported as not loaded.
-type Host struct {
+type hostSet struct {
 	pkgs map[string]*packages.Package // the packages asked for, by import path
 	all  map[string]*packages.Package // those and every package they import, by import path
 	fset *token.FileSet               // positions of the loaded declarations (from export data)
@@ -39,12 +39,12 @@ type Host struct {
 // Len returns how many packages the go command returned for the request
 // (host packages plus context and the runtime packages generated code
 // imports; a path it listed nothing for is not counted).
-func (h *Host) Len() int { return len(h.pkgs) }
+func (h *hostSet) Len() int { return len(h.pkgs) }
 
-// HostPackages returns the import paths the specs reference (env, qualified
+// hostPackages returns the import paths the specs reference (env, qualified
 // loaders, serializer funcs, value and function tools, use resolvers),
 // sorted and unique.
-func HostPackages(specs []*spec.Persona) []string {
+func hostPackages(specs []*spec.Persona) []string {
 	set := make(map[string]bool)
 	add := func(r spec.GoRef) {
 		if r.Path != "" {
@@ -80,24 +80,24 @@ func HostPackages(specs []*spec.Persona) []string {
 	return out
 }
 
-// LoadHost loads, in one go/packages call run from dir (the output
+// loadHost loads, in one go/packages call run from dir (the output
 // directory, or its nearest existing parent; "" for the working
 // directory), the packages the specs reference together with the runtime
 // and context, for their types only (export data, no syntax; the files of
 // each package are listed, for the doc comments of tool inputs). A package
-// that does not exist or does not type-check is not an error here: Emit
+// that does not exist or does not type-check is not an error here: emit
 // reports it at every spec position that references it, with the go
 // command's own error text when it listed nothing (go.mod needs updates,
-// a go.sum entry is missing). LoadHost fails only when the go command
+// a go.sum entry is missing). loadHost fails only when the go command
 // cannot be run at all (ctx cancelled, no go binary).
-func LoadHost(ctx context.Context, dir string, specs []*spec.Persona) (*Host, error) {
-	return LoadPackages(ctx, dir, HostPackages(specs))
+func loadHost(ctx context.Context, dir string, specs []*spec.Persona) (*hostSet, error) {
+	return loadPackages(ctx, dir, hostPackages(specs))
 }
 
-// LoadPackages is LoadHost for an explicit list of import paths. Paths no
+// loadPackages is loadHost for an explicit list of import paths. Paths no
 // package can import (a vendored copy, builtin, C, the standard library's
-// internal packages) are not asked for: Check refuses them by their path.
-func LoadPackages(ctx context.Context, dir string, paths []string) (*Host, error) {
+// internal packages) are not asked for: checkSpecs refuses them by their path.
+func loadPackages(ctx context.Context, dir string, paths []string) (*hostSet, error) {
 	want := []string{"context", RuntimePath, TranscriptPath, ToolPath}
 	for _, p := range paths {
 		if pathRefused(p) == "" {
@@ -118,7 +118,7 @@ func LoadPackages(ctx context.Context, dir string, paths []string) (*Host, error
 	if err != nil {
 		return nil, fmt.Errorf("load host packages: %w", err)
 	}
-	h := &Host{pkgs: make(map[string]*packages.Package, len(pkgs)), all: make(map[string]*packages.Package), fset: cfg.Fset}
+	h := &hostSet{pkgs: make(map[string]*packages.Package, len(pkgs)), all: make(map[string]*packages.Package), fset: cfg.Fset}
 	for _, p := range pkgs {
 		h.pkgs[p.PkgPath] = p
 	}
@@ -167,7 +167,7 @@ func goListError(ctx context.Context, dir string, paths []string) string {
 	return strings.Join(lines, " ")
 }
 
-func (h *Host) initRuntime() {
+func (h *hostSet) initRuntime() {
 	if tp, msg := h.pkg(TranscriptPath); tp == nil {
 		h.transcriptErr = msg
 	}
@@ -224,7 +224,7 @@ func existingDir(dir string) string {
 }
 
 // pkg returns the loaded package at path, or nil and why it is unusable.
-func (h *Host) pkg(path string) (*types.Package, string) {
+func (h *hostSet) pkg(path string) (*types.Package, string) {
 	if h == nil {
 		return nil, "package " + path + " was not loaded (no host type information)"
 	}
@@ -263,7 +263,7 @@ func (h *Host) pkg(path string) (*types.Package, string) {
 
 // name returns the name the package at path declares, "" when it is not
 // among the loaded packages or their imports.
-func (h *Host) name(path string) string {
+func (h *hostSet) name(path string) string {
 	if h == nil {
 		return ""
 	}
@@ -276,7 +276,7 @@ func (h *Host) name(path string) string {
 // importsPath reports whether the loaded package at path imports target,
 // directly or through other packages, and returns the chain of imports
 // ("a imports b, which imports target"); "" when it does not.
-func (h *Host) importsPath(path, target string) string {
+func (h *hostSet) importsPath(path, target string) string {
 	p, ok := h.all[path]
 	if !ok {
 		return ""
@@ -330,7 +330,7 @@ func firstLine(s string) string {
 // When the package has no such exported name, the message suggests the
 // closest exported name among those for which like returns true (the kind
 // of object the reference wants; nil means any).
-func (h *Host) lookup(ref spec.GoRef, like func(types.Object) bool) (types.Object, string) {
+func (h *hostSet) lookup(ref spec.GoRef, like func(types.Object) bool) (types.Object, string) {
 	p, msg := h.pkg(ref.Path)
 	if p == nil {
 		return nil, msg
@@ -378,7 +378,7 @@ var errorType = types.Universe.Lookup("error").Type()
 const wantLoader = "func(context.Context, *runtime.Invocation) ([]T, error)"
 
 // loaderRecord checks sig against wantLoader and returns T.
-func (h *Host) loaderRecord(sig *types.Signature) (types.Type, bool) {
+func (h *hostSet) loaderRecord(sig *types.Signature) (types.Type, bool) {
 	if sig.TypeParams().Len() > 0 || sig.Variadic() || sig.Params().Len() != 2 || sig.Results().Len() != 2 {
 		return nil, false
 	}
@@ -412,7 +412,7 @@ func serializerResult(sig *types.Signature) (plain, ok bool) {
 	return false, false
 }
 
-func (h *Host) implements(t types.Type, iface *types.Interface) bool {
+func (h *hostSet) implements(t types.Type, iface *types.Interface) bool {
 	return types.Implements(t, iface)
 }
 

@@ -12,9 +12,9 @@ import (
 
 // emitMessages emits p against host into package "out" and returns the
 // diagnostics' messages.
-func emitMessages(t *testing.T, p *spec.Persona, host *Host, opts Options) []string {
+func emitMessages(t *testing.T, p *spec.Persona, host *hostSet, opts Options) []string {
 	t.Helper()
-	_, err := Emit([]*spec.Persona{p}, host, opts)
+	_, err := emit([]*spec.Persona{p}, host, opts)
 	var ge *Error
 	if !errors.As(err, &ge) {
 		t.Fatalf("Emit error = %v, want *Error", err)
@@ -37,7 +37,7 @@ func TestLoadFailurePassesOnTheGoCommandsError(t *testing.T) {
 	}
 	mod := scratchModule(t)
 	t.Setenv("GOFLAGS", "-mod=readonly")
-	host, err := LoadPackages(context.Background(), mod, []string{fixtureModule + "/host"})
+	host, err := loadPackages(context.Background(), mod, []string{fixtureModule + "/host"})
 	if err != nil {
 		t.Fatalf("LoadPackages: %v", err)
 	}
@@ -115,7 +115,7 @@ func TestVendoredModuleLackingTheTranscriptPackage(t *testing.T) {
 		}
 	}
 	t.Setenv("GOFLAGS", "-mod=vendor")
-	host, err := LoadPackages(context.Background(), mod, []string{fixtureHost})
+	host, err := loadPackages(context.Background(), mod, []string{fixtureHost})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestVendoredModuleLackingTheTranscriptPackage(t *testing.T) {
 		t.Errorf("diagnostics %q, want one: %q", msgs, want)
 	}
 	p.MessageResolvers = nil
-	if _, err := Emit([]*spec.Persona{p}, host, Options{Package: "out", OutDir: filepath.Join(mod, "out")}); err != nil {
+	if _, err := emit([]*spec.Persona{p}, host, Options{Package: "out", OutDir: filepath.Join(mod, "out")}); err != nil {
 		t.Errorf("a spec without load_transcript: %v", err)
 	}
 }

@@ -32,7 +32,7 @@ func TestDerivedSchemasMatchTheirGoTypes(t *testing.T) {
 		specs, _ := spec.LoadPaths([]string{c})
 		all = append(all, specs...)
 	}
-	host, err := LoadHost(context.Background(), mod, all)
+	host, err := loadHost(context.Background(), mod, all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestDerivedSchemasMatchTheirGoTypes(t *testing.T) {
 		if len(diags) > 0 {
 			continue
 		}
-		plan, err := Check(specs, host, Options{Package: "out", OutDir: filepath.Join(c, "out"), Root: c, LineBase: "."})
+		plan, err := checkSpecs(specs, host, Options{Package: "out", OutDir: filepath.Join(c, "out"), Root: c, LineBase: "."})
 		if err != nil {
 			continue
 		}

@@ -19,7 +19,7 @@ import (
 const resetMarker = "/*line RESET*/"
 
 // ErrFormat is the cause when generated code does not parse (a generator
-// bug); the message shows the code with line numbers. Emit reports it as
+// bug); the message shows the code with line numbers. the generator reports it as
 // the text of a Diagnostic in its *Error, so errors.Is does not find it
 // there.
 var ErrFormat = errors.New("generated code does not parse")

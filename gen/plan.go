@@ -11,18 +11,18 @@ import (
 	"github.com/personagen/personagen/spec"
 )
 
-// Plan is the checked form of a set of specs: every host reference resolved
+// genPlan is the checked form of a set of specs: every host reference resolved
 // to the Go declaration it names, every `with` value typed, every static
 // prompt and transcript path read, every file name and import decided.
-// Check builds it from specs and host type information; Render writes Go
-// source from it alone, without looking anything up. A Plan is read-only
+// checkSpecs builds it from specs and host type information; renderFiles writes Go
+// source from it alone, without looking anything up. A genPlan is read-only
 // once built.
 //
 // The plan's types below are the contract between the two phases. A new
 // kind of reference (a tool whose input schema is derived from a Go type,
-// say) is a new field of the plan that Check fills from the host and the
+// say) is a new field of the plan that checkSpecs fills from the host and the
 // emitter renders; the emitter never sees go/types.
-type Plan struct {
+type genPlan struct {
 	opts  Options
 	files []*filePlan
 }
@@ -284,7 +284,7 @@ func (fp *filePlan) declared() []string {
 // every typed `with` value, each with its spec position (line:col). Tests
 // pin it as a golden file; it is also what to look at when a generated
 // file surprises.
-func (pl *Plan) String() string {
+func (pl *genPlan) String() string {
 	var b strings.Builder
 	for _, fp := range pl.files {
 		fmt.Fprintf(&b, "file %s from %s: package %s, persona %s, New%s\n", fp.name, fp.specPath, fp.pkg, fp.persona, fp.goName)

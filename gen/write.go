@@ -120,7 +120,7 @@ func packageClause(path string) string {
 	return f.Name.Name
 }
 
-// readOutputDir collects, for Check, the hand-written Go files of the
+// readOutputDir collects, for checkSpecs, the hand-written Go files of the
 // output directory and the package-level names declared by those of them
 // that belong to the output package pkg and to the build (their build
 // constraints hold here).
@@ -256,7 +256,7 @@ type WriteResult struct {
 // old one, so no reader sees half a file; then the orphaned personagen
 // files (their spec is gone) are removed. Before writing anything it
 // refuses, with an error wrapping ErrHandWritten, to replace a file that
-// is not personagen's (Check reports the same at the spec). On an error
+// is not personagen's (checkSpecs reports the same at the spec). On an error
 // some files may have been written already, each of them whole.
 func Write(dir string, files []File) (WriteResult, error) {
 	var res WriteResult

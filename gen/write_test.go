@@ -46,11 +46,11 @@ func TestSpecPathsThatCannotBeInAComment(t *testing.T) {
 		if len(diags) > 0 {
 			t.Fatal(diags)
 		}
-		plan, err := Check([]*spec.Persona{p}, nil, Options{Package: "out", OutDir: t.TempDir()})
+		plan, err := checkSpecs([]*spec.Persona{p}, nil, Options{Package: "out", OutDir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}
-		files, err := plan.Render()
+		files, err := plan.renderFiles()
 		if err != nil {
 			t.Fatalf("%q: %v", name, err)
 		}
@@ -124,7 +124,7 @@ func TestStaticPromptThatIsNotARegularFile(t *testing.T) {
 		if len(diags) > 0 {
 			t.Fatal(diags)
 		}
-		_, err := Check([]*spec.Persona{p}, nil, Options{Package: "out", OutDir: t.TempDir(), Root: root})
+		_, err := checkSpecs([]*spec.Persona{p}, nil, Options{Package: "out", OutDir: t.TempDir(), Root: root})
 		var ge *Error
 		if !errors.As(err, &ge) || len(ge.Diagnostics) != 1 || !strings.Contains(ge.Diagnostics[0].Message, tc.want) {
 			t.Errorf("%s: %v; want one diagnostic containing %q", tc.spec, err, tc.want)
@@ -165,7 +165,7 @@ func TestOutputDirectoryWithANamedPipe(t *testing.T) {
 	if len(diags) > 0 {
 		t.Fatal(diags)
 	}
-	_, err := Check([]*spec.Persona{p}, nil, Options{Package: "out", OutDir: out})
+	_, err := checkSpecs([]*spec.Persona{p}, nil, Options{Package: "out", OutDir: out})
 	var ge *Error
 	if !errors.As(err, &ge) || len(ge.Diagnostics) != 1 || !strings.Contains(ge.Diagnostics[0].Message, "would replace the hand-written file") {
 		t.Errorf("Check with a pipe named a.go in -out: %v", err)
@@ -189,15 +189,15 @@ func TestKeptFileOfAnotherPackage(t *testing.T) {
 	if len(diags) > 0 {
 		t.Fatal(diags)
 	}
-	_, err := Check([]*spec.Persona{b}, nil, Options{Package: "second", OutDir: out, LineBase: mod})
+	_, err := checkSpecs([]*spec.Persona{b}, nil, Options{Package: "second", OutDir: out, LineBase: mod})
 	if !errors.Is(err, ErrBadOptions) || !strings.Contains(err.Error(), "holds a.go, generated from a.persona.yaml in package first") {
 		t.Errorf("Check with a kept file of another package: %v", err)
 	}
-	if _, err := Check([]*spec.Persona{b}, nil, Options{Package: "first", OutDir: out, LineBase: mod}); err != nil {
+	if _, err := checkSpecs([]*spec.Persona{b}, nil, Options{Package: "first", OutDir: out, LineBase: mod}); err != nil {
 		t.Errorf("Check in the kept file's package: %v", err)
 	}
 	a, _ := spec.Load(filepath.Join(mod, "a.persona.yaml"), []byte("version: 1\nname: a\n"))
-	if _, err := Check([]*spec.Persona{a, b}, nil, Options{Package: "second", OutDir: out, LineBase: mod}); err != nil {
+	if _, err := checkSpecs([]*spec.Persona{a, b}, nil, Options{Package: "second", OutDir: out, LineBase: mod}); err != nil {
 		t.Errorf("Check renaming the package of all the directory's specs: %v", err)
 	}
 }
@@ -211,12 +211,12 @@ func TestPackageMainNeedsAMainFunc(t *testing.T) {
 	if len(diags) > 0 {
 		t.Fatal(diags)
 	}
-	_, err := Check([]*spec.Persona{p}, nil, Options{Package: "main", OutDir: out})
+	_, err := checkSpecs([]*spec.Persona{p}, nil, Options{Package: "main", OutDir: out})
 	if !errors.Is(err, ErrBadOptions) || !strings.Contains(err.Error(), "package main needs a func main") {
 		t.Errorf("Check into package main without main.go: %v", err)
 	}
 	writeFile(t, filepath.Join(out, "main.go"), []byte("package main\n\nfunc main() {}\n"))
-	if _, err := Check([]*spec.Persona{p}, nil, Options{Package: "main", OutDir: out}); err != nil {
+	if _, err := checkSpecs([]*spec.Persona{p}, nil, Options{Package: "main", OutDir: out}); err != nil {
 		t.Errorf("Check into package main next to main.go: %v", err)
 	}
 }

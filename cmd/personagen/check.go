@@ -34,7 +34,7 @@ func checkOutputFlags(fs *flag.FlagSet, check bool, stderr io.Writer) (int, bool
 
 // checkDiagnostics implements `validate -check`: the diagnostics of the
 // spec files of a, then those of generate's checks of the specs that
-// loaded (gen.Resolve: host references, `with` values, prompt and
+// loaded (gen.Generate with CheckOnly: host references, `with` values, prompt and
 // transcript files, hand-written files in -out), with nothing written;
 // sorted, duplicates dropped. With no paths in a it checks the arguments
 // of every //go:generate line below the current directory that runs
@@ -76,7 +76,9 @@ func checkDiagnostics(ctx context.Context, a *genArgs, stderr io.Writer) ([]spec
 		if len(specs) == 0 {
 			continue
 		}
-		_, _, err := gen.Resolve(ctx, specs, r.options())
+		opts := r.options()
+		opts.CheckOnly = true
+		_, _, err := gen.Generate(ctx, specs, opts)
 		var ge *gen.Error
 		var oe *gen.OptionsError
 		switch {
