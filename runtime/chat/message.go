@@ -73,8 +73,10 @@ type ToolCall struct {
 	Input json.RawMessage `json:"input"`
 }
 
-// Message is one entry of the conversation a model sees: its Role, its content, and for tool
-// traffic the call fields.
+// Message is one entry of the conversation a model reads or writes — a system prompt, a user
+// turn, an assistant answer, a tool result — with its Role, its content, and for tool traffic
+// the call fields. It is not an email: the thread_history resolver renders a thread's stored
+// emails (history.Message) into Messages.
 //
 // Content is either text (Text, used when Parts is empty) or a list of parts (Parts, used when it
 // has at least one element; Text is then ignored by Equal and by every encoder in this module).

@@ -11,8 +11,10 @@ const (
 	Outbound Direction = "outbound"
 )
 
-// Message is one message of a thread: what a [Source] holds and returns, what a store appends,
-// and the message a reply run answers (runtime.Invocation.Inbound).
+// Message is one email of a thread as the history reads it — headers, bodies, attachments and
+// the tool rounds recorded after it: what a [Source] holds and returns, what a store appends
+// (store.Message embeds it), and the message a reply run answers (runtime.Invocation.Inbound).
+// The thread_history resolver renders it into the chat.Messages a model reads.
 //
 // Seq is its insertion key: the order in which the source received the thread's messages,
 // unique and increasing, and the order of every replay (0 for a message not stored yet).

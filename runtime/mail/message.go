@@ -10,7 +10,8 @@ import (
 )
 
 // Message is one parsed email: the history.Message the store appends and the runner answers,
-// and what only parsing knows. Every string is valid UTF-8; addresses, ids and texts are decoded
+// and what only parsing knows (problems, whether to answer it). Ingest turns it into a
+// store.Message per persona it is routed to. Every string is valid UTF-8; addresses, ids and texts are decoded
 // (no encoded words, no transfer encoding, no angle brackets around ids).
 //
 // The embedded history.Message has Direction history.Inbound, no Seq and no ThreadID (ThreadID

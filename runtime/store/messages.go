@@ -24,8 +24,9 @@ var ErrMessageNotFound = errors.New("store: message not found")
 // before anything is written.
 var ErrInvalid = errors.New("store: invalid value")
 
-// Message is a message as the store holds it: the thread's history.Message and the fields only
-// the store keeps. AppendMessage takes one; Message returns one.
+// Message is one stored email, a row of the messages table: the thread's history.Message and
+// the fields only the store keeps (mailbox, run key, whether to answer it, problems).
+// AppendMessage takes one; Message returns one; mail.Ingest builds one from a mail.Message.
 //
 // Of the history.Message, ThreadID and MessageID are required; Seq and ToolUses are ignored on
 // append (the store assigns the seq; rounds are recorded with RecordRound); Direction is
