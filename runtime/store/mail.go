@@ -69,7 +69,7 @@ func (s *Store) MarkSent(ctx context.Context, seq int64) (Outcome, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := s.affected(ctx, `UPDATE mail_outbox SET sent_at = ? WHERE message_seq = ? AND sent_at IS NULL`, s.dialect.timeArg(now), seq)
+	n, err := s.affected(ctx, `UPDATE mail_outbox SET sent_at = ?, available_at = NULL, holder = '' WHERE message_seq = ? AND sent_at IS NULL`, s.dialect.timeArg(now), seq)
 	if err != nil {
 		return 0, fmt.Errorf("store: mark reply %d sent: %w", seq, err)
 	}

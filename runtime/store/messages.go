@@ -736,7 +736,7 @@ func decodeList(text string, dst *[]string) error {
 }
 
 // DeleteThread removes threadID and everything recorded for it, in one transaction: its tool
-// uses, its compactions, its reply runs, its replies' outbox entries and its messages (with
+// uses, its compactions, its reply runs, its replies' outbox entries, its pending work and its messages (with
 // their attachments' metadata; the first of them stood for the thread). Deleting an unknown thread does nothing and returns nil, so a retry after an error is
 // safe. Scheduled runs and their tool uses belong to no thread and are kept.
 func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
@@ -748,6 +748,7 @@ func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 			"DELETE FROM runs WHERE thread_id = ?",
 			"DELETE FROM mail_outbox WHERE message_seq IN (SELECT seq FROM messages WHERE thread_id = ?)",
 			"DELETE FROM messages WHERE thread_id = ?",
+			"DELETE FROM pending_replies WHERE thread_id = ?",
 		} {
 			if _, err := tx.ExecContext(ctx, d.rebind(q), threadID); err != nil {
 				return err

@@ -270,6 +270,8 @@ var alreadyAppliedErrors = map[uint16]bool{
 	1091: true, // ER_CANT_DROP_FIELD_OR_KEY: DROP of an index, key or constraint already dropped
 	1146: true, // ER_NO_SUCH_TABLE: a table already renamed or dropped
 	1176: true, // ER_KEY_DOES_NOT_EXITS: RENAME INDEX of an index already renamed
+	1359: true, // ER_TRG_ALREADY_EXISTS: CREATE TRIGGER of a trigger that exists
+	1360: true, // ER_TRG_DOES_NOT_EXIST: DROP TRIGGER of a trigger already dropped
 	1826: true, // ER_FK_DUP_NAME: ADD CONSTRAINT ... FOREIGN KEY that exists
 	3822: true, // ER_CHECK_CONSTRAINT_DUP_NAME (MySQL 8): ADD CONSTRAINT ... CHECK that exists
 	4031: true, // MariaDB: duplicate CHECK constraint name

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -148,6 +149,32 @@ func captureMySQLSchema(t testing.TB) ([]string, []int64, error) {
 			return nil, nil, err
 		}
 		creates = append(creates, row.Create)
+	}
+	// Triggers after the tables they write.
+	var triggers []string
+	if err := s.DB().SelectContext(ctx, &triggers, "SELECT trigger_name FROM information_schema.triggers WHERE trigger_schema = DATABASE() ORDER BY trigger_name"); err != nil {
+		return nil, nil, err
+	}
+	for _, name := range triggers {
+		rows, err := s.DB().QueryxContext(ctx, "SHOW CREATE TRIGGER `"+name+"`")
+		if err != nil {
+			return nil, nil, err
+		}
+		var create string
+		for rows.Next() {
+			row := map[string]any{}
+			if err := rows.MapScan(row); err != nil {
+				rows.Close()
+				return nil, nil, err
+			}
+			b, _ := row["SQL Original Statement"].([]byte)
+			create = string(b)
+		}
+		rows.Close()
+		if create == "" {
+			return nil, nil, fmt.Errorf("SHOW CREATE TRIGGER %s: no statement", name)
+		}
+		creates = append(creates, create)
 	}
 	var versions []int64
 	if err := s.DB().SelectContext(ctx, &versions, "SELECT version_id FROM goose_db_version WHERE is_applied ORDER BY id"); err != nil {
