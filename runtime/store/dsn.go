@@ -54,7 +54,7 @@ func parseDSN(dsn string) (parsedDSN, error) {
 			return parseSQLiteDSN(dsn)
 		}
 	}
-	return parsedDSN{}, fmt.Errorf("store: %w: %q", ErrUnknownDSN, redactDSN(dsn))
+	return parsedDSN{}, fmt.Errorf("store: %w: %q", ErrUnknownDSN, RedactDSN(dsn))
 }
 
 // parseMySQLDSN parses a go-sql-driver DSN and forces the settings every query of the store
@@ -67,15 +67,15 @@ func parseDSN(dsn string) (parsedDSN, error) {
 func parseMySQLDSN(dsn, typed string) (parsedDSN, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return parsedDSN{}, fmt.Errorf("store: MySQL DSN %q: %w", redactDSN(typed), err)
+		return parsedDSN{}, fmt.Errorf("store: MySQL DSN %q: %w", RedactDSN(typed), err)
 	}
 	if cfg.DBName == "" {
-		return parsedDSN{}, fmt.Errorf("store: MySQL DSN %q names no database (want …/dbname)", redactDSN(typed))
+		return parsedDSN{}, fmt.Errorf("store: MySQL DSN %q names no database (want …/dbname)", RedactDSN(typed))
 	}
 	cfg.ParseTime = true
 	cfg.Loc = time.UTC
 	if err := cfg.Apply(mysql.Charset("utf8mb4", "utf8mb4_bin")); err != nil {
-		return parsedDSN{}, fmt.Errorf("store: MySQL DSN %q: %w", redactDSN(typed), err)
+		return parsedDSN{}, fmt.Errorf("store: MySQL DSN %q: %w", RedactDSN(typed), err)
 	}
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
@@ -116,10 +116,10 @@ func parseSQLiteDSN(dsn string) (parsedDSN, error) {
 	return parsedDSN{dialect: DialectSQLite, sqlite: path + "?" + q.Encode(), memory: memory}, nil
 }
 
-// redactDSN hides the password of a go-sql-driver DSN ("user:secret@tcp…" → "user:***@tcp…",
+// RedactDSN hides the password of a go-sql-driver DSN ("user:secret@tcp…" → "user:***@tcp…",
 // also after a mysql:// prefix, which is kept) or of another URL ("scheme://user:secret@…" →
 // "scheme://user:xxxxx@…") so errors can quote the DSN as it was written.
-func redactDSN(dsn string) string {
+func RedactDSN(dsn string) string {
 	if rest, ok := strings.CutPrefix(dsn, "mysql://"); ok {
 		return "mysql://" + redactDriverDSN(rest)
 	}

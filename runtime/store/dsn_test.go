@@ -218,7 +218,7 @@ func TestRedactDSNKeepsEverythingButThePassword(t *testing.T) {
 		{"postgres://u:secret@h/db", "postgres://u:xxxxx@h/db"},
 	}
 	for _, c := range cases {
-		if got := redactDSN(c.dsn); got != c.want {
+		if got := RedactDSN(c.dsn); got != c.want {
 			t.Errorf("redactDSN(%q) = %q, want %q", c.dsn, got, c.want)
 		}
 	}

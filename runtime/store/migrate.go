@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -176,6 +177,42 @@ func (l sqliteMigrationLock) SessionLock(ctx context.Context, conn *sql.Conn) er
 func (l sqliteMigrationLock) SessionUnlock(ctx context.Context, conn *sql.Conn) error {
 	if _, err := conn.ExecContext(ctx, "DELETE FROM personagen_migration_lock WHERE id = 1 AND locked_by = ?", l.token); err != nil {
 		return fmt.Errorf("store: release migration lock: %w", err)
+	}
+	return nil
+}
+
+// ErrNotMigrated is returned (wrapped) by Ready when the database lacks migrations this build
+// embeds.
+var ErrNotMigrated = errors.New("store: the database schema is not migrated")
+
+// Ready reports whether the store can serve: the database answers and every embedded migration
+// of its dialect is applied (a newer schema, migrated by a later build, is ready too). One ping
+// and one query. Errors: the database's (wrapped), or ErrNotMigrated (wrapped) naming the
+// first missing migration.
+func (s *Store) Ready(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	fsys, err := MigrationsFS(s.dialect)
+	if err != nil {
+		return err
+	}
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return err
+	}
+	var applied []int64
+	if err := s.db.SelectContext(ctx, &applied, `SELECT version_id FROM goose_db_version WHERE is_applied = ? AND version_id > 0`, true); err != nil {
+		return fmt.Errorf("%w: %v", ErrNotMigrated, err)
+	}
+	for _, name := range names {
+		v, err := goose.NumericComponent(name)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(applied, v) {
+			return fmt.Errorf("%w: %s is not applied (run personagen migrate, or Store.Migrate)", ErrNotMigrated, name)
+		}
 	}
 	return nil
 }

@@ -113,7 +113,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	case DialectMySQL:
 		conn, err := mysql.NewConnector(p.mysql)
 		if err != nil {
-			return nil, fmt.Errorf("store: MySQL DSN %q: %w", redactDSN(dsn), err)
+			return nil, fmt.Errorf("store: MySQL DSN %q: %w", RedactDSN(dsn), err)
 		}
 		db = sqlx.NewDb(sql.OpenDB(wrap(conn)), p.dialect.driverName())
 		db.SetConnMaxLifetime(5 * time.Minute)
@@ -131,7 +131,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	// refuse with BUSY without waiting: the ping is retried like a lost lock race.
 	if err := st.retrying(ctx, func() error { return db.PingContext(ctx) }); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("store: connect to %s database %q: %w", p.dialect, redactDSN(dsn), err)
+		return nil, fmt.Errorf("store: connect to %s database %q: %w", p.dialect, RedactDSN(dsn), err)
 	}
 	return st, nil
 }

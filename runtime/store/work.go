@@ -47,47 +47,66 @@ type ReplyClaim struct {
 	LeaseFor time.Duration
 }
 
-// ClaimReply claims the longest-waiting available thread of c.Mailboxes and returns the seq of
-// the message to answer: the thread's newest unanswered message, or its oldest for a mailbox in
-// c.EachMessage. ok is false when no work is available. Work is available when it was never
+// ClaimedReply is the work ClaimReply claimed: the message to answer and its mailbox.
+type ClaimedReply struct {
+	Seq     int64
+	Mailbox string
+}
+
+// MaxClaimMailboxes bounds ReplyClaim.Mailboxes.
+const MaxClaimMailboxes = 1000
+
+// ClaimReply claims the longest-waiting available thread of c.Mailboxes and returns the message
+// to answer — the thread's newest unanswered message, or its oldest for a mailbox in
+// c.EachMessage — and its mailbox. ok is false when no work is available. Work is available when it was never
 // claimed, when its claim's lease ended, or when its retry time (ReleaseReply) passed; among
 // available threads the one available longest goes first, ties by the oldest message, so one
 // busy thread or mailbox cannot starve the others beyond its turn. One statement. Errors:
-// ErrInvalid (wrapped) for an empty Mailboxes or a bad Holder, or the database's (wrapped).
-func (s *Store) ClaimReply(ctx context.Context, c ReplyClaim) (seq int64, ok bool, err error) {
-	if len(c.Mailboxes) == 0 {
-		return 0, false, fmt.Errorf("%w: claim reply: no mailboxes", ErrInvalid)
+// ErrInvalid (wrapped) for an empty Mailboxes, more than MaxClaimMailboxes of them, or a bad
+// Holder, or the database's (wrapped).
+func (s *Store) ClaimReply(ctx context.Context, c ReplyClaim) (w ClaimedReply, ok bool, err error) {
+	if len(c.Mailboxes) == 0 || len(c.Mailboxes) > MaxClaimMailboxes {
+		return w, false, fmt.Errorf("%w: claim reply: %d mailboxes (want 1 to %d)", ErrInvalid, len(c.Mailboxes), MaxClaimMailboxes)
 	}
 	if err := checkKey("work holder", c.Holder, MaxNameChars); err != nil {
-		return 0, false, err
+		return w, false, err
 	}
 	now, err := s.clock()
 	if err != nil {
-		return 0, false, err
+		return w, false, err
 	}
 	until := now.Add(workLease(c.LeaseFor))
-	var args []any
-	args = append(args, c.Holder, s.dialect.timeArg(until))
-	args = append(args, stringArgs(c.EachMessage)...)
-	args = append(args, s.dialect.timeArg(now))
-	args = append(args, stringArgs(c.Mailboxes)...)
+	args := s.dialect.replyClaimArgs(c.Holder, until, now, c.EachMessage, c.Mailboxes)
 	q := s.dialect.replyClaimQuery(len(c.EachMessage), len(c.Mailboxes))
 	if s.dialect == DialectSQLite {
-		err = s.retrying(ctx, func() error { return s.db.QueryRowContext(ctx, q, args...).Scan(&seq) })
+		err = s.retrying(ctx, func() error { return s.db.QueryRowContext(ctx, q, args...).Scan(&w.Seq, &w.Mailbox) })
 		if errors.Is(err, sql.ErrNoRows) {
-			return 0, false, nil
+			return w, false, nil
 		}
 		if err != nil {
-			return 0, false, fmt.Errorf("store: claim reply work: %w", err)
+			return w, false, fmt.Errorf("store: claim reply work: %w", err)
 		}
-		return seq, true, nil
+		return w, true, nil
 	}
 	res, err := s.exec(ctx, q, args...)
 	if err != nil {
-		return 0, false, fmt.Errorf("store: claim reply work: %w", err)
+		return w, false, fmt.Errorf("store: claim reply work: %w", err)
 	}
-	return claimed(res)
+	code, ok, err := claimed(res)
+	if err != nil || !ok {
+		return w, false, err
+	}
+	i := int(code % claimMailboxCode)
+	if i < 1 || i > len(c.Mailboxes) {
+		return w, false, fmt.Errorf("store: claim reply work: the claim answered mailbox number %d of %d", i, len(c.Mailboxes))
+	}
+	return ClaimedReply{Seq: code / claimMailboxCode, Mailbox: c.Mailboxes[i-1]}, true, nil
 }
+
+// claimMailboxCode is how a MySQL reply claim hands back two values through LAST_INSERT_ID's
+// one integer: the claimed seq times claimMailboxCode plus the 1-based position of the row's
+// mailbox in the claim's list (FIELD).
+const claimMailboxCode = 1024
 
 // Indexes the claims read through (named in the statements, so that no statistics can turn
 // a claim into a scan; TestWorkClaimPlans pins the plans).
@@ -97,7 +116,8 @@ const (
 )
 
 // replyClaimQuery is ClaimReply's statement for each EachMessage and mailboxes Mailboxes. Its
-// arguments: holder, lease end, the EachMessage mailboxes, now, the mailboxes.
+// arguments: holder, lease end, the EachMessage mailboxes, on MySQL the mailboxes (for FIELD),
+// now, the mailboxes.
 func (d Dialect) replyClaimQuery(each, mailboxes int) string {
 	answer := "last_seq"
 	if each > 0 {
@@ -107,10 +127,24 @@ func (d Dialect) replyClaimQuery(each, mailboxes int) string {
 	if d == DialectSQLite {
 		return d.rebind(`UPDATE pending_replies SET holder = ?, available_at = ?, claim_seq = ` + answer + `
 			WHERE rowid = (SELECT rowid FROM ` + d.indexed("pending_replies", indexPendingReplies) + ` WHERE ` + where + `)
-			RETURNING claim_seq`)
+			RETURNING claim_seq, mailbox`)
 	}
+	// MySQL has no UPDATE … RETURNING: the claimed seq and the mailbox's position come back
+	// through LAST_INSERT_ID(expr) (see claimMailboxCode), evaluated in the last assignment,
+	// after claim_seq got its value (MySQL assigns left to right).
 	return d.rebind(`UPDATE ` + d.indexed("pending_replies", indexPendingReplies) + `
-		SET holder = ?, available_at = ?, claim_seq = LAST_INSERT_ID(` + answer + `) WHERE ` + where)
+		SET holder = ?, available_at = ?, claim_seq = ` + answer + `,
+			attempts = attempts + 0 * LAST_INSERT_ID(claim_seq * 1024 + FIELD(mailbox, ` + placeholders(mailboxes) + `))
+		WHERE ` + where)
+}
+
+// replyClaimArgs are replyClaimQuery's arguments, in its order.
+func (d Dialect) replyClaimArgs(holder string, until, now time.Time, each, mailboxes []string) []any {
+	args := append([]any{holder, d.timeArg(until)}, stringArgs(each)...)
+	if d == DialectMySQL {
+		args = append(args, stringArgs(mailboxes)...) // FIELD's list
+	}
+	return append(append(args, d.timeArg(now)), stringArgs(mailboxes)...)
 }
 
 // sendClaimQuery is ClaimSend's statement for mailboxes Mailboxes. Its arguments: holder, lease

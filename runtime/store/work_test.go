@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,23 @@ import (
 	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/store/storetest"
 )
+
+// claimReply is ClaimReply returning the claimed seq, after checking that the mailbox it
+// reports is the claimed message's.
+func claimReply(s *Store, c ReplyClaim) (int64, bool, error) {
+	w, ok, err := s.ClaimReply(context.Background(), c)
+	if err != nil || !ok {
+		return w.Seq, ok, err
+	}
+	m, err := s.messageWhere(context.Background(), "seq = ?", w.Seq)
+	if err != nil {
+		return 0, false, err
+	}
+	if m.Mailbox != w.Mailbox {
+		return 0, false, fmt.Errorf("claimed seq %d of mailbox %q, reported %q", w.Seq, m.Mailbox, w.Mailbox)
+	}
+	return w.Seq, true, nil
+}
 
 // pending returns the pending reply work of every mailbox, failing t on an error.
 func pending(t *testing.T, s *Store) []PendingReply {
@@ -76,15 +94,15 @@ func TestClaimReplyAnswersTheNewestOrEachMessageUnderALease(t *testing.T) {
 		e2 := mustAppend(t, s, withMailbox(msg("each/t2", "e2@cust.example", baseTime.Add(time.Second)), "each"))
 		claim := ReplyClaim{Mailboxes: []string{"support", "each"}, EachMessage: []string{"each"}, Holder: "w1", LeaseFor: time.Minute}
 		// Oldest message first: support's thread starts at q1 < e1.
-		seq, ok, err := s.ClaimReply(ctx, claim)
+		seq, ok, err := claimReply(s, claim)
 		if err != nil || !ok || seq != q2 {
 			t.Fatalf("first claim = %d, %v, %v; want support's newest %d", seq, ok, err, q2)
 		}
-		seq, ok, err = s.ClaimReply(ctx, claim)
+		seq, ok, err = claimReply(s, claim)
 		if err != nil || !ok || seq != e1 {
 			t.Fatalf("second claim = %d, %v, %v; want each's oldest %d", seq, ok, err, e1)
 		}
-		if seq, ok, err := s.ClaimReply(ctx, claim); err != nil || ok {
+		if seq, ok, err := claimReply(s, claim); err != nil || ok {
 			t.Fatalf("third claim = %d, %v, %v; want nothing while both are claimed", seq, ok, err)
 		}
 		got := pending(t, s)
@@ -94,7 +112,7 @@ func TestClaimReplyAnswersTheNewestOrEachMessageUnderALease(t *testing.T) {
 		// The lease ends: another worker claims the thread again.
 		clock.Advance(time.Minute)
 		claim.Holder = "w2"
-		seq, ok, err = s.ClaimReply(ctx, claim)
+		seq, ok, err = claimReply(s, claim)
 		if err != nil || !ok || seq != q2 {
 			t.Fatalf("claim after the lease = %d, %v, %v; want %d", seq, ok, err, q2)
 		}
@@ -106,7 +124,7 @@ func TestClaimReplyAnswersTheNewestOrEachMessageUnderALease(t *testing.T) {
 			t.Errorf("completion = %v, %v", done, err)
 		}
 		// each's thread: w1's claim ended too; w2 answers e1, then the work moves on to e2.
-		seq, ok, err = s.ClaimReply(ctx, claim)
+		seq, ok, err = claimReply(s, claim)
 		if err != nil || !ok || seq != e1 {
 			t.Fatalf("claim of each's thread = %d, %v, %v", seq, ok, err)
 		}
@@ -117,7 +135,7 @@ func TestClaimReplyAnswersTheNewestOrEachMessageUnderALease(t *testing.T) {
 		if len(got) != 1 || got[0].FirstSeq != e2 || got[0].LastSeq != e2 || got[0].Holder != "" || !got[0].AvailableAt.IsZero() {
 			t.Fatalf("after e1: %+v", got)
 		}
-		seq, ok, err = s.ClaimReply(ctx, claim)
+		seq, ok, err = claimReply(s, claim)
 		if err != nil || !ok || seq != e2 {
 			t.Fatalf("claim of e2 = %d, %v, %v", seq, ok, err)
 		}
@@ -139,7 +157,7 @@ func TestCompleteReplyMovesOnWhenAMessageArrivedDuringTheRun(t *testing.T) {
 		ctx := context.Background()
 		q1 := mustAppend(t, s, withMailbox(msg("support/t1", "q1@cust.example", baseTime), "support"))
 		claim := ReplyClaim{Mailboxes: []string{"support"}, Holder: "w1"}
-		if seq, ok, err := s.ClaimReply(ctx, claim); err != nil || !ok || seq != q1 {
+		if seq, ok, err := claimReply(s, claim); err != nil || !ok || seq != q1 {
 			t.Fatalf("claim = %d, %v, %v", seq, ok, err)
 		}
 		// While the run works: the run's reply, an auto-reply, then the customer's next message.
@@ -150,7 +168,7 @@ func TestCompleteReplyMovesOnWhenAMessageArrivedDuringTheRun(t *testing.T) {
 		auto.NotToAnswer = "auto-submitted: auto-replied"
 		mustAppend(t, s, auto)
 		q2 := mustAppend(t, s, withMailbox(msg("support/t1", "q2@cust.example", baseTime.Add(3*time.Second)), "support"))
-		if seq, ok, err := s.ClaimReply(ctx, claim); err != nil || ok {
+		if seq, ok, err := claimReply(s, claim); err != nil || ok {
 			t.Fatalf("claim while the thread's run works = %d, %v, %v; want nothing", seq, ok, err)
 		}
 		if done, err := s.CompleteReply(ctx, "support", "support/t1", q1, "w1"); err != nil || !done {
@@ -160,7 +178,7 @@ func TestCompleteReplyMovesOnWhenAMessageArrivedDuringTheRun(t *testing.T) {
 		if len(got) != 1 || got[0].FirstSeq != q2 || got[0].LastSeq != q2 || got[0].Holder != "" {
 			t.Fatalf("after the run: %+v", got)
 		}
-		if seq, ok, err := s.ClaimReply(ctx, claim); err != nil || !ok || seq != q2 {
+		if seq, ok, err := claimReply(s, claim); err != nil || !ok || seq != q2 {
 			t.Fatalf("next claim = %d, %v, %v; want %d", seq, ok, err, q2)
 		}
 	})
@@ -172,7 +190,7 @@ func TestReleaseReplyRetriesAtItsTimeAndCountsFailures(t *testing.T) {
 		ctx := context.Background()
 		q1 := mustAppend(t, s, withMailbox(msg("support/t1", "q1@cust.example", baseTime), "support"))
 		claim := ReplyClaim{Mailboxes: []string{"support"}, Holder: "w1"}
-		if _, ok, err := s.ClaimReply(ctx, claim); err != nil || !ok {
+		if _, ok, err := claimReply(s, claim); err != nil || !ok {
 			t.Fatalf("claim: %v, %v", ok, err)
 		}
 		retry := clock.Now().Add(30 * time.Second)
@@ -186,11 +204,11 @@ func TestReleaseReplyRetriesAtItsTimeAndCountsFailures(t *testing.T) {
 		if len(got) != 1 || got[0].Attempts != 1 || got[0].LastError != "anthropic: status 529 (transient)" || !got[0].AvailableAt.Equal(retry) || got[0].Holder != "" {
 			t.Fatalf("released: %+v", got)
 		}
-		if _, ok, err := s.ClaimReply(ctx, claim); err != nil || ok {
+		if _, ok, err := claimReply(s, claim); err != nil || ok {
 			t.Fatalf("claim before the retry time: %v, %v", ok, err)
 		}
 		clock.Advance(30 * time.Second)
-		if seq, ok, err := s.ClaimReply(ctx, claim); err != nil || !ok || seq != q1 {
+		if seq, ok, err := claimReply(s, claim); err != nil || !ok || seq != q1 {
 			t.Fatalf("claim at the retry time = %d, %v, %v", seq, ok, err)
 		}
 		// A graceful stop gives the claim back at once, without counting a failure.
@@ -206,8 +224,9 @@ func TestReleaseReplyRetriesAtItsTimeAndCountsFailures(t *testing.T) {
 func TestClaimReplyRefusesBadArguments(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		for _, c := range []ReplyClaim{{Holder: "w1"}, {Mailboxes: []string{"support"}}, {Mailboxes: []string{"support"}, Holder: string(make([]byte, 192))}} {
-			if _, _, err := s.ClaimReply(ctx, c); !errors.Is(err, ErrInvalid) {
+		for _, c := range []ReplyClaim{{Holder: "w1"}, {Mailboxes: []string{"support"}}, {Mailboxes: []string{"support"}, Holder: string(make([]byte, 192))},
+			{Mailboxes: make([]string, MaxClaimMailboxes+1), Holder: "w1"}} {
+			if _, _, err := claimReply(s, c); !errors.Is(err, ErrInvalid) {
 				t.Errorf("ClaimReply(%+v) = %v; want ErrInvalid", c, err)
 			}
 		}
@@ -241,7 +260,7 @@ func TestConcurrentClaimsHoldEachThreadOnce(t *testing.T) {
 				defer wg.Done()
 				holder := fmt.Sprintf("w%d", w)
 				for {
-					seq, ok, err := s.ClaimReply(ctx, ReplyClaim{Mailboxes: []string{"support", "sales"}, Holder: holder})
+					seq, ok, err := claimReply(s, ReplyClaim{Mailboxes: []string{"support", "sales"}, Holder: holder})
 					if err != nil {
 						errs <- err
 						return
@@ -390,18 +409,17 @@ func TestWorkClaimPlans(t *testing.T) {
 		}
 		now := s.dialect.timeArg(clock.Now())
 		until := s.dialect.timeArg(clock.Now().Add(time.Minute))
-		each := []any{"persona-3"}
 		for _, c := range []struct {
 			label, table, index, query string
 			args                       []any
 			budget                     float64 // rows of the index read at most (MariaDB)
 		}{
 			{"claim reply", "pending_replies", indexPendingReplies, s.dialect.replyClaimQuery(1, len(mailboxes)),
-				append(append(append([]any{"w1", until}, each...), now), stringArgs(mailboxes)...), 1},
+				s.dialect.replyClaimArgs("w1", clock.Now().Add(time.Minute), clock.Now(), []string{"persona-3"}, mailboxes), 1},
 			{"claim reply of two mailboxes", "pending_replies", indexPendingReplies, s.dialect.replyClaimQuery(0, 2),
 				// Rows of the other 38 mailboxes that are due come first in the index: the claim
 				// reads past them to the first of its own (here at most one per mailbox).
-				[]any{"w1", until, now, "persona-7", "persona-8"}, 40},
+				s.dialect.replyClaimArgs("w1", clock.Now().Add(time.Minute), clock.Now(), nil, []string{"persona-7", "persona-8"}), 40},
 			{"claim send", "mail_outbox", indexOutbox, s.dialect.sendClaimQuery(1), []any{"w1", until, now, "persona-0"}, 1},
 		} {
 			p := explain(t, s, c.query, c.args...)
@@ -429,4 +447,28 @@ func TestWorkClaimPlans(t *testing.T) {
 			}
 		}
 	}, WithClock(clock.Now))
+}
+
+func TestReadyNeedsEveryMigration(t *testing.T) {
+	for _, d := range []Dialect{DialectSQLite, DialectMySQL} {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := context.Background()
+			s := openScratch(t, d)
+			if err := s.Ready(ctx); !errors.Is(err, ErrNotMigrated) {
+				t.Fatalf("Ready before Migrate = %v; want ErrNotMigrated", err)
+			}
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Ready(ctx); err != nil {
+				t.Fatalf("Ready after Migrate = %v", err)
+			}
+			if _, err := s.db.ExecContext(ctx, "DELETE FROM goose_db_version WHERE version_id = 50"); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Ready(ctx); !errors.Is(err, ErrNotMigrated) || !strings.Contains(err.Error(), "00050_work.sql is not applied") {
+				t.Errorf("Ready without 00050 = %v", err)
+			}
+		})
+	}
 }
