@@ -430,3 +430,22 @@ func stringArgs(list []string) []any {
 	}
 	return out
 }
+
+// PendingCounts counts pending work: Replies, the threads with inbound messages waiting for an
+// answer; Sends, the replies waiting to be sent (a reply whose sending failed for good is not
+// counted).
+type PendingCounts struct {
+	Replies int64
+	Sends   int64
+}
+
+// CountPending counts the pending work. One query, reading the two indexes of pending work.
+func (s *Store) CountPending(ctx context.Context) (PendingCounts, error) {
+	var c PendingCounts
+	err := s.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM pending_replies),
+		(SELECT COUNT(*) FROM mail_outbox WHERE available_at IS NOT NULL)`).Scan(&c.Replies, &c.Sends)
+	if err != nil {
+		return PendingCounts{}, fmt.Errorf("store: count pending work: %w", err)
+	}
+	return c, nil
+}
