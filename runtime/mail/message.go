@@ -22,6 +22,12 @@ type Message struct {
 	// SyntheticID is true when the message had no usable Message-ID and MessageID was derived
 	// from the content (the same message parsed twice gets the same id).
 	SyntheticID bool
+	// ThreadIndex is the conversation an Outlook Thread-Index header names: the first
+	// threadIndexRootLen (22) bytes of its base64 value — a time and a GUID that the message
+	// starting the conversation sets and every reply copies, adding 5 bytes — as 44 lower-case
+	// hex digits; "" when the message has no Thread-Index, or one that does not decode to 22
+	// bytes and 5 per reply (recorded in Problems). ThreadID threads by it.
+	ThreadIndex string
 	// Addresses holds the address headers as parsed; a malformed list keeps every address that
 	// could be read (see Problems).
 	Addresses Addresses
@@ -47,6 +53,9 @@ type Message struct {
 	// Size is the raw message size in bytes.
 	Size int64
 }
+
+// threadIndexRootLen is the length in bytes of a Thread-Index's conversation root.
+const threadIndexRootLen = 22
 
 // Addresses are a message's address headers, parsed, in header order.
 type Addresses struct {
