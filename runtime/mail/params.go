@@ -13,7 +13,7 @@ import (
 // pieces of each parameter that has an extended form — name*=charset'lang'value, or the
 // continuations name*0*=charset'lang'…, name*1*=…, name*2="…" — are joined in order, their
 // percent-encoded bytes (a "%" not followed by two hex digits stands for itself) converted from
-// the declared charset to UTF-8, and written back as the single parameter name*=utf-8”… in
+// the declared charset to UTF-8, and written back as the single parameter name* (UTF-8, no language) in
 // place of the first piece. (mime.ParseMediaType decodes only UTF-8 and US-ASCII values and
 // drops every other, so without this an ISO-8859-1 file name came out empty.) A charset
 // lookupCharset does not know, or bytes that are not UTF-8 in a value declared UTF-8 or with no
