@@ -63,7 +63,7 @@ func FuzzParse(f *testing.F) {
 		if describe(m) != describe(again) {
 			t.Fatalf("two parses differ:\n%s", lineDiff(describe(m), describe(again)))
 		}
-		if th, _ := ThreadID("p", &m.Message, unknown); th == "" {
+		if th, _ := ThreadID("p", m, unknown); th == "" {
 			t.Fatal("empty thread id")
 		}
 		if len(m.Addresses.From) > 0 || len(m.Addresses.ReplyTo) > 0 {
