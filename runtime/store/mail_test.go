@@ -23,7 +23,7 @@ func TestAppendMailReturnsTheStoredCopyOfADuplicate(t *testing.T) {
 		ctx := context.Background()
 		m := msg("support/t1", "q1@cust.example", baseTime).Message
 		m.ReplyTo = []string{"Ann <ann@cust.example>", "desk@cust.example"}
-		seq, thread, dup, err := s.AppendMail(ctx, m, "support", "precedence: Precedence: bulk", []string{"date: no Date header"}, false)
+		seq, thread, dup, err := s.AppendMail(ctx, m, "support", mail.MailRecord{NotToAnswer: "precedence: Precedence: bulk", Problems: []string{"date: no Date header"}})
 		if err != nil || dup || thread != "support/t1" || seq == 0 {
 			t.Fatalf("AppendMail = %d, %q, %v, %v", seq, thread, dup, err)
 		}
@@ -39,14 +39,14 @@ func TestAppendMailReturnsTheStoredCopyOfADuplicate(t *testing.T) {
 		// first copy and reports the stored thread.
 		again := m
 		again.ThreadID = "support/t2"
-		seq2, thread2, dup2, err := s.AppendMail(ctx, again, "support", "", nil, false)
+		seq2, thread2, dup2, err := s.AppendMail(ctx, again, "support", mail.MailRecord{})
 		if err != nil || !dup2 || seq2 != seq || thread2 != "support/t1" {
 			t.Errorf("second copy: %d, %q, %v, %v; want %d, support/t1, duplicate", seq2, thread2, dup2, err, seq)
 		}
 		// Another mailbox holds its own copy, in its own thread.
 		theirs := m
 		theirs.ThreadID = "sales/t1"
-		seq3, _, dup3, err := s.AppendMail(ctx, theirs, "sales", "", nil, false)
+		seq3, _, dup3, err := s.AppendMail(ctx, theirs, "sales", mail.MailRecord{})
 		if err != nil || dup3 || seq3 == seq {
 			t.Errorf("other mailbox: %d, %v, %v", seq3, dup3, err)
 		}
@@ -257,7 +257,7 @@ func TestIngestStoresMessagesOverTheStoreLimits(t *testing.T) {
 			t.Errorf("to %d, subject %d bytes, text %d bytes, from %q", len(m.To), len(m.Subject), len(m.Text), m.From)
 		}
 		m.ThreadID, m.MessageID = "support-agent/big2", "big2@cust.example"
-		if _, _, _, err := s.AppendMail(context.Background(), m.Message, "support-agent", "", problemTexts(m), false); err != nil {
+		if _, _, _, err := s.AppendMail(context.Background(), m.Message, "support-agent", mail.MailRecord{Problems: problemTexts(m)}); err != nil {
 			t.Errorf("the parsed message does not fit the store: %v", err)
 		}
 	})
