@@ -136,7 +136,7 @@ func (st *state) leadingWhiteSpace(raw []byte) []byte {
 	if len(trimmed) == 0 || trimmed[0] == '\r' || trimmed[0] == '\n' {
 		return raw
 	}
-	st.m.problem(ProblemHeader, "the first header line starts with white space (%d bytes); it is read without it", len(raw)-len(trimmed))
+	st.m.problem(ProblemHeader, "the first header line starts with white space; it is read without it")
 	return trimmed
 }
 

@@ -388,6 +388,13 @@ func TestNoReply(t *testing.T) {
 		{"null return path", []string{"Return-Path: <>"}, NoReply{ReasonNullSender, "Return-Path: <>"}},
 		{"return path", []string{"Return-Path: <ann@example.com>"}, NoReply{}},
 		{"mailer daemon", []string{"Sender: x@y"}, NoReply{}},
+		{"null return path with white space", []string{"Return-Path: < \t>"}, NoReply{ReasonNullSender, "Return-Path: <>"}},
+		{"List-Unsubscribe without List-Id", []string{"List-Unsubscribe: <mailto:leave@news.example>"}, NoReply{ReasonMailingList, "List-Unsubscribe: <mailto:leave@news.example>"}},
+		{"List-Id before List-Unsubscribe", []string{"List-Unsubscribe: <mailto:leave@news.example>", "List-Id: <users.acme.example>"}, NoReply{ReasonMailingList, "List-Id: <users.acme.example>"}},
+		{"Exchange inbox rule loop", []string{"X-MS-Exchange-Inbox-Rules-Loop: ann@example.com"}, NoReply{ReasonLoop, "X-MS-Exchange-Inbox-Rules-Loop: ann@example.com"}},
+		{"Exchange generated message", []string{"X-MS-Exchange-Generated-Message-Source: Mailbox Rules Agent"}, NoReply{ReasonAutoSubmitted, "X-MS-Exchange-Generated-Message-Source: Mailbox Rules Agent"}},
+		{"X-Loop", []string{"X-Loop: tickets@example.com"}, NoReply{ReasonLoop, "X-Loop: tickets@example.com"}},
+		{"precedence before loop", []string{"X-Loop: tickets@example.com", "Precedence: bulk"}, NoReply{ReasonPrecedence, "Precedence: bulk"}},
 	}
 	for _, tt := range tests {
 		m := mustParse(t, msg("hi\r\n", append(append([]string{}, base...), tt.headers...)...), arrival)
@@ -398,6 +405,10 @@ func TestNoReply(t *testing.T) {
 	m := mustParse(t, msg("hi", "From: MAILER-DAEMON@mx.example.com", "Message-ID: <1@x>"), arrival)
 	if m.NoReply != (NoReply{ReasonMailerDaemon, "MAILER-DAEMON@mx.example.com"}) {
 		t.Errorf("MAILER-DAEMON: %+v", m.NoReply)
+	}
+	m = mustParse(t, msg("hi", "From: PostMaster@mx.example.com", "Message-ID: <1@x>", "Content-Type: text/plain"), arrival)
+	if m.NoReply != (NoReply{ReasonMailerDaemon, "PostMaster@mx.example.com"}) {
+		t.Errorf("postmaster: %+v", m.NoReply)
 	}
 	m = mustParse(t, msg("hi", "To: support@example.com", "Message-ID: <1@x>"), arrival)
 	if m.NoReply != (NoReply{ReasonNullSender, "no From address"}) {
