@@ -18,9 +18,10 @@ import (
 // (either guess, when wrong, costs one statement more).
 //
 // An inbound message, or the persona's own sent mail, is one INSERT that commits on its own,
-// attachments' metadata included (see AppendMessage): mail.Ingest's lookup and this INSERT
-// are the two round trips a message costs, whether it joins a thread or starts one. Errors as
-// AppendMessage's.
+// attachments' metadata included (see AppendMessage), except that on MySQL an append to a
+// stored thread is AppendMessage's transaction (BEGIN, the lock of the thread's first row, the
+// INSERT, COMMIT): with mail.Ingest's lookup a message costs two round trips, or five when it
+// joins a thread on MySQL. Errors as AppendMessage's.
 func (s *Store) AppendMail(ctx context.Context, m history.Message, mailbox string, rec mail.MailRecord) (seq int64, threadID string, duplicate bool, err error) {
 	a, err := s.appendMessage(ctx, Message{Message: m, Mailbox: mailbox, NotToAnswer: rec.NotToAnswer, Problems: rec.Problems, SubjectKey: rec.SubjectKey}, rec.ThreadStored)
 	if err != nil {
