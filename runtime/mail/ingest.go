@@ -153,9 +153,10 @@ func (d Delivered) Answer() bool { return !d.Duplicate && !d.NoReply.Skip() }
 //
 // Per persona it costs one lookup (ThreadOf with the message's own id first, then the ids it
 // references, the thread it would start and the subject rule's key) and, unless the lookup found
-// the message itself (a second copy: then nothing is written), one append. On runtime/store the append is one INSERT whether the message joins a
-// thread or starts one, attachments' metadata included, so a message costs two database round
-// trips per persona and a second copy one; a message routed to n personas costs n times that.
+// the message itself (a second copy: then nothing is written), one append. On runtime/store the
+// append is one INSERT, attachments' metadata included, except that on MySQL an append to a
+// stored thread is a transaction of four round trips (see its AppendMail); a second copy costs
+// the lookup alone, and a message routed to n personas costs n times that.
 // Attachment bytes go to Blobs first (content-addressed, so a crash between the two leaves at
 // most an unreferenced blob, and the retry writes the same one).
 //

@@ -45,7 +45,8 @@ type Message struct {
 	// Header is the top-level header as received: values unfolded but not decoded. Read only.
 	Header textproto.MIMEHeader
 	// NoReply says why the message must not be answered whoever it is for (auto-replies, bulk
-	// mail, delivery reports, null senders); Route adds the per-persona reason OwnAddress.
+	// mail, delivery reports, null senders); Route adds the per-persona reasons OwnAddress and
+	// Persona.
 	NoReply NoReply
 	// Problems lists, in the order met, what could not be read exactly (the same input always
 	// gives the same list). Parse never fails for them; at most 50 are kept.
