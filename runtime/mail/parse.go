@@ -90,6 +90,8 @@ type state struct {
 	boundaries map[string]bool
 	// depthBase is the number of multiparts around the body a repair parses (see repair).
 	depthBase int
+	// repairs counts the multiparts repairBody has read (at most maxRepairs).
+	repairs int
 	// tooDeep is set when a multipart nested deeper than maxMultipartDepth was left out.
 	tooDeep bool
 	texts   []string

@@ -7,6 +7,12 @@ import (
 	"github.com/jhillyerd/enmime/v2"
 )
 
+// maxRepairs is how many multiparts of one message repairBody reads with a boundary found in
+// their body; the parts of any more are left out. Each repair parses the rest of its body again
+// (enmime reads about 7 MB/s), so the bound keeps a hostile message's cost near that of the
+// nesting limit; real mail needs one, rarely two.
+const maxRepairs = 4
+
 // maxBoundaryLen is the longest boundary, in bytes, that delimiterTokens and findBoundary
 // consider (RFC 2046 allows 70; some writers exceed it).
 const maxBoundaryLen = 1000
@@ -113,6 +119,10 @@ func (st *state) repairBody(partID, prefix, mediaType string, body []byte, depth
 	if len(bytes.TrimSpace(body)) == 0 {
 		return true // nothing to read
 	}
+	if st.repairs++; st.repairs > maxRepairs {
+		st.m.problem(ProblemMIME, "part %s: more than %d multiparts of the message need their boundary repaired; this one (%d bytes) is left out", partID, maxRepairs, len(body))
+		return true
+	}
 	fail := func() bool {
 		st.m.problem(ProblemMIME, "part %s: a %s without a boundary its body holds; the body is read as text", partID, mediaType)
 		return false
@@ -133,14 +143,13 @@ func (st *state) repairBody(partID, prefix, mediaType string, body []byte, depth
 		return fail()
 	}
 	st.m.problem(ProblemMIME, "part %s: the %s's boundary is missing or matches none of its delimiters; it is read with the delimiter --%s that its body holds", partID, mediaType, text0(b))
-	if prefix != "" {
-		_ = root.DepthMatchAll(func(c *enmime.Part) bool {
-			if c != root {
-				c.PartID = prefix + c.PartID
-			}
-			return false
-		})
-	}
+	_ = root.DepthMatchAll(func(c *enmime.Part) bool {
+		if c != root {
+			c.PartID = prefix + c.PartID
+		}
+		return false
+	})
+	root.PartID = partID
 	st.walk(root)
 	st.collectErrors(root)
 	return true

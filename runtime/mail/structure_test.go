@@ -101,3 +101,23 @@ func TestParseReadsAtMostMaxPartLinesDelimiters(t *testing.T) {
 		t.Errorf("text without a boundary: ends %q, problems %s; want it whole", m.Text[max(0, len(m.Text)-10):], problems(m))
 	}
 }
+
+// TestParseBoundsRepairs: at most maxRepairs multiparts of a message are read with a boundary
+// found in their body (each repair parses the rest of the body again); the parts of the next
+// one are left out, recorded, and no delimiter line reaches the text.
+func TestParseBoundsRepairs(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("From: a@example.com\r\nMessage-ID: <repairs@example.com>\r\nContent-Type: multipart/mixed\r\n\r\n")
+	for i := range maxRepairs + 2 {
+		fmt.Fprintf(&b, "--level%d\r\nContent-Type: text/plain\r\n\r\ntext %d\r\n--level%d\r\nContent-Type: multipart/mixed\r\n\r\n", i, i, i)
+	}
+	b.WriteString("--last\r\nContent-Type: text/plain\r\n\r\ndeepest\r\n")
+	m := mustParse(t, b.String(), arrival)
+	if want := "text 0\n\ntext 1\n\ntext 2\n\ntext 3"; m.Text != want {
+		t.Errorf("text %q, want %q", m.Text, want)
+	}
+	want := fmt.Sprintf("mime: part 2.2.2.2: more than %d multiparts of the message need their boundary repaired; this one (", maxRepairs)
+	if !strings.Contains(problems(m), want) {
+		t.Errorf("problems %s; want %q", problems(m), want)
+	}
+}
