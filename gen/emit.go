@@ -233,6 +233,16 @@ func (e *emitter) constructor(f *jen.File) {
 		if m.Name.Value != "" {
 			body = append(body, box.Clone().Dot("Name").Op("=").Lit(m.Name.Value))
 		}
+		if len(m.AcceptFrom) > 0 {
+			var names []jen.Code
+			for _, a := range m.AcceptFrom {
+				names = append(names, jen.Lit(a.Value))
+			}
+			body = append(body, box.Clone().Dot("AcceptFrom").Op("=").Index().String().Values(names...))
+		}
+		if !m.SubjectThreading.Value {
+			body = append(body, box.Clone().Dot("DisableSubjectThreading").Op("=").True())
+		}
 	}
 	if len(fp.messageChain) > 0 {
 		body = append(body, jen.Id("p").Dot("MessageChain").Op("=").Add(e.chain(fp.messageChain)))

@@ -160,7 +160,7 @@ func TestRenderRoundTrip(t *testing.T) {
 		"In-Reply-To: <"+back.MessageID+">", "References: <q1@cust.example> <"+back.MessageID+">"), arrival)
 	thread := NewThreadID("support", "q1@cust.example")
 	mailbox := map[string]string{"q1@cust.example": thread, out.MessageID: thread}
-	if got, joined := ThreadID("support", &next.Message, func(id string) (string, bool) { th, ok := mailbox[id]; return th, ok }); got != thread || !joined {
+	if got, joined := ThreadID("support", next, func(id string) (string, bool) { th, ok := mailbox[id]; return th, ok }); got != thread || !joined {
 		t.Errorf("the customer's answer threads to %q (joined %v), want %q", got, joined, thread)
 	}
 }
