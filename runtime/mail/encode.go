@@ -398,7 +398,7 @@ func idTokens(ids ...string) []string {
 // (printable ASCII of at most maxParamPlain characters, single spaces between words, none of
 // `"`, `\`, `;` and no "=?") is written quoted: attr="value". Any other value is written in
 // RFC 2231's extended form, percent-encoded UTF-8, split into numbered continuations
-// (attr*0*=utf-8''…; attr*1*=…) of at most maxParamPiece characters at character boundaries
+// (attr*0*=utf-8”…; attr*1*=…) of at most maxParamPiece characters at character boundaries
 // when it is long; receivers join and decode them, so the value reads back exactly. Every token
 // but the last ends with ";"; the caller adds the ";" that separates it from a next parameter.
 func paramTokens(attr, value string) []string {

@@ -285,7 +285,9 @@ func TestNewReplyCleansWhatItTakes(t *testing.T) {
 			},
 			want: func(w *want) { w.refs = []string{"q1@cust.example", "ok@[10.0.0.1]", "q2@cust.example"} }},
 		{name: "a recipient name with control characters is folded",
-			edit: func(m *history.Message) { m.From, m.ReplyTo = "x@cust.example", []string{"\"Ann\x00\x1bSmith\" <ann@cust.example>"} },
+			edit: func(m *history.Message) {
+				m.From, m.ReplyTo = "x@cust.example", []string{"\"Ann\x00\x1bSmith\" <ann@cust.example>"}
+			},
 			want: func(w *want) { w.to = []string{`"Ann  Smith" <ann@cust.example>`} }},
 		{name: "a recipient address too long to send is left out",
 			edit: func(m *history.Message) {
