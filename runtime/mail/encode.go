@@ -397,10 +397,15 @@ func idTokens(ids ...string) []string {
 // paramTokens returns a MIME parameter (RFC 2045, RFC 2231) as header tokens. A plain value
 // (printable ASCII of at most maxParamPlain characters, single spaces between words, none of
 // `"`, `\`, `;` and no "=?") is written quoted: attr="value". Any other value is written in
-// RFC 2231's extended form, percent-encoded UTF-8, split into numbered continuations
-// (attr*0*=utf-8”…; attr*1*=…) of at most maxParamPiece characters at character boundaries
-// when it is long; receivers join and decode them, so the value reads back exactly. Every token
-// but the last ends with ";"; the caller adds the ";" that separates it from a next parameter.
+// RFC 2231's extended form, percent-encoded UTF-8, split into numbered continuations of at
+// most maxParamPiece characters at character boundaries when it is long; receivers join and
+// decode them, so the value reads back exactly:
+//
+//	filename*=utf-8''Gr%C3%B6%C3%9Fe.pdf
+//	filename*0*=utf-8''Gr%C3%B6%C3%9Fe...; filename*1*=...
+//
+// Every token but the last ends with ";"; the caller adds the ";" that separates it from a
+// next parameter.
 func paramTokens(attr, value string) []string {
 	if plainParam(value) {
 		return []string{attr + `="` + value + `"`}
