@@ -61,7 +61,8 @@ var replyPrefix = regexp.MustCompile(`(?i)^\s*(re|aw|sv|antw|vs)\s*(\[\d+\])?\s*
 //     left out, and each control character in a name becomes a space;
 //   - Subject: the answered subject with each control character (a CR or LF a host put in,
 //     a tab) turned into a space, bytes that are not UTF-8 into U+FFFD, and the ends trimmed;
-//     then "Re: " in front unless it already starts with a reply prefix;
+//     then "Re: " in front unless it already starts with a reply prefix, and cut to the store's
+//     16 KiB at a character boundary;
 //   - MessageID: ReplyMessageID(runKey, the persona's address);
 //   - InReplyTo: the answered message's id; References: its References (or, when it has none,
 //     its In-Reply-To) followed by its id, so the customer's next message, which copies them,
@@ -107,6 +108,7 @@ func NewReply(persona *runtime.Persona, answered *history.Message, runKey, text 
 	if !replyPrefix.MatchString(subject) {
 		subject = strings.TrimSpace("Re: " + subject)
 	}
+	subject = strings.TrimSpace(clipBytes(subject, maxSubjectBytes))
 	refs := answered.References
 	if len(refs) == 0 && answered.InReplyTo != "" {
 		refs = []string{answered.InReplyTo}

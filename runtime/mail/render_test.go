@@ -414,7 +414,9 @@ func renderRefusal(subject, name, text, filename string) string {
 }
 
 // renderFuzzCases returns the messages FuzzRender checks for one input: the reply renderCase
-// builds, when Render must not refuse it, and the reply NewReply makes in answer to a message
+// builds when Render must not refuse it, else the same reply with what Render refuses folded
+// away (control characters turned into spaces, bytes that are not UTF-8 into U+FFFD, a file
+// name holding an encoded word left out); and the reply NewReply makes in answer to a message
 // with the subject and the sender's display name (NewReply folds what Render refuses).
 func renderFuzzCases(t *testing.T, subject, name, text, filename string, data []byte) []*history.Message {
 	var out []*history.Message
@@ -427,6 +429,12 @@ func renderFuzzCases(t *testing.T, subject, name, text, filename string, data []
 		t.Fatalf("Render wrote a reply whose %s it must refuse", why)
 	case why == "":
 		out = append(out, m)
+	default:
+		fname := foldText(filename)
+		if encodedWord.MatchString(fname) {
+			fname = ""
+		}
+		out = append(out, renderCase(foldText(subject), foldText(name), strings.ToValidUTF8(text, "\uFFFD"), fname, data))
 	}
 	answered := &history.Message{MessageID: "q@cust.example", Subject: subject,
 		From: formatAddress(netmail.Address{Name: name, Address: "j@cust.example"})}
