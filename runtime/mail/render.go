@@ -41,8 +41,8 @@ import (
 // longer than 998 octets, and only header lines holding a long msg-id or address are longer
 // than 78.
 //
-// Render writes what m holds or refuses it; it never changes a value. It returns an error,
-// naming the field and the value, when:
+// Render writes what m holds or refuses it; it never changes a value (but for writing the
+// bodies' line breaks as CRLF). It returns an error, naming the field and the value, when:
 //   - MessageID, InReplyTo (when set) or one of References is not a valid RFC 5322 msg-id
 //     (dot-atom-text "@" dot-atom-text or "[literal]", at most 250 bytes, no angle brackets);
 //   - Date is the zero time;

@@ -3,6 +3,7 @@ package mail
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	netmail "net/mail"
@@ -389,7 +390,12 @@ func renderCase(subject, name, text, filename string, data []byte) *history.Mess
 	if len(text)%3 == 0 && text != "" {
 		m.HTML = "<p>" + strings.NewReplacer("&", "&amp;", "<", "&lt;").Replace(text) + "</p>"
 	}
-	m.From = (&netmail.Address{Name: name, Address: "support@acme.example"}).String()
+	// One B-encoded word carries any name to Render unchanged (net/mail's Address.String
+	// leaves a backslash in a Q-encoded word, which net/mail cannot read back).
+	m.From = "<support@acme.example>"
+	if name != "" {
+		m.From = "=?utf-8?b?" + base64.StdEncoding.EncodeToString([]byte(name)) + "?= " + m.From
+	}
 	m.Attachments = []history.Attachment{{Filename: filename, ContentType: "application/octet-stream", Data: data}}
 	return m
 }
