@@ -65,19 +65,20 @@ var replyPrefix = regexp.MustCompile(`(?i)^\s*(re|aw|sv|antw|vs)\s*(\[\d+\])?\s*
 //     16 KiB at a character boundary;
 //   - MessageID: ReplyMessageID(runKey, the persona's address);
 //   - InReplyTo: the answered message's id; References: its References (or, when it has none,
-//     its In-Reply-To) followed by its id, so the customer's next message, which copies them,
-//     threads correctly. At most 100 ids are kept: the root and the newest. An id that is not
-//     a valid msg-id (a hostile or broken sender's, which Parse keeps as it came) is left out of
-//     both rather than refused: the reply can still be sent, and it threads through the ids
-//     that remain and through its own Message-ID, which the customer's answer names;
+//     its In-Reply-To) followed by its id, each id once, so the customer's next message, which
+//     copies them, threads correctly. At most 100 ids are kept: the root and the newest. An id
+//     that is not a valid msg-id (a hostile or broken sender's, which Parse keeps as it came)
+//     is left out of both rather than refused: the reply can still be sent, and it threads
+//     through the ids that remain and through its own Message-ID, which the customer's answer
+//     names;
 //   - Text: text, bytes that are not UTF-8 turned into U+FFFD.
 //
 // It returns ErrNoMailbox when the persona has no mailbox address, ErrNoRecipient when answered
 // has nobody to reply to (none of its addresses can be written), an error for an empty runKey
-// or a zero date, and an error naming the value when the persona's mailbox address is not a plain address
-// (local@domain, at most 254 bytes) or its display name is not valid UTF-8 or holds a control
-// character: those are the host's configuration, and a reply is not sent from a mangled
-// identity.
+// or a zero date, and an error naming the value when the persona's mailbox address is not a
+// plain address (local@domain, at most 254 bytes) or its display name is not valid UTF-8 or
+// holds a control character: those are the host's configuration, and a reply is not sent from
+// a mangled identity.
 func NewReply(persona *runtime.Persona, answered *history.Message, runKey, text string, date time.Time) (*history.Message, error) {
 	if persona == nil || persona.Mailbox.Address == "" {
 		return nil, ErrNoMailbox

@@ -483,10 +483,11 @@ func FuzzRender(f *testing.F) {
 	})
 }
 
-// TestFuzzRenderSeedsReadBackInPython reads FuzzRender's seeds back with Python's email package
-// too. With PERSONAGEN_RENDER_CORPUS set to a directory of fuzz corpus files (go test -fuzz
-// keeps what it found in $(go env GOCACHE)/fuzz/github.com/personagen/personagen/runtime/mail/FuzzRender),
-// it reads those too.
+// TestFuzzRenderSeedsReadBackInPython reads FuzzRender's seeds (renderSeeds and the regression
+// inputs in testdata/fuzz/FuzzRender) back with Python's email package too. With
+// PERSONAGEN_RENDER_CORPUS set to a directory of fuzz corpus files (go test -fuzz keeps what it
+// found in $(go env GOCACHE)/fuzz/github.com/personagen/personagen/runtime/mail/FuzzRender), it
+// reads those too.
 func TestFuzzRenderSeedsReadBackInPython(t *testing.T) {
 	type input struct {
 		subject, name, text, filename string
@@ -496,19 +497,21 @@ func TestFuzzRenderSeedsReadBackInPython(t *testing.T) {
 	for _, s := range renderSeeds {
 		inputs = append(inputs, input{s.subject, s.name, s.text, s.filename, s.data})
 	}
+	files, _ := filepath.Glob("testdata/fuzz/FuzzRender/*")
 	if dir := os.Getenv("PERSONAGEN_RENDER_CORPUS"); dir != "" {
-		files, err := filepath.Glob(filepath.Join(dir, "*"))
-		if err != nil || len(files) == 0 {
+		found, err := filepath.Glob(filepath.Join(dir, "*"))
+		if err != nil || len(found) == 0 {
 			t.Fatalf("PERSONAGEN_RENDER_CORPUS=%s: no corpus files (%v)", dir, err)
 		}
-		for _, path := range files {
-			v, err := readCorpusFile(path)
-			if err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
-			inputs = append(inputs, input{v[0].(string), v[1].(string), v[2].(string), v[3].(string), v[4].([]byte)})
+		t.Logf("%d corpus inputs from %s", len(found), dir)
+		files = append(files, found...)
+	}
+	for _, path := range files {
+		v, err := readCorpusFile(path)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
 		}
-		t.Logf("%d corpus inputs from %s", len(files), dir)
+		inputs = append(inputs, input{v[0].(string), v[1].(string), v[2].(string), v[3].(string), v[4].([]byte)})
 	}
 	var msgs []*history.Message
 	var raws [][]byte
