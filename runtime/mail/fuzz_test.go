@@ -20,6 +20,7 @@ import (
 // The seeds are the corpus messages and a few hand-broken ones; run it for longer with
 //
 //	go test ./runtime/mail -run '^$' -fuzz FuzzParse -fuzztime 10m
+//
 // replyCandidates returns the addresses a reply to m goes to: its Reply-To, else its From.
 func replyCandidates(m *Message) []netmail.Address {
 	if len(m.Addresses.ReplyTo) > 0 {
