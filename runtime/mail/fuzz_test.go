@@ -20,15 +20,6 @@ import (
 // The seeds are the corpus messages and a few hand-broken ones; run it for longer with
 //
 //	go test ./runtime/mail -run '^$' -fuzz FuzzParse -fuzztime 10m
-//
-// replyCandidates returns the addresses a reply to m goes to: its Reply-To, else its From.
-func replyCandidates(m *Message) []netmail.Address {
-	if len(m.Addresses.ReplyTo) > 0 {
-		return m.Addresses.ReplyTo
-	}
-	return m.Addresses.From
-}
-
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("testdata/corpus/*/*.eml")
 	for _, path := range files {
@@ -96,4 +87,12 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// replyCandidates returns the addresses a reply to m goes to: its Reply-To, else its From.
+func replyCandidates(m *Message) []netmail.Address {
+	if len(m.Addresses.ReplyTo) > 0 {
+		return m.Addresses.ReplyTo
+	}
+	return m.Addresses.From
 }
