@@ -122,13 +122,9 @@ func NewReply(persona *runtime.Persona, answered *history.Message, runKey, text 
 	if msgIDProblem(answered.MessageID) == "" {
 		inReplyTo = answered.MessageID
 	}
-	id := ReplyMessageID(runKey, box.Address)
-	if p := msgIDProblem(id); p != "" {
-		return nil, fmt.Errorf("mail: reply: Message-ID %q %s", id, p)
-	}
 	return &history.Message{
 		ThreadID:   answered.ThreadID,
-		MessageID:  id,
+		MessageID:  ReplyMessageID(runKey, box.Address), // always a valid msg-id
 		InReplyTo:  inReplyTo,
 		References: refs,
 		Direction:  history.Outbound,
