@@ -57,6 +57,9 @@ func TestRenderReadsBack(t *testing.T) {
 	for i := range 100 {
 		manyRefs = append(manyRefs, fmt.Sprintf("%032x@mail.cust.example", i))
 	}
+	var names []string
+	var msgs []*history.Message
+	var raws [][]byte
 	for _, tc := range []struct {
 		name string
 		edit func(*history.Message)
@@ -124,19 +127,23 @@ func TestRenderReadsBack(t *testing.T) {
 			attach("b.png", "image/png", []byte("\x89PNG"))(m)
 		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			m := renderBase()
-			tc.edit(m)
-			raw, err := Render(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			py := pythonRead(t, [][]byte{raw})[0]
-			for _, p := range readBackProblems(m, raw, &py) {
+		m := renderBase()
+		tc.edit(m)
+		raw, err := Render(m)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		names, msgs, raws = append(names, tc.name), append(msgs, m), append(raws, raw)
+	}
+	pys := pythonRead(t, raws) // one Python process reads them all
+	for i, name := range names {
+		t.Run(name, func(t *testing.T) {
+			for _, p := range readBackProblems(msgs[i], raws[i], &pys[i]) {
 				t.Error(p)
 			}
 			if t.Failed() {
-				t.Logf("rendered:\n%s", clip(string(raw)))
+				t.Logf("rendered:\n%s", clip(string(raws[i])))
 			}
 		})
 	}
@@ -255,6 +262,10 @@ func TestNewReplyCleansWhatItTakes(t *testing.T) {
 	}
 	base := want{subject: "Re: Order 42", inReplyTo: "q2@cust.example", refs: []string{"q1@cust.example", "q2@cust.example"},
 		to: []string{"Jürgen <j@cust.example>"}, from: "Acme Support <support@acme.example>"}
+	// The replies made, read back with Python together after the table.
+	var names []string
+	var msgs []*history.Message
+	var raws [][]byte
 	for _, tc := range []struct {
 		name    string
 		persona [2]string // display name, address; zero: supportPersona
@@ -346,11 +357,14 @@ func TestNewReplyCleansWhatItTakes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Render: %v", err)
 			}
-			py := pythonRead(t, [][]byte{raw})[0]
-			for _, p := range readBackProblems(out, raw, &py) {
-				t.Error(p)
-			}
+			names, msgs, raws = append(names, tc.name), append(msgs, out), append(raws, raw)
 		})
+	}
+	pys := pythonRead(t, raws)
+	for i, name := range names {
+		for _, p := range readBackProblems(msgs[i], raws[i], &pys[i]) {
+			t.Errorf("%s: %s", name, p)
+		}
 	}
 	if id := ReplyMessageID("run-1", "info@bücher.example"); !strings.HasSuffix(id, "@xn--bcher-kva.example") {
 		t.Errorf("ReplyMessageID on an internationalised domain: %q", id)
