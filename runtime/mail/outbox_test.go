@@ -113,8 +113,7 @@ func TestRenderGolden(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("Render differs from %s:\n%s", golden, lineDiff(string(want), string(got)))
 	}
-	py := pythonRead(t, [][]byte{got})[0]
-	for _, p := range readBackProblems(o, got, &py) {
+	for _, p := range readBackProblems(o, got, pythonRead(t, [][]byte{got})[0]) {
 		t.Error(p)
 	}
 }

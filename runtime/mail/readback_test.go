@@ -44,16 +44,18 @@ type pyAttachment struct {
 	Data        []byte
 }
 
-// pythonRead reads raws back with readback.py, in one python3 process. Without python3 on
-// PATH the test is skipped, unless CI=true, where it fails.
-func pythonRead(t testing.TB, raws [][]byte) []pyMessage {
+// pythonRead reads raws back with readback.py, in one python3 process; pythonRead(...)[i] is
+// raws[i] as Python reads it. Without python3 on PATH it returns a slice of nils, so only Parse
+// reads the renderings back, and logs that; under CI=true it fails the test instead.
+func pythonRead(t testing.TB, raws [][]byte) []*pyMessage {
 	t.Helper()
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("python3 is not on PATH: the outbox tests read rendered mail back with Python's email package, and CI=true does not skip them")
 		}
-		t.Skip("python3 is not on PATH; the Python read-back is skipped")
+		t.Log("python3 is not on PATH; the Python read-back is skipped")
+		return make([]*pyMessage, len(raws))
 	}
 	in, err := json.Marshal(raws)
 	if err != nil {
@@ -67,7 +69,7 @@ func pythonRead(t testing.TB, raws [][]byte) []pyMessage {
 	if err != nil {
 		t.Fatalf("readback.py: %v\n%s", err, stderr.String())
 	}
-	var msgs []pyMessage
+	var msgs []*pyMessage
 	if err := json.Unmarshal(out, &msgs); err != nil || len(msgs) != len(raws) {
 		t.Fatalf("readback.py: %d results for %d messages (%v)", len(msgs), len(raws), err)
 	}

@@ -139,7 +139,7 @@ func TestRenderReadsBack(t *testing.T) {
 	pys := pythonRead(t, raws) // one Python process reads them all
 	for i, name := range names {
 		t.Run(name, func(t *testing.T) {
-			for _, p := range readBackProblems(msgs[i], raws[i], &pys[i]) {
+			for _, p := range readBackProblems(msgs[i], raws[i], pys[i]) {
 				t.Error(p)
 			}
 			if t.Failed() {
@@ -362,7 +362,7 @@ func TestNewReplyCleansWhatItTakes(t *testing.T) {
 	}
 	pys := pythonRead(t, raws)
 	for i, name := range names {
-		for _, p := range readBackProblems(msgs[i], raws[i], &pys[i]) {
+		for _, p := range readBackProblems(msgs[i], raws[i], pys[i]) {
 			t.Errorf("%s: %s", name, p)
 		}
 	}
@@ -539,9 +539,12 @@ func TestFuzzRenderSeedsReadBackInPython(t *testing.T) {
 		}
 	}
 	pys := pythonRead(t, raws)
+	if pys[0] == nil {
+		t.Skip("FuzzRender runs the Parse half")
+	}
 	failed := 0
 	for i, m := range msgs {
-		if probs := readBackProblems(m, raws[i], &pys[i]); len(probs) > 0 {
+		if probs := readBackProblems(m, raws[i], pys[i]); len(probs) > 0 {
 			failed++
 			t.Errorf("subject %q, From %q, file name %q:\n  %s", clip(m.Subject), clip(m.From), clip(fileName(m)), strings.Join(probs, "\n  "))
 		}
