@@ -13,8 +13,9 @@ import (
 const (
 	// maxLine is the most octets a line may hold, CRLF excluded; no rendered line is longer.
 	maxLine = 998
-	// foldLine is the length Render folds header fields and 7bit text at; only a field token
-	// that cannot be split (a msg-id, an address) makes a longer line.
+	// foldLine is the line length Render folds header fields at, and the longest line of a
+	// text part it sends as 7bit; only a field token that cannot be split (a msg-id, an
+	// address) makes a longer line.
 	foldLine = 78
 	// maxPlainWord is the longest word a header value may hold and still be written as it is;
 	// a value with a longer word is written as encoded words, which fold.
