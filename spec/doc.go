@@ -12,4 +12,11 @@
 // schema from the nodes, so unquoted dates and 1_000 stay strings, 010 and
 // .nan are rejected, and a value reused through an alias is placed at the
 // alias. Its time is linear in the file's size.
+//
+// A diagnostic about a value names it by its path before the message
+// (model.max_tokens: ..., message_resolvers[0].thread_history.limit: ...),
+// whichever step found it: a type error of the schema check, a tag the
+// value does not fit (!!bool yes), a spelling the core schema cannot read
+// (010, .nan, an integer out of range), a tag that is not supported, or a
+// mapping key that is not a string (named by its mapping's path).
 package spec

@@ -80,4 +80,49 @@
 // answers another persona's mail only where its spec says so, and one host can still run a
 // persona that writes to another. Ingest adds ReasonAnswered when the mailbox holds the
 // persona's reply to the message already.
+//
+// # Rendering
+//
+// Render writes the message itself with the standard library's quoted-printable and base64
+// encoders; it does not use enmime's builder, which sends any ASCII text as 7bit whatever its
+// line length, leaves an ASCII subject that looks like an encoded word raw, encodes whole
+// address and id fields as one encoded word and writes file names as encoded words. The rules,
+// each checked by reading every rendering back with Parse and with Python's email package:
+//
+//   - Lines. No line is longer than 998 octets (RFC 5322 section 2.1.1). Header fields fold at
+//     78 characters, before a token and never inside one; only a field holding a long msg-id
+//     (at most 250 bytes) or address (at most 254 bytes) has a longer line. The message ends in
+//     CRLF and holds no bare CR or LF.
+//   - Bodies. A text part is 7bit only when every line is printable ASCII (tabs allowed) of at
+//     most 78 octets not ending in white space, and it holds no "=_" (which starts every
+//     boundary, so no body line can be a delimiter). Otherwise it is quoted-printable, or base64
+//     when more than one byte in six would need escaping. Line breaks of every kind are written
+//     as CRLF, so the text reads back with "\n" line breaks. Attachments are base64, their bytes
+//     unchanged whatever their type.
+//   - Subjects and display names are written as they are when they are printable ASCII words
+//     of at most 66 characters separated by single spaces and hold no "=?"; otherwise as RFC
+//     2047 encoded words in UTF-8 (Q, or B when a quarter shorter), at most 75 characters,
+//     split at character boundaries, so a literal "=?utf-8?q?x?=", non-ASCII text, long words
+//     and leading, trailing or repeated spaces read back exactly. In a display name the spaces
+//     are placed so that receivers that join a phrase's words with single spaces read them back
+//     too: runs of spaces are written as quoted strings, never inside an encoded word.
+//   - File names are written quoted when they are printable ASCII of at most 60 characters
+//     without `"`, `\`, `;` or "=?", otherwise in RFC 2231's percent-encoded UTF-8, in numbered
+//     continuations when long, in both Content-Type (name) and Content-Disposition (filename).
+//   - Message-ID, In-Reply-To and References must be RFC 5322 msg-ids (dot-atom-text "@"
+//     dot-atom-text or "[literal]"): Render refuses any other, naming the field and the value.
+//     NewReply never sends one: ids from the message answered that are not msg-ids are left
+//     out of In-Reply-To and References (the reply still threads by the ids that remain and by
+//     its own Message-ID), and its own id is always valid (ReplyMessageID).
+//   - Header text. A subject, display name or file name holding a control character (a CR or
+//     LF above all, which would end the field) or bytes that are not UTF-8 is refused by
+//     Render, which writes what is stored or nothing; NewReply turns those characters into
+//     spaces in what it takes from the message answered (a hostile sender must not make the
+//     reply impossible) and refuses a persona mailbox name holding one (the host's
+//     configuration). Addresses are written as net/mail formats them, a non-ASCII address as
+//     UTF-8 (RFC 6532: the relay must offer SMTPUTF8).
+//
+// Parse reads a rendering back exactly, with its own documented normalisations: it trims the
+// ends of a subject, a display name and a file name, keeps a file name's base name, and holds
+// values to the store's limits.
 package mail

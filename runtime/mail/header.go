@@ -148,12 +148,12 @@ func (d *headerDecoder) addresses(name, raw string) []netmail.Address {
 	}
 	p := netmail.AddressParser{WordDecoder: &d.words}
 	if list, err := p.ParseList(v); err == nil {
-		return d.clean(list)
+		return d.clean(v, list)
 	}
 	var out []netmail.Address
 	for _, item := range splitAddressList(v) {
 		if a, err := p.Parse(item); err == nil {
-			out = append(out, d.clean([]*netmail.Address{a})...)
+			out = append(out, d.clean(item, []*netmail.Address{a})...)
 			continue
 		}
 		salvaged := d.salvage(item)
@@ -167,19 +167,30 @@ func (d *headerDecoder) addresses(name, raw string) []netmail.Address {
 	return out
 }
 
-// clean copies parsed addresses, decoding encoded words that net/mail left in names (it only
-// decodes whole atoms) and making names single-line.
-func (d *headerDecoder) clean(list []*netmail.Address) []netmail.Address {
+// clean copies the addresses parsed from the header value raw, decoding encoded words that
+// net/mail left in names and making names single-line. net/mail decodes a phrase's atoms that
+// are whole encoded words but not the encoded words inside a quoted string, which many mailers
+// write ("=?utf-8?q?J=C3=BCrgen?=" <j@x>). A name is decoded again only when every encoded word
+// it holds appears as it is in raw: an encoded word that is not in raw is the text net/mail
+// decoded (a name that literally reads "=?utf-8?q?x?="), and decoding it twice would change it.
+func (d *headerDecoder) clean(raw string, list []*netmail.Address) []netmail.Address {
 	out := make([]netmail.Address, 0, len(list))
 	for _, a := range list {
 		if a == nil || a.Address == "" {
 			continue
 		}
 		addr, _ := validText([]byte(strings.TrimSpace(a.Address)))
-		out = append(out, netmail.Address{Name: d.text("name", a.Name), Address: addr})
+		name := oneLine(d.raw("name", a.Name))
+		if words := encodedWord.FindAllString(a.Name, -1); len(words) > 0 && !slices.ContainsFunc(words, func(w string) bool { return !strings.Contains(raw, w) }) {
+			name = d.text("name", a.Name)
+		}
+		out = append(out, netmail.Address{Name: name, Address: addr})
 	}
 	return out
 }
+
+// encodedWord matches an RFC 2047 encoded word.
+var encodedWord = regexp.MustCompile(`=\?[^?\s]+\?[bBqQ]\?[^?\s]*\?=`)
 
 // salvage returns the addresses an unparseable item visibly holds: the angle-bracketed address
 // with the text before it as the name ("a@x <b@y>" gives b@y named "a@x"), else every word
