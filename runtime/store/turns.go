@@ -260,6 +260,8 @@ func turnRowOf(t Turn) (turnRow, error) {
 	where := func(format string, a ...any) (turnRow, error) {
 		return turnRow{}, fmt.Errorf("%w: turn %d of run %d: %s", ErrInvalid, t.TurnIndex, t.RunID, fmt.Sprintf(format, a...))
 	}
+	// The field checks' errors name ErrInvalid themselves; where names it once.
+	bare := func(err error) string { return strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": ") }
 	switch {
 	case t.TurnIndex < 0 || t.TurnIndex > MaxTurnIndex:
 		return where("turn index out of range (0 to %d)", MaxTurnIndex)
@@ -269,7 +271,7 @@ func turnRowOf(t Turn) (turnRow, error) {
 		return where("negative usage %+v", t.Usage)
 	}
 	if err := checkBytes("text", t.Text, MaxRoundTextBytes); err != nil {
-		return where("%v", err)
+		return where("%s", bare(err))
 	}
 	for _, f := range []struct {
 		name, v string
@@ -277,7 +279,7 @@ func turnRowOf(t Turn) (turnRow, error) {
 	}{{"stop reason", t.StopReason, MaxNameChars}, {"model", t.Model, MaxNameChars},
 		{"request id", t.RequestID, MaxToolFieldChars}, {"response id", t.ResponseID, MaxToolFieldChars}} {
 		if err := checkLen(f.name, f.v, f.max); err != nil {
-			return where("%v", err)
+			return where("%s", bare(err))
 		}
 	}
 	state, err := encodeState(t.State)
@@ -290,17 +292,17 @@ func turnRowOf(t Turn) (turnRow, error) {
 	calls := make([]storedCall, len(t.ToolCalls))
 	for i, c := range t.ToolCalls {
 		if err := checkLen("tool call id", c.ID, MaxToolFieldChars); err != nil {
-			return where("call %d: %v", i, err)
+			return where("call %d: %s", i, bare(err))
 		}
 		if err := checkKey("tool name", c.Name, MaxToolFieldChars); err != nil {
-			return where("call %d: %v", i, err)
+			return where("call %d: %s", i, bare(err))
 		}
 		args := string(c.Input)
 		if len(c.Input) == 0 {
 			args = "{}"
 		}
 		if err := checkBytes("arguments", args, MaxTurnCallBytes); err != nil {
-			return where("call %d: %v", i, err)
+			return where("call %d: %s", i, bare(err))
 		}
 		calls[i] = storedCall{ID: c.ID, Name: c.Name, Arguments: args}
 	}
