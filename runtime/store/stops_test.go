@@ -105,7 +105,9 @@ func TestResumeRunCountsTheFaultsOfLeasesNotReleased(t *testing.T) {
 			{"an expired lease: its holder died", func(string) { clock.Advance(2 * time.Minute) }, "w2", false, 1, nil},
 			{"its own live lease: a restart under the same name", func(string) {}, "w1", false, 1, nil},
 			{"another holder's live lease", func(string) {}, "w2", false, 0, ErrLeaseHeld},
-			{"a finished run", func(k string) { s.FinishRun(ctx, k, "w1", Finish{Status: RunFailed, Reason: "x", Class: FailureMaxTurns}) }, "w2", false, 0, ErrRunFinished},
+			{"a finished run", func(k string) {
+				s.FinishRun(ctx, k, "w1", Finish{Status: RunFailed, Reason: "x", Class: FailureMaxTurns})
+			}, "w2", false, 0, ErrRunFinished},
 			{"TakeOverRun of an expired lease", func(string) { clock.Advance(2 * time.Minute) }, "w2", true, 1, nil},
 			{"TakeOverRun of a released lease", func(k string) { s.StopRun(ctx, k, "w1", Stop{Reason: "stopped", Class: FailureShutdown}) }, "w2", true, 0, nil},
 		} {
