@@ -83,10 +83,13 @@ type Runner struct {
 	// window (then with the default policy's Keep).
 	Compaction *runtime.CompactionPolicy
 	// Compose builds the outbound reply of a reply run; nil uses mail.NewReply (from the
-	// persona's Mailbox, to the answered message's Reply-To or From, with the threading headers).
-	// The runner stores what it returns in the answered message's mailbox with the run's key, so
-	// it must derive the reply's message id from runKey alone: a retry then finds the stored
-	// reply instead of storing a second one.
+	// persona's Mailbox, to the answered message's Reply-To or From, with the threading headers),
+	// which the runner also tries once, without text, before the run's first model call, so a
+	// persona without a mailbox address fails the run before anything is paid for. The runner
+	// stores what it returns in the answered message's mailbox with the run's key, so it must
+	// derive the reply's message id from runKey alone: a retry then finds the stored reply
+	// instead of storing a second one. An error, a nil message, or a message the store refuses
+	// as invalid fails the run (store.FailureHostError); a panic is a fault (MaxFaults).
 	Compose func(persona *runtime.Persona, answered *history.Message, runKey, text string, date time.Time) (*history.Message, error)
 	// Logger receives the runs' logs, each with the persona, the run key and the correlation id;
 	// nil = slog.Default().
@@ -317,8 +320,8 @@ func (r *Runner) check() error {
 // reply to the message, with the run key) and the run is recorded succeeded with its stop
 // reason and usage.
 //
-// Every error that stops a run after it started is classified (see RunError, classify and
-// docs/reliability.md) and returned as a *RunError. A permanent one — a malformed or
+// Every error that stops a run after it started is classified (the store.FailureClass
+// constants; docs/reliability.md has the table) and returned as a *RunError. A permanent one — a malformed or
 // unrecordable answer, a refused request, ErrMaxTurns, ErrNoAnswer, the context window still
 // exceeded after compaction, a Compose failure, the run's MaxFaults-th fault — records the run
 // failed with its reason and class; the thread is free for its next message and the run never
@@ -457,7 +460,12 @@ func (r *Runner) Fire(ctx context.Context, f Fire) (*Result, error) {
 // RunFire carries out a fire a schedule.Scheduler claimed, making a Runner the scheduler's
 // schedule.Runner: Fire with f.Run, under the scheduler's lease, which the scheduler renews and
 // finishes with the store.Finish returned here (the run's usage and stop reason, also with an
-// error).
+// error). With an error, the Finish says how the attempt ended, for the scheduler to record or
+// retry: a permanent failure (or the run's MaxFaults-th fault) is Status store.RunFailed with
+// Reason and Class; a transient stop is Status "" with Reason, Class and Fault, and the error
+// is a *RunError that is not Final (RetryAt set when the provider asked for a wait). A claimed
+// run whose Faults reached MaxFaults (the scheduler's takeovers of dead replicas count them) is
+// failed without calling the model.
 func (r *Runner) RunFire(ctx context.Context, f schedule.Fire) (store.Finish, error) {
 	run := f.Run
 	res, err := r.Fire(ctx, Fire{Persona: f.Persona, Responsibility: f.Responsibility.Name, At: f.At, Run: &run})
