@@ -297,8 +297,10 @@ func TestOneReplyPerStoredMessage(t *testing.T) {
 		ctx := context.Background()
 		st := d.open(t)
 		in := seed(t, st)
-		m := script(scripted.Text("Dear Ada, your refund is on its way."), scripted.Text("a second reply"), scripted.Text("a third"))
-		p := persona(st, nil)
+		box := newToolbox()
+		m := script(scripted.Calls(act("c1", "refund")), scripted.Text("Dear Ada, your refund is on its way."),
+			scripted.Calls(act("c1", "refund")), scripted.Text("a second reply"))
+		p := persona(st, box.tools())
 		variant := func(f func(*store.Message)) store.Message {
 			v := in
 			f(&v)
@@ -350,15 +352,17 @@ func TestOneReplyPerStoredMessage(t *testing.T) {
 			}
 		}
 		runs, err := st.Runs(ctx, store.RunQuery{ThreadID: threadID})
-		if err != nil || len(runs) != 1 || runs[0].Key != agent.ReplyKey("support", mailbox, in.MessageID) {
-			t.Errorf("runs = %+v, %v; want the one run", runs, err)
+		if err != nil || len(runs) != 1 || runs[0].Key != agent.ReplyKey("support", mailbox, in.MessageID) ||
+			runs[0].Status != store.RunSucceeded || runs[0].FailureClass != "" || runs[0].Reason != "" {
+			t.Errorf("runs = %+v, %v; want the one run, succeeded", runs, err)
 		}
 		if thread, _ := st.Thread(ctx, threadID); len(thread) != 4 {
 			t.Errorf("thread has %d messages, want the 3 seeded and one reply", len(thread))
 		}
-		if m.calls() != 1 {
-			t.Errorf("%d model calls, want 1", m.calls())
+		if m.calls() != 2 || box.ran("act", "refund") != 1 {
+			t.Errorf("%d model calls, act ran %d times; want 2 and 1", m.calls(), box.ran("act", "refund"))
 		}
+		answerNext(t, st)
 	})
 }
 
@@ -444,9 +448,13 @@ func TestRestartsResumeWithinTheLease(t *testing.T) {
 				if first.calls() != 1 || second.calls() != 1 {
 					t.Errorf("model calls %d then %d, want 1 then 1", first.calls(), second.calls())
 				}
+				if res.Run.FailureClass != "" || res.Run.Reason != "" {
+					t.Errorf("succeeded run keeps class %q, reason %q", res.Run.FailureClass, res.Run.Reason)
+				}
 				if thread, _ := st2.Thread(ctx, threadID); len(thread) != 4 {
 					t.Errorf("thread has %d messages, want one reply", len(thread))
 				}
+				answerNext(t, st2)
 			})
 		}
 	})

@@ -677,8 +677,8 @@ func (a *attempt) stop(ctx context.Context, v verdict, err error) (*Result, erro
 		a.stopLease()
 	}
 	rerr := &RunError{Key: a.key, Class: v.class, Err: err}
-	if v.retryAfter > 0 {
-		rerr.RetryAt = a.r.now().Add(v.retryAfter)
+	if v.retryAfter > 0 { // the store's retry time replaces it once recorded
+		rerr.RetryAt = time.Now().UTC().Add(v.retryAfter)
 	}
 	if a.claimed != nil {
 		a.finish = store.Finish{Reason: err.Error(), Class: v.class, Fault: v.fault, StopReason: string(a.stopReason()), Usage: a.usage()}
