@@ -37,7 +37,8 @@ var errPanicked = errors.New("agent: the run panicked")
 // succeeding, and how it ended: Class is the error's failure class (recorded on the run as
 // Run.FailureClass, with the error's text as Run.Reason). Final is true when the run is now
 // failed — a permanent class, or its MaxFaults-th fault — and nothing will run it again (no
-// model call, no tool). Otherwise the run stays running with its lease released
+// model call, no tool); a failure the store could not record is not Final (the error joins
+// the store's), and the run fails again when it is next resumed. Otherwise the run stays running with its lease released
 // (store.StopRun): any worker may resume it at once by calling Reply or Fire again, or from
 // RetryAt when the provider asked for a wait (Reply refuses to resume it earlier, with a
 // RunError wrapping store.ErrRetryLater). For a claimed run (Fire with Run set) nothing is

@@ -628,6 +628,9 @@ func (a *attempt) end(ctx context.Context, err error) (*Result, error) {
 		return a.result(), nil
 	}
 	v := classify(ctx, err)
+	if a.run.Status != store.RunRunning && a.claimed == nil {
+		v.record = false // this attempt finished the run before it failed (a crash after FinishRun)
+	}
 	if !v.record {
 		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(err, cause) && cause != ctx.Err() {
 			err = fmt.Errorf("%w (%v)", err, cause)
@@ -662,6 +665,9 @@ func (a *attempt) failWith(ctx context.Context, class store.FailureClass, err er
 	dctx, cancel := detached(ctx)
 	defer cancel()
 	if ferr := a.finishAs(dctx, store.Finish{Status: store.RunFailed, Reason: err.Error(), Class: class, Fault: fault}); ferr != nil {
+		// Not recorded: the run stays running until its lease expires, and fails again then.
+		a.log.Warn("recording the failure failed", "error", ferr)
+		rerr.Final = false
 		return a.result(), errors.Join(rerr, ferr)
 	}
 	return a.result(), rerr
