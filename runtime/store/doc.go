@@ -32,8 +32,9 @@
 //     lost after the server committed included) never duplicates and yields the stored key:
 //     AppendMessage by (mailbox, message id) (a stored id returns its seq, AlreadyStored, and
 //     the fields a second copy differs in), RecordRound by (owner, run id, turn), StartRun by
-//     run key, RenewLease / TakeOverRun / FinishRun by run key and holder, AbandonRun by run
-//     key, Compact by (thread, boundary), DeleteThread by thread id.
+//     run key, RenewLease / TakeOverRun / StopRun / FinishRun by run key and holder, AbandonRun
+//     by run key, Compact by (thread, boundary), DeleteThread by thread id. ResumeRun is the
+//     exception: it counts a fault each time it takes a lease that was not released.
 //   - A message is one row, written by one statement: its attachments' metadata is a column of
 //     it (JSON), and a thread is its first message (thread_start), so storing a message — into a
 //     new thread or a stored one — can never leave half of it. On SQLite it costs one round trip.
@@ -44,6 +45,9 @@
 //     refuse the same values with ErrInvalid naming the field.
 //   - Runs: at most one running run per persona and thread and per persona and responsibility,
 //     one run per fire, leases renewed by their holder and taken over exactly once after expiry.
+//     An attempt that stops without finishing its run records why (Reason, a FailureClass, a
+//     retry time) and releases the lease in one statement (StopRun); the run keeps its thread
+//     or responsibility, and StartRun's BusyError says whether it is resumable now.
 //   - DeleteThread removes a thread and everything recorded for it (tool uses, compactions, reply
 //     runs, outbox entries, messages) in one transaction.
 //   - RecordRound stores a tool-calling round in one transaction with one multi-row INSERT (three
