@@ -219,7 +219,6 @@ func (s *Service) settle(ctx context.Context, log *slog.Logger, p *runtime.Perso
 	}
 }
 
-
 func maxTime(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a
