@@ -14,6 +14,7 @@ import (
 	"github.com/personagen/personagen/runtime/agent"
 	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
+	"github.com/personagen/personagen/runtime/mail"
 	"github.com/personagen/personagen/runtime/provider"
 	"github.com/personagen/personagen/runtime/provider/scripted"
 	"github.com/personagen/personagen/runtime/store"
@@ -55,6 +56,15 @@ func TestEveryRunEnds(t *testing.T) {
 	composeNil := func(r *agent.Runner, p *runtime.Persona) {
 		r.Compose = func(*runtime.Persona, *history.Message, string, string, time.Time) (*history.Message, error) {
 			return nil, nil
+		}
+	}
+	composeUnsendable := func(r *agent.Runner, p *runtime.Persona) {
+		r.Compose = func(p *runtime.Persona, answered *history.Message, key, text string, date time.Time) (*history.Message, error) {
+			m, err := mail.NewReply(p, answered, key, text, date)
+			if m != nil {
+				m.Subject = "Re: a subject\r\nBcc: everyone@example.com"
+			}
+			return m, err
 		}
 	}
 	refused := &chat.CallError{Provider: "anthropic", StatusCode: 401, Err: errors.New("invalid x-api-key")}
@@ -116,6 +126,14 @@ func TestEveryRunEnds(t *testing.T) {
 			setup:  composeNil,
 			status: store.RunFailed, class: store.FailureHostError,
 			reason: "agent: compose the reply: Compose returned neither a message nor an error",
+			calls:  2, acts: map[string]int{"a": 1},
+		},
+		{
+			name:   "a Compose result that cannot be sent is refused before it is stored",
+			turns:  []scripted.Turn{scripted.Calls(act("c", "a")), scripted.Text("Done.")},
+			setup:  composeUnsendable,
+			status: store.RunFailed, class: store.FailureHostError,
+			reason: `agent: the reply Compose built cannot be sent: mail: render 230121ca5bdf52374dabdc76f5dc7ee0@acme.test: Subject "Re: a subject\r\nBcc: everyone@example.com" holds the control character U+000D at byte 13; a header value is one line of text`,
 			calls:  2, acts: map[string]int{"a": 1},
 		},
 		{

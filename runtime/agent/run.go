@@ -585,6 +585,10 @@ func (a *attempt) storeReply(ctx context.Context) error {
 	case hm == nil:
 		return withClass(store.FailureHostError, errors.New("agent: compose the reply: Compose returned neither a message nor an error"))
 	}
+	// A reply the outbox could never send is refused before it is stored.
+	if _, err := mail.Render(hm); err != nil {
+		return withClass(store.FailureHostError, fmt.Errorf("agent: the reply Compose built cannot be sent: %w", err))
+	}
 	m := store.Message{Message: *hm, Mailbox: a.inbound.Mailbox, RunKey: a.key}
 	m.Direction, m.ThreadID = history.Outbound, a.inbound.ThreadID
 	ap, err := a.st.AppendMessage(ctx, m)
