@@ -81,7 +81,7 @@ func TestReplayedThreadAcceptedFirstTry(t *testing.T) {
 		if err != nil {
 			t.Fatalf("first call: %v (rejections %q)", err, srv.Rejections())
 		}
-		if r1.StopReason != chat.StopToolUse || len(r1.Message.ToolCalls) != 2 || r1.ResponseID != "chatcmpl-1" || r1.RequestID != "req_strict_1" ||
+		if r1.StopReason != chat.StopToolUse || len(r1.Message.ToolCalls) != 2 || r1.ResponseID != "chatcmpl-1" || r1.RequestID != "req_1" ||
 			r1.Usage != (chat.Usage{InputTokens: 900, OutputTokens: 40, CacheReadTokens: 300}) {
 			t.Fatalf("first response = %+v", r1)
 		}
