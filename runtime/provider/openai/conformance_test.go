@@ -30,7 +30,9 @@ func TestConformance(t *testing.T) {
 	})
 	t.Run("responses", func(t *testing.T) {
 		a := strict.Adapter(strict.Responses)
-		a.New = func(baseURL string) chat.Model { return NewResponses(append(opts(baseURL), option.WithMaxRetries(0))...) }
+		a.New = func(baseURL string) chat.Model {
+			return NewResponses(append(opts(baseURL), option.WithMaxRetries(0))...)
+		}
 		a.NewRetrying = func(baseURL string, maxWait time.Duration) chat.Model {
 			m := NewResponses(opts(baseURL)...)
 			m.MaxRetryWait = maxWait
