@@ -77,10 +77,14 @@ func TestRetryWaitsBeyondTheCapAreNotSlept(t *testing.T) {
 		want      want
 	}{
 		{"a wait over the default cap of 60 s", 0, false, 10 * time.Minute,
-			func(api strict.API) []strict.Reply { return []strict.Reply{rateLimited(api, 429, map[string]string{"Retry-After": "61"})} },
+			func(api strict.API) []strict.Reply {
+				return []strict.Reply{rateLimited(api, 429, map[string]string{"Retry-After": "61"})}
+			},
 			want{1, &chat.CallError{StatusCode: 429, Transient: true, RetryAfter: 61 * time.Second}}},
 		{"a wait over a cap of 300 ms", 300 * time.Millisecond, false, time.Minute,
-			func(api strict.API) []strict.Reply { return []strict.Reply{rateLimited(api, 503, map[string]string{"Retry-After": "2"})} },
+			func(api strict.API) []strict.Reply {
+				return []strict.Reply{rateLimited(api, 503, map[string]string{"Retry-After": "2"})}
+			},
 			want{1, &chat.CallError{StatusCode: 503, Transient: true, RetryAfter: 2 * time.Second}}},
 		{"an hour's wait with a minute's deadline", 0, false, time.Minute,
 			func(api strict.API) []strict.Reply {
@@ -88,7 +92,9 @@ func TestRetryWaitsBeyondTheCapAreNotSlept(t *testing.T) {
 			},
 			want{1, &chat.CallError{StatusCode: 429, Transient: true, RetryAfter: time.Hour}}},
 		{"a wait within the cap that outlasts the deadline", 0, false, 3 * time.Second,
-			func(api strict.API) []strict.Reply { return []strict.Reply{rateLimited(api, 429, map[string]string{"Retry-After": "10"})} },
+			func(api strict.API) []strict.Reply {
+				return []strict.Reply{rateLimited(api, 429, map[string]string{"Retry-After": "10"})}
+			},
 			want{1, &chat.CallError{StatusCode: 429, Transient: true, RetryAfter: 10 * time.Second}}},
 		{"a negative cap sleeps no wait", -1, false, time.Minute,
 			func(api strict.API) []strict.Reply {
