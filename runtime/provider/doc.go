@@ -18,24 +18,22 @@
 // fail the same way. Every failure of a call that was sent is a *chat.CallError whose Provider is
 // the adapter's provider name (Anthropic, OpenAI, OpenAIResponses), classified so:
 //
-//	what happened                                 StatusCode     Transient  RetryAfter
-//	408, 409, 429, 5xx (Anthropic's 529 too)      the status     yes        the answer's wait
-//	any other status of 400 and above             the status     no         the answer's wait
-//	  (a context-window refusal also wraps chat.ErrContextWindow)
-//	no answer: a network error, a timeout,        0 (or the 2xx  yes        0
-//	  a connection cut off in the body             cut off)
-//	ctx done (matches ctx.Err() with errors.Is)    the last       yes        the last answer's
-//	                                               answer's, or 0             wait, or 0
-//	a 2xx body that is not an answer of the API    the status     no         0
-//	  (wraps ErrMalformedResponse)
-//	a Responses API response of status "failed"    the status     for codes  0
-//	                                                              server_error, rate_limit_exceeded,
-//	                                                              vector_store_timeout
+//	failure                                      StatusCode            Transient  RetryAfter
+//	408, 409, 429, 5xx (Anthropic's 529 too)     its status            yes        the answer's wait
+//	any other status of 400 and above (1)        its status            no         the answer's wait
+//	no answer: network error, timeout, cut off   0, or the cut 2xx's   yes        0
+//	ctx done: cancelled or deadline passed (2)   the last answer's, 0  yes        the last answer's, 0
+//	a 2xx body that is not an answer (3)         its status            no         0
+//	a Responses API response "failed" (4)        its status            by code    0
+//
+// (1) A context-window refusal also wraps chat.ErrContextWindow. (2) The error matches ctx.Err()
+// with errors.Is. (3) It wraps ErrMalformedResponse. (4) Transient for the codes server_error,
+// rate_limit_exceeded and vector_store_timeout.
 //
 // The CallError wraps the SDK's error (errors.As finds *anthropic.Error or *openai.Error), and
 // its text reads "<provider>: status 429 (transient, retry after 1m0s): <the SDK's error>". A
 // transient failure may succeed later with the same request; a permanent one never will, so a
-// runner ends the run instead of calling the model again. TransientStatus, RetryAfter and
+// caller must not send it again. TransientStatus, RetryAfter and
 // HTTPError are the rules themselves, for a third party's adapter.
 //
 // # Retry waits
