@@ -33,8 +33,8 @@
 // The CallError wraps the SDK's error (errors.As finds *anthropic.Error or *openai.Error), and
 // its text reads "<provider>: status 429 (transient, retry after 1m0s): <the SDK's error>". A
 // transient failure may succeed later with the same request; a permanent one never will, so a
-// caller must not send it again. TransientStatus, RetryAfter and
-// HTTPError are the rules themselves, for a third party's adapter.
+// caller must not send it again. TransientStatus, RetryAfter and HTTPError are the rules
+// themselves, for a third party's adapter.
 //
 // # Retry waits
 //
