@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"testing"
 	"time"
 
@@ -138,27 +139,20 @@ func Check(a Adapter) error {
 	if err := a.check(); err != nil {
 		return err
 	}
-	var errs []error
+	rep := &report{}
 	for _, c := range rules {
-		r := &recorder{}
-		func() {
-			defer func() {
-				if v := recover(); v != nil {
-					if _, ok := v.(stop); !ok {
-						panic(v)
-					}
-				}
-			}()
-			runRule(r, a, c)
+		rep.rule = c.name
+		done := make(chan struct{})
+		go func() { // a rule ends early through runtime.Goexit, as on a *testing.T
+			defer close(done)
+			runRule(rep, a, c)
 		}()
-		for _, e := range r.errors {
-			errs = append(errs, fmt.Errorf("%s: %s", c.name, e))
-		}
+		<-done
 	}
-	return errors.Join(errs...)
+	return errors.Join(rep.errs...)
 }
 
-// tb is the part of *testing.T the rules use; Check records through it.
+// tb is the part of *testing.T the rules use; Check reports through it.
 type tb interface {
 	Helper()
 	Errorf(format string, args ...any)
@@ -166,20 +160,21 @@ type tb interface {
 	Skipf(format string, args ...any)
 }
 
-// recorder is the tb of Check: it keeps what a rule reports; Fatalf and Skipf end the rule as
-// they do on a *testing.T.
-type recorder struct {
-	errors []string
+// report is the tb of Check: it keeps each problem with the name of its rule. Fatalf and Skipf
+// end the rule's goroutine, as they do a test's.
+type report struct {
+	rule string
+	errs []error
 }
 
-type stop struct{}
-
-func (r *recorder) Helper() {}
-func (r *recorder) Errorf(format string, args ...any) {
-	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+func (r *report) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Errorf("%s: %s", r.rule, fmt.Sprintf(format, args...)))
 }
-func (r *recorder) Fatalf(format string, args ...any) {
+
+func (r *report) Fatalf(format string, args ...any) {
 	r.Errorf(format, args...)
-	panic(stop{})
+	runtime.Goexit()
 }
-func (r *recorder) Skipf(string, ...any) { panic(stop{}) }
+
+func (*report) Skipf(string, ...any) { runtime.Goexit() }
+func (*report) Helper()              {}
