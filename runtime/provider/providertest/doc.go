@@ -2,7 +2,8 @@
 // keeps the contract of package runtime/chat, as testing/slogtest checks an slog.Handler and
 // runtime/historytest a history source. personagen's adapters (runtime/provider/anthropic,
 // runtime/provider/openai) run it; a third party's adapter (Gemini, Bedrock, a local model
-// server) proves itself against the same cases with one call:
+// server) proves itself against the same cases with one call — start from Adapter, which
+// describes the adapter and its API, and Run:
 //
 //	func TestConformance(t *testing.T) {
 //		providertest.Run(t, providertest.Adapter{
@@ -47,9 +48,10 @@
 //
 // Every call must return, must not modify its Request (compared with a deep copy), must return
 // a Response only with a nil error, and a Response whose assistant message a conversation can
-// continue with. No rule sleeps longer than a retry of a few milliseconds or asserts a duration:
-// an adapter that sleeps a long wait is caught by the requests the server counts, and an adapter
-// that hangs by a deadline of 30 s.
+// continue with. No rule asserts a duration, and none waits longer than a 200 ms deadline or a
+// retry of a few milliseconds when the adapter keeps the rules: an adapter that sleeps a long
+// wait is caught by the requests the server counts, one that hangs by a deadline of 30 s.
 //
-// Check runs the same suite outside a test and returns the broken rules as an error.
+// Check runs the same suite outside a test and returns the broken rules as an error. Server, the
+// suite's player of an API, also serves an adapter's own tests of scripted failures.
 package providertest
