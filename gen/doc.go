@@ -5,7 +5,8 @@
 // `personagen generate`, `verify` and `validate -check`.
 //
 // Generate is the one entry point: specs and Options in, one File per spec
-// out (Write puts them into the output directory; Leftovers and FileSource
+// out, plus PersonasFile, whose Personas function builds every persona of
+// the run for a host (Write puts them into the output directory; Leftovers and FileSource
 // recognise personagen's files there). Options.CheckOnly stops after
 // checking, for `personagen validate -check`. Inside, generation has three
 // phases, timed apart in Stats:
