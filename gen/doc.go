@@ -4,7 +4,7 @@
 // as values of package runtime. It is the generator behind
 // `personagen generate`, `verify` and `validate -check`.
 //
-// Generate is the one entry point: specs and Options in, one File per spec
+// Start from Generate, the one entry point: specs and Options in, one File per spec
 // out (Write puts them into the output directory; Leftovers and FileSource
 // recognise personagen's files there). Options.CheckOnly stops after
 // checking, for `personagen validate -check`. Inside, generation has three

@@ -3,6 +3,9 @@
 // model calls and tool rounds recorded in the store as they happen, so that a run cut off at any
 // point — a crash, a cancelled context, a lost database connection — resumes where it stopped.
 //
+// Start from Runner: Reply answers a stored inbound message, Fire carries out a fire of a
+// responsibility, and a Runner is the schedule.Runner a scheduler hands its fires to.
+//
 // # The loop
 //
 // A run assembles its request with the persona's chain (runtime.BuildRequest), calls the model

@@ -3,6 +3,9 @@
 // a provider) and by the adapters, which check a persona's settings before their first call
 // with the same messages.
 //
+// Start from CheckSettings (the settings a provider accepts) and the adapters' constructors,
+// anthropic.New, openai.NewChat and openai.NewResponses.
+//
 // The adapters live below it: runtime/provider/anthropic (the Anthropic Messages API through
 // anthropic-sdk-go), runtime/provider/openai (the OpenAI Chat Completions and Responses APIs
 // through openai-go) and runtime/provider/scripted (a deterministic model for tests and

@@ -3,4 +3,6 @@
 // through a Deliverer, which acknowledges a message only once it is committed; a Sender sends
 // the rendered replies of the outbox, telling permanent failures (Permanent) from transient
 // ones.
+//
+// Start from Receiver and Sender, the interfaces a transport implements.
 package service
