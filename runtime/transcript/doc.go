@@ -7,16 +7,14 @@
 //
 // A transcript looks like this:
 //
-//	system:
-//	You answer billing questions for Acme.
+//	system: You answer questions about orders.
 //
-//	user: Why was I charged twice?
+//	user: Has A-17 shipped?
 //
 //	assistant:
-//	Let me look at your invoices.
-//	function_call: {"name":"list_invoices","arguments":{"month":"2024-05"},"id":"call_1"}
+//	function_call: {"name":"lookup_order","arguments":{"number":"A-17"},"id":"c1"}
 //
-//	function_call_output: {"id":"call_1","content":"INV-7 $20, INV-8 $20 (duplicate)"}
+//	function_call_output: {"id":"c1","content":"shipped on Monday"}
 //
 // The format — its eight header keywords, the escape and fence rules that keep any text exact,
 // tool calls, results, provider state and parts — is specified in docs/transcript.md in the
