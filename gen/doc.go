@@ -4,6 +4,9 @@
 // as values of package runtime. It is the generator behind
 // `personagen generate`, `verify` and `validate -check`.
 //
+// What a spec compiles to and what is checked against the host's code are docs/generator.md in
+// the repository.
+//
 // Start from Generate, the one entry point: specs and Options in, one File per spec
 // out (Write puts them into the output directory; Leftovers and FileSource
 // recognise personagen's files there). Options.CheckOnly stops after

@@ -4,7 +4,8 @@
 // (chat.Message, chat.Request, chat.Model) is package runtime/chat.
 //
 // Start from Persona, what a generated constructor returns, and BuildRequest. A host runs
-// personas with agent.Runner (package runtime/agent), which builds each request itself.
+// personas with agent.Runner (package runtime/agent), which builds each request itself. What
+// the model reads of a replayed thread is docs/history.md in the repository.
 //
 // # How the pieces fit
 //

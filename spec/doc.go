@@ -4,6 +4,7 @@
 // beyond the JSON Schema (templates, cron schedules, timezones, duplicate
 // names, chain order, cross-file name collisions). Start from LoadPaths (every spec under
 // the given paths, with every diagnostic) or Load (one file's bytes), which return Personas.
+// The language itself is docs/spec.md in the repository.
 //
 // Data flows one way: YAML → spec (typed, positioned) → schema check → gen.
 // The loader never decodes into structs before validation; it checks the

@@ -417,7 +417,7 @@ func pathTable(t *testing.T, md string) map[string]bool {
 	section, _, _ = strings.Cut(section, "\n## ")
 	listed := map[string]bool{}
 	for _, line := range strings.Split(section, "\n") {
-		if !strings.HasPrefix(line, "| `") {
+		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| path ") {
 			continue
 		}
 		first := strings.Split(line, "|")[1]

@@ -4,7 +4,8 @@
 // point — a crash, a cancelled context, a lost database connection — resumes where it stopped.
 //
 // Start from Runner: Reply answers a stored inbound message, Fire carries out a fire of a
-// responsibility, and a Runner is the schedule.Runner a scheduler hands its fires to.
+// responsibility, and a Runner is the schedule.Runner a scheduler hands its fires to. Its
+// spans, logs and database round trips are docs/runner.md in the repository.
 //
 // # The loop
 //

@@ -2,7 +2,8 @@
 // email.
 //
 // Start from Ingest (a raw message into the store, once per persona it is for) and, for a
-// reply, NewReply and Render.
+// reply, NewReply and Render. The rules they follow — what is stored, answered and threaded,
+// how a message is read, the limits — are docs/mail.md in the repository.
 //
 // Data flows one way:
 //

@@ -4,7 +4,8 @@
 // with the same messages.
 //
 // Start from CheckSettings (the settings a provider accepts) and the adapters' constructors,
-// anthropic.New, openai.NewChat and openai.NewResponses.
+// anthropic.New, openai.NewChat and openai.NewResponses. Configuring the adapters, the settings
+// per provider and the wire rules they share are docs/models.md in the repository.
 //
 // The adapters live below it: runtime/provider/anthropic (the Anthropic Messages API through
 // anthropic-sdk-go), runtime/provider/openai (the OpenAI Chat Completions and Responses APIs

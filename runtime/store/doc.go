@@ -4,7 +4,8 @@
 // (package runtime/history) for history replay and compaction (history.go, compaction.go).
 //
 // Start from Open and Migrate; then AppendMessage and History for threads, StartRun, RecordRound
-// and FinishRun for runs.
+// and FinishRun for runs. The operator's side — DSNs, migrations, statistics, what each call
+// costs — is docs/store.md in the repository.
 //
 // # Databases
 //
