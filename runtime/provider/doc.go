@@ -4,6 +4,10 @@
 // their first call with the same messages), and the rules by which a failed call is classified
 // and a provider's retry wait is honoured.
 //
+// Start from CheckSettings (the settings a provider accepts) and the adapters' constructors,
+// anthropic.New, openai.NewChat and openai.NewResponses. Configuring the adapters, the settings
+// per provider and the wire rules they share are docs/models.md in the repository.
+//
 // The adapters live below it: runtime/provider/anthropic (the Anthropic Messages API through
 // anthropic-sdk-go), runtime/provider/openai (the OpenAI Chat Completions and Responses APIs
 // through openai-go) and runtime/provider/scripted (a deterministic model for tests and

@@ -1,5 +1,10 @@
 // Package schedule fires a persona's responsibilities on their cron schedules.
 //
+// Start from Parse (a responsibility's Cron, whose Next, Prev and Fires compute its fires) and
+// New (a Scheduler over a store, run with Start and Stop or one Tick at a time). When a
+// schedule fires across daylight saving time, and running the scheduler on several replicas,
+// are docs/scheduling.md in the repository.
+//
 // # Fires
 //
 // A responsibility's schedule (a cron expression and an IANA time zone, from the spec) parses

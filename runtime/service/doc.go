@@ -5,7 +5,10 @@
 // Start from New and Config: a host hands it its personas (the generated package's Personas
 // function returns them), a store, its models (Models: a persona whose spec names a provider is
 // served by that provider's adapter, every other one by Models.Default), its receivers and its
-// sender; Run runs it, Handler serves its health, readiness and metrics endpoints.
+// sender; Run runs it, Handler serves its health, readiness and metrics endpoints. A transport
+// implements Receiver (mail in, acknowledged only once Deliver committed it) or Sender (replies
+// out, Permanent marking a failure that must not be retried). How to deploy and operate it is
+// docs/service.md in the repository.
 //
 // # Work is rows
 //

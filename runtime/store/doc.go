@@ -3,6 +3,10 @@
 // and the tool uses of every run, so an agent remembers what it did. It implements history.Source
 // (package runtime/history) for history replay and compaction (history.go, compaction.go).
 //
+// Start from Open and Migrate; then AppendMessage and History for threads, StartRun, RecordRound
+// and FinishRun for runs. The operator's side — DSNs, migrations, statistics, what each call
+// costs — is docs/store.md in the repository.
+//
 // # Databases
 //
 // MySQL 8 / MariaDB 10.5+ in production (github.com/go-sql-driver/mysql) and SQLite through the

@@ -2,6 +2,9 @@
 // official SDK, github.com/anthropics/anthropic-sdk-go/v2, and maps the answer back: a
 // chat.Model.
 //
+// Start from New; Params and Response convert a request and an answer without sending anything.
+// Configuring it, and the rules all adapters share, are docs/models.md in the repository.
+//
 // The client is the SDK's own: New takes the SDK's request options, and without options the
 // SDK reads its standard environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL — the base URL of
 // the API, to which the SDK appends v1/messages — and the SDK's other variables).

@@ -3,6 +3,10 @@
 // "openai") and Responses (the Responses API, provider "openai-responses"). Both are
 // chat.Models.
 //
+// Start from NewChat or NewResponses; ChatParams, ResponsesParams, ChatResponse and
+// ResponsesResponse convert a request and an answer without sending anything. Configuring them,
+// and the rules all adapters share, are docs/models.md in the repository.
+//
 // The clients are the SDK's own: NewChat and NewResponses take the SDK's request options, and
 // the SDK reads its standard environment first (OPENAI_API_KEY, OPENAI_BASE_URL — the base URL
 // of the API, ending in /v1 — and the SDK's other OPENAI_* variables); an option passed
