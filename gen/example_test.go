@@ -33,12 +33,13 @@ message_resolvers:
 	}
 	for _, f := range files {
 		fmt.Println(f.Name, "from", f.Source)
-		src := string(f.Content)
-		i := strings.Index(src, "func NewShopAssistant")
-		fmt.Print(src[i : strings.Index(src[i:], "\n}\n")+i+3])
 	}
+	src := string(files[0].Content)
+	i := strings.Index(src, "func NewShopAssistant")
+	fmt.Print(src[i : strings.Index(src[i:], "\n}\n")+i+3])
 	// Output:
 	// shop_assistant.go from shop-assistant.persona.yaml
+	// personas.go from *
 	// func NewShopAssistant(opts runtime.Options) (*runtime.Persona, error) {
 	// 	p := &runtime.Persona{
 	// 		Name:        "shop-assistant",

@@ -63,20 +63,20 @@ func ExampleIngest() {
 	}
 	header, _, _ := strings.Cut(string(eml), "\r\n\r\n")
 	for _, line := range strings.Split(header, "\r\n") {
-		if !strings.HasPrefix(line, "Content-") && !strings.HasPrefix(line, "Mime-Version") {
+		if !strings.HasPrefix(line, "Content-") && !strings.HasPrefix(line, "MIME-Version") {
 			fmt.Println(line)
 		}
 	}
 	// Output:
 	// shop-assistant shop-assistant/6dd6691600689a7cde4cb565b8804e2c 1 true
 	// Ada Lovelace <ada@example.com> | Bestellung für Köln | 2026-03-02 09:00:00 +0000 UTC
-	// Auto-Submitted: auto-replied
+	// From: Example Shop <shop@example.com>
+	// To: Ada Lovelace <ada@example.com>
+	// Subject: =?utf-8?q?Re=3A_Bestellung_f=C3=BCr_K=C3=B6ln?=
 	// Date: Mon, 02 Mar 2026 09:30:00 +0000
-	// From: "Example Shop" <shop@example.com>
+	// Message-ID: <47dce0a495176279e8f569e378f67ddb@example.com>
 	// In-Reply-To: <q1@example.com>
-	// Message-Id: <47dce0a495176279e8f569e378f67ddb@example.com>
 	// References: <q1@example.com>
-	// Subject: =?utf-8?q?Re:_Bestellung_f=C3=BCr_K=C3=B6ln?=
-	// To: "Ada Lovelace" <ada@example.com>
+	// Auto-Submitted: auto-replied
 	// X-Auto-Response-Suppress: OOF, AutoReply
 }
