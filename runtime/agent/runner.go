@@ -91,8 +91,9 @@ type Runner struct {
 	// instead of storing a second one. An error, a nil message, or a message the store refuses
 	// as invalid fails the run (store.FailureHostError); a panic is a fault (MaxFaults).
 	Compose func(persona *runtime.Persona, answered *history.Message, runKey, text string, date time.Time) (*history.Message, error)
-	// Logger receives the runs' logs, each with the persona, the run key and the correlation id;
-	// nil = slog.Default().
+	// Logger receives the runs' logs, each with the persona, the run key and the correlation id,
+	// and the thread and message seq of a reply run or the responsibility and fire instant of a
+	// scheduled one; nil = slog.Default().
 	Logger *slog.Logger
 	// TracerProvider makes the runs' spans (OpenTelemetry GenAI conventions); nil = the global
 	// provider (otel.GetTracerProvider), a no-op until the host sets one.
@@ -361,6 +362,7 @@ func (r *Runner) Reply(ctx context.Context, in Inbound) (*Result, error) {
 	}
 	a := r.newAttempt(in.Persona, key, in.CorrelationID, in.Config)
 	a.inbound = &m
+	a.log = a.log.With("thread", m.ThreadID, "seq", m.Seq)
 	return a.runReply(ctx)
 }
 
@@ -453,6 +455,7 @@ func (r *Runner) Fire(ctx context.Context, f Fire) (*Result, error) {
 	a := r.newAttempt(f.Persona, key, f.CorrelationID, f.Config)
 	a.responsibility = &resp
 	a.fireAt = f.At
+	a.log = a.log.With("responsibility", resp.Name, "fire_at", f.At.UTC())
 	a.claimed = f.Run
 	return a.runFire(ctx)
 }

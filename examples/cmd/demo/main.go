@@ -140,7 +140,7 @@ func run(ctx context.Context, cfg config, w io.Writer) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 
-	env := newEnv()
+	env := host.SampleEnv()
 	opts := runtime.Options{Files: runtime.FSFiles(examples.Prompts), History: st}
 	support, err := generated.NewSupportAgent(env, opts)
 	if err != nil {
