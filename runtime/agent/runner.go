@@ -325,15 +325,21 @@ func (r *Runner) Fire(ctx context.Context, f Fire) (*Result, error) {
 
 // RunFire carries out a fire a schedule.Scheduler claimed, making a Runner the scheduler's
 // schedule.Runner: Fire with f.Run, under the scheduler's lease, which the scheduler renews and
-// finishes with the store.Finish returned here (the run's usage and stop reason, also with an
-// error).
-func (r *Runner) RunFire(ctx context.Context, f schedule.Fire) (store.Finish, error) {
+// finishes with the returned FireResult's Finish. Result.Finish.Status says whether the run
+// ended: final (succeeded, or failed: ErrMaxTurns, ErrNoAnswer, or a fire this runner cannot
+// run, ErrInvalidJob) or "" when the attempt stopped before the run finished (a model or store
+// error after their own retries, a cancelled ctx), which the scheduler retries; Text is the
+// run's output and Finish carries its usage and stop reason either way.
+func (r *Runner) RunFire(ctx context.Context, f schedule.Fire) (schedule.FireResult, error) {
 	run := f.Run
 	res, err := r.Fire(ctx, Fire{Persona: f.Persona, Responsibility: f.Responsibility.Name, At: f.At, Run: &run})
-	if res == nil {
-		return store.Finish{}, err
+	switch {
+	case res != nil:
+		return schedule.FireResult{Finish: res.Finish, Text: res.Text}, err
+	case errors.Is(err, ErrInvalidJob):
+		return schedule.FireResult{Finish: store.Finish{Status: store.RunFailed, Reason: err.Error()}}, err
 	}
-	return res.Finish, err
+	return schedule.FireResult{}, err
 }
 
 var _ schedule.Runner = (*Runner)(nil)
