@@ -270,4 +270,3 @@ func defaultHolder() string {
 
 // Holder returns the lease holder name under which this scheduler claims runs.
 func (s *Scheduler) Holder() string { return s.holder }
-
