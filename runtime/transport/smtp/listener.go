@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	gosmtp "github.com/emersion/go-smtp"
 	"github.com/emersion/go-sasl"
+	gosmtp "github.com/emersion/go-smtp"
 
 	"github.com/personagen/personagen/runtime/mail"
 	"github.com/personagen/personagen/runtime/service"

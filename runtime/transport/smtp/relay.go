@@ -171,7 +171,9 @@ func (r *Relay) Send(ctx context.Context, m service.Outgoing) error {
 
 // send runs one transaction on a connected client.
 func (r *Relay) send(c *gomailsmtp.Client, m service.Outgoing) error {
-	where := func(step string) string { return fmt.Sprintf("smtp: relay %s: reply %s: %s", r.opts.Addr, m.MessageID, step) }
+	where := func(step string) string {
+		return fmt.Sprintf("smtp: relay %s: reply %s: %s", r.opts.Addr, m.MessageID, step)
+	}
 	from := r.opts.EnvelopeSender(m)
 	c.UpdateDeadline(r.opts.Timeout)
 	if err := c.Mail("<" + from + ">"); err != nil {

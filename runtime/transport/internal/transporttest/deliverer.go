@@ -58,7 +58,9 @@ func (d *Deliverer) Deliver(ctx context.Context, raw io.Reader, env service.Enve
 }
 
 // Accepts implements service.Deliverer.
-func (d *Deliverer) Accepts(address string) *runtime.Persona { return mail.PersonaFor(d.Personas, address) }
+func (d *Deliverer) Accepts(address string) *runtime.Persona {
+	return mail.PersonaFor(d.Personas, address)
+}
 
 // Envelopes returns the envelopes of the messages delivered so far.
 func (d *Deliverer) Envelopes() []service.Envelope {
