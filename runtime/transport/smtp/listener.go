@@ -221,6 +221,7 @@ func (l *Listener) Receive(ctx context.Context, d service.Deliverer) error {
 	select {
 	case <-ctx.Done():
 		s.Close()
+		l.ln.Close() // when Serve had not registered it yet
 		<-done
 		return nil
 	case err := <-done:
