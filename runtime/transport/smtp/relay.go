@@ -150,6 +150,11 @@ func (r *Relay) Send(ctx context.Context, m service.Outgoing) error {
 	if len(m.To) == 0 {
 		return service.Permanent(fmt.Errorf("smtp: reply %s has no recipients", m.MessageID))
 	}
+	for _, a := range append([]string{r.opts.EnvelopeSender(m)}, m.To...) {
+		if err := checkAddress(a); err != nil {
+			return service.Permanent(fmt.Errorf("smtp: reply %s: %w", m.MessageID, err))
+		}
+	}
 	c, err := r.client.DialToSMTPClientWithContext(ctx)
 	if err != nil {
 		return fmt.Errorf("smtp: relay %s: connect: %w", r.opts.Addr, err)
@@ -188,15 +193,14 @@ func (r *Relay) send(c *gomailsmtp.Client, m service.Outgoing) error {
 			accepted++
 			continue
 		}
-		err = classify(where("RCPT TO:<"+to+">"), err)
-		if !service.IsPermanent(err) {
+		if err := classify(where("RCPT TO:<"+to+">"), err); !service.IsPermanent(err) {
 			c.Reset()
 			return err
 		}
-		refused = append(refused, err.Error())
+		refused = append(refused, classify("RCPT TO:<"+to+">", err).Error())
 	}
 	if accepted == 0 {
-		return service.Permanent(errors.New(strings.Join(refused, "; ")))
+		return service.Permanent(errors.New(where("every recipient refused: " + strings.Join(refused, "; "))))
 	}
 	c.UpdateDeadline(r.opts.Timeout)
 	w, err := c.Data()
@@ -217,9 +221,16 @@ func (r *Relay) send(c *gomailsmtp.Client, m service.Outgoing) error {
 	return nil
 }
 
+// checkAddress refuses an envelope address that cannot be written in MAIL FROM or RCPT TO.
+func checkAddress(a string) error {
+	if strings.ContainsAny(a, "\r\n<> \t") || !strings.Contains(a, "@") {
+		return fmt.Errorf("envelope address %q is not an address (local@domain, without spaces, brackets or line breaks)", a)
+	}
+	return nil
+}
+
 // classify wraps err with what was being done and marks an SMTP answer of class 5 permanent;
-// anything else (a 4xx answer, a network, TLS or protocol error) stays transient. An address
-// the SMTP client refuses to write (a line break in it) is permanent too.
+// anything else (a 4xx answer, a network, TLS or protocol error) stays transient.
 func classify(step string, err error) error {
 	var te *textproto.Error
 	if errors.As(err, &te) {
@@ -228,9 +239,6 @@ func classify(step string, err error) error {
 			return service.Permanent(wrapped)
 		}
 		return wrapped
-	}
-	if strings.Contains(err.Error(), "must not contain CR or LF") {
-		return service.Permanent(fmt.Errorf("%s: %w", step, err))
 	}
 	return fmt.Errorf("%s: %w", step, err)
 }
