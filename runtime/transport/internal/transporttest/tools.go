@@ -1,6 +1,7 @@
 package transporttest
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -169,4 +170,70 @@ func VerifyDKIM(t testing.TB, raw []byte, records map[string]string) []string {
 		return nil
 	}
 	return strings.Split(strings.TrimSpace(out.String()), "\n")
+}
+
+// Child is a process of the test binary itself, running a part of the system (a listener, a
+// receiver) that the test kills with SIGKILL at a chosen point.
+type Child struct {
+	cmd   *exec.Cmd
+	lines chan string
+	t     testing.TB
+}
+
+// ChildEnv is the variable that tells a test binary it runs as a Child, and in which role.
+const ChildEnv = "TRANSPORTTEST_CHILD"
+
+// StartChild runs the test binary again with ChildEnv=role and env added; the child's TestMain
+// sees the role and runs it instead of the tests. Lines the child prints are read by WaitLine.
+// The child is killed when the test ends, if it still runs.
+func StartChild(t testing.TB, role string, env ...string) *Child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), ChildEnv+"="+role), env...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &Child{cmd: cmd, lines: make(chan string, 100), t: t}
+	go func() {
+		s := bufio.NewScanner(out)
+		for s.Scan() {
+			c.lines <- s.Text()
+		}
+		close(c.lines)
+	}()
+	t.Cleanup(c.Kill)
+	return c
+}
+
+// WaitLine waits up to a minute for the child to print line.
+func (c *Child) WaitLine(line string) {
+	c.t.Helper()
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case l, ok := <-c.lines:
+			if !ok {
+				c.t.Fatalf("the child ended before it printed %q", line)
+			}
+			if l == line {
+				return
+			}
+		case <-timeout:
+			c.t.Fatalf("the child did not print %q within a minute", line)
+		}
+	}
+}
+
+// Kill kills the child with SIGKILL (by its process id) and waits for it to end.
+func (c *Child) Kill() {
+	if c.cmd.ProcessState != nil {
+		return
+	}
+	c.cmd.Process.Kill()
+	c.cmd.Wait()
 }
