@@ -14,10 +14,10 @@ import (
 // TLS on IMAPSPort) and LMTP (LMTPPort) on 127.0.0.1 for the users it was started with, their
 // mail in maildirs under Dir.
 type Dovecot struct {
-	Dir                          string
+	Dir                           string
 	IMAPPort, IMAPSPort, LMTPPort int
-	Cert                         *Cert
-	t                            testing.TB
+	Cert                          *Cert
+	t                             testing.TB
 }
 
 // StartDovecot starts a private Dovecot whose users are the keys of users (full addresses,
