@@ -107,6 +107,13 @@ service auth {
     mode = 0600
   }
 }
+namespace inbox {
+  inbox = yes
+  separator = /
+  mailbox Processed {
+    auto = create
+  }
+}
 lmtp_rcpt_check_quota = no
 protocol lmtp {
   postmaster_address = postmaster@dovecot.test
@@ -165,6 +172,34 @@ func (d *Dovecot) Messages(user string) [][]byte {
 		}
 	}
 	return out
+}
+
+// Flags returns the maildir flags of each message in user's folder ("" for INBOX, "Processed"),
+// in file-name order: "S" for \Seen, "" for none (a message not yet looked at, in new/).
+func (d *Dovecot) Flags(user, folder string) []string {
+	d.t.Helper()
+	box := filepath.Join(d.Dir, "mail", strings.ToLower(user))
+	if folder != "" {
+		box = filepath.Join(box, "."+folder)
+	}
+	var out []string
+	for _, sub := range []string{"cur", "new"} {
+		files, _ := filepath.Glob(filepath.Join(box, sub, "*"))
+		sort.Strings(files)
+		for _, f := range files {
+			_, flags, _ := strings.Cut(filepath.Base(f), ":2,")
+			out = append(out, flags)
+		}
+	}
+	return out
+}
+
+// Kick disconnects user's IMAP sessions (doveadm kick).
+func (d *Dovecot) Kick(user string) {
+	d.t.Helper()
+	if out, err := runDaemon(filepath.Join(d.Dir, "kick.out"), "/usr/bin/doveadm", "-c", d.conf(), "kick", user); err != nil {
+		d.t.Fatalf("doveadm kick: %v\n%s", err, out)
+	}
 }
 
 // Deliver delivers raw into user's INBOX through Dovecot's LMTP (with swaks), as mail arrives.
