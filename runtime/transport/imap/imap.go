@@ -201,6 +201,9 @@ func ParseURL(raw string) (Options, error) {
 		port = map[TLSMode]string{ImplicitTLS: "993", StartTLS: "143"}[o.TLS]
 	}
 	o.Addr = net.JoinHostPort(u.Hostname(), port)
+	if _, _, err := net.SplitHostPort(o.Addr); err != nil || strings.ContainsAny(u.Hostname(), "[]/ ") {
+		return Options{}, fmt.Errorf("imap: URL %q: host %q is not a host name or address", u.Redacted(), u.Hostname())
+	}
 	o.Username = u.User.Username()
 	o.Password, _ = u.User.Password()
 	q := u.Query()

@@ -290,3 +290,22 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseURL: any input either fails or gives options New accepts (with checkpoints), an
+// address with a port, and no empty mailbox.
+func FuzzParseURL(f *testing.F) {
+	for _, s := range []string{"imaps://me:pw@host/INBOX", "imap://me:pw@127.0.0.1:1143/?mailbox=A&move=B&tls=none", "imap://@/", "imaps://u@h/%2F", "imap://u:p@[::1]:143/x?mailbox="} {
+		f.Add(s)
+	}
+	st := transporttest.Open(f, transporttest.ScratchDSN(f, store.DialectSQLite))
+	f.Fuzz(func(t *testing.T, raw string) {
+		o, err := imap.ParseURL(raw)
+		if err != nil {
+			return
+		}
+		o.Checkpoints = st
+		if _, err := imap.New(o); err != nil && !strings.Contains(err.Error(), "mailbox") && !strings.Contains(err.Error(), "checkpoint name") {
+			t.Errorf("ParseURL(%q) = %+v, which New refuses: %v", raw, o, err)
+		}
+	})
+}
