@@ -110,10 +110,9 @@ type Options struct {
 //
 // The listener is bound when New returns (Addr reports where), and serves from Receive on.
 type Listener struct {
-	opts   Options
-	ln     net.Listener
-	server *gosmtp.Server
-	log    *slog.Logger
+	opts Options
+	ln   net.Listener
+	log  *slog.Logger
 
 	once sync.Once
 }
@@ -192,6 +191,11 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 // Addr is the address the listener is bound to.
 func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
 
+// Close releases the address of a listener that is not served (Receive closes it when it
+// returns, so Close is for a listener never handed to Receive). Closing twice returns the
+// second close's error.
+func (l *Listener) Close() error { return l.ln.Close() }
+
 // Receive serves connections, delivering every message into d, until ctx ends; then it closes
 // the listener and every connection (a message not yet answered is sent again by its client)
 // and returns nil. It returns the accept loop's error when the listener fails. Receive may be
@@ -215,7 +219,6 @@ func (l *Listener) Receive(ctx context.Context, d service.Deliverer) error {
 	}
 	s.AllowInsecureAuth = l.opts.AllowInsecureAuth
 	s.ErrorLog = slog.NewLogLogger(l.log.Handler(), slog.LevelWarn)
-	l.server = s
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(l.ln) }()
 	select {

@@ -384,4 +384,18 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	if err := l.Receive(context.Background(), &fakeDeliverer{}); err == nil {
 		t.Error("a second Receive did not fail")
 	}
+	// Close releases a listener never served: its address can be bound again.
+	unused, err := smtp.New(smtp.Options{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := unused.Addr().String()
+	if err := unused.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := smtp.New(smtp.Options{Addr: addr})
+	if err != nil {
+		t.Fatalf("binding %s again after Close: %v", addr, err)
+	}
+	again.Close()
 }

@@ -250,6 +250,10 @@ func NewServer(addr string, paths map[string]*Endpoint) (*Server, error) {
 // Addr is the address the server is bound to.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
+// Close releases the address of a server that is not served (Receive closes it when it
+// returns).
+func (s *Server) Close() error { return s.ln.Close() }
+
 // Receive serves the endpoints, delivering into d, until ctx ends (then it stops accepting,
 // gives requests in progress 10 seconds, and returns nil). Receive may be called once.
 func (s *Server) Receive(ctx context.Context, d service.Deliverer) error {
