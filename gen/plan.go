@@ -302,6 +302,12 @@ func (pl *genPlan) String() string {
 			for _, a := range m.Aliases {
 				fmt.Fprintf(&b, ", alias %s", a.Value)
 			}
+			for _, a := range m.AcceptFrom {
+				fmt.Fprintf(&b, ", accepts mail from %s", a.Value)
+			}
+			if !m.SubjectThreading.Value {
+				b.WriteString(", no subject threading")
+			}
 			b.WriteString("\n")
 		}
 		for _, chain := range [][]stepPlan{fp.messageChain, fp.responsibility} {

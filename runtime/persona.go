@@ -53,10 +53,20 @@ type Persona struct {
 	// From ("" for none). runtime/mail routes a message to every persona whose Address or one of
 	// whose Aliases is among the message's recipients (compared case-insensitively). An empty
 	// Address means the persona receives no email.
+	//
+	// AcceptFrom names (by Name) the other personas whose mail this one answers: mail whose
+	// From is another persona's address or alias is stored but not answered unless that
+	// persona is listed (runtime/mail's ReasonPersona), so a persona never answers another's
+	// mail by accident, or a forged From, and a host can still let one persona write to
+	// another. DisableSubjectThreading turns off runtime/mail's subject rule for this mailbox
+	// (a reply without reference headers joining the sender's latest thread of the same
+	// subject; see mail.SubjectKey): every such reply then starts a thread.
 	Mailbox struct {
-		Address string
-		Aliases []string
-		Name    string
+		Address                 string
+		Aliases                 []string
+		Name                    string
+		AcceptFrom              []string
+		DisableSubjectThreading bool
 	}
 }
 

@@ -113,7 +113,7 @@ func (h *ThreadHistory) AppendReplay(dst []chat.Message, msgs []history.Message)
 				calls = append(calls, chat.ToolCall{ID: u.ToolCallID, Name: u.ToolName, Input: in})
 			}
 			rc := calls[first:len(calls):len(calls)]
-			uniqueCallIDs(rc)
+			chat.UniqueCallIDs(rc)
 			dst = append(dst, chat.Message{Role: chat.RoleAssistant, ToolCalls: rc})
 			for k, u := range round {
 				cut := cuts[0]

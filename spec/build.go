@@ -105,7 +105,7 @@ func (b *personaBuilder) persona(t *tnode) *Persona {
 		p.Responsibilities = append(p.Responsibilities, r)
 	}
 	if n := t.get("mailbox"); n != nil && n.kind == ValueMap {
-		p.Mailbox = b.mailbox(n)
+		p.Mailbox = b.mailbox(n, p.Name)
 	}
 	return p
 }

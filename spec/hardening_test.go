@@ -105,6 +105,74 @@ func TestScalarsFollowTheYAML12CoreSchema(t *testing.T) {
 	}
 }
 
+// TestTypeErrorsNameTheirKey pins that a value of the wrong type is named by
+// its key whatever made it wrong: an explicit tag (!!bool yes), a spelling
+// the core schema reads as another type, a tag that is not supported on a
+// scalar, a mapping or a list, or a key that is not a string (named by its
+// mapping's key). Each tagged form says what the untagged one says first.
+func TestTypeErrorsNameTheirKey(t *testing.T) {
+	const tags = "(only the YAML 1.2 core schema's !!str, !!int, !!float, !!bool, !!null, !!map and !!seq are; remove the tag)"
+	tests := []struct{ yaml, want string }{
+		// The findings: with a tag, these did not name their key.
+		{`responsibilities: [{name: d, schedule: "0 8 * * *", enabled: !!bool yes}]`,
+			"f:3:62: responsibilities[0].enabled: !!bool yes is not a boolean; YAML 1.2 booleans are true and false"},
+		{`responsibilities: [{name: d, schedule: "0 8 * * *", enabled: yes}]`,
+			"f:3:62: responsibilities[0].enabled: yes is a YAML 1.1 boolean, read as a string; use true or false"},
+		{"message_resolvers: [{thread_history: {limit: !!int fifty}}]",
+			"f:3:46: message_resolvers[0].thread_history.limit: !!int fifty is not an integer (YAML 1.2 writes 12, 0o14 or 0xC)"},
+		{"message_resolvers: [{thread_history: {limit: fifty}}]",
+			"f:3:46: message_resolvers[0].thread_history.limit: expected an integer or null, got a string"},
+		// Every other tag.
+		{"model: {name: m, temperature: !!float warm}",
+			"f:3:31: model.temperature: !!float warm is not a number (YAML 1.2 writes 1.5, -2e3 or .5)"},
+		{"model: {name: m, temperature: warm}",
+			"f:3:31: model.temperature: expected a number, got a string"},
+		{"model: {name: m, max_tokens: !!null none}",
+			"f:3:30: model.max_tokens: !!null none is not null; a null is written ~, null or nothing"},
+		{"model: {name: m, max_tokens: !!str 12}",
+			"f:3:30: model.max_tokens: expected an integer, got a string"},
+		{"model: {name: m, max_tokens: ! 12}",
+			"f:3:30: model.max_tokens: expected an integer, got a string"},
+		{"model: {name: m, max_tokens: !<tag:yaml.org,2002:int> fifty}",
+			"f:3:30: model.max_tokens: !!int fifty is not an integer (YAML 1.2 writes 12, 0o14 or 0xC)"},
+		{"model: {name: !!map x}", "f:3:15: model.name: YAML tag !!map is for mappings, not a single value"},
+		{"model: {name: !!seq x}", "f:3:15: model.name: YAML tag !!seq is for lists, not a single value"},
+		{"description: !env X", "f:3:14: description: YAML tag !env is not supported " + tags},
+		{"description: !!binary aGk=", "f:3:14: description: YAML tag !!binary is not supported " + tags},
+		{"description: !!timestamp 2024-01-02", "f:3:14: description: YAML tag !!timestamp is not supported " + tags},
+		{"model: !!str {name: m}", "f:3:8: model: YAML tag !!str is not supported on a mapping " + tags},
+		{"message_resolvers: !!map [{thread_history: {}}]", "f:3:20: message_resolvers: YAML tag !!map is not supported on a list " + tags},
+		{"message_resolvers: [{use: {resolver: example.com/h.R, with: {v: !!bool yes, w: [1, !!int x]}}}]",
+			"f:3:65: message_resolvers[0].use.with.v: !!bool yes is not a boolean; YAML 1.2 booleans are true and false\n" +
+				"f:3:84: message_resolvers[0].use.with.w[1]: !!int x is not an integer (YAML 1.2 writes 12, 0o14 or 0xC)"},
+		{"x: &a !!int fifty\nmodel: {name: m, max_tokens: *a}",
+			`f:3:1: unknown key "x"; expected one of: description, env, mailbox, message_resolvers, model, name, responsibilities, responsibility_resolvers, tools, version` + "\n" +
+				"f:3:4: x: !!int fifty is not an integer (YAML 1.2 writes 12, 0o14 or 0xC)"},
+		// Values the core schema reads as a type they cannot be.
+		{"model: {name: m, max_tokens: 99999999999999999999}",
+			"f:3:30: model.max_tokens: integer 99999999999999999999 is out of range (64-bit signed: -9223372036854775808 to 9223372036854775807)"},
+		{"description: !!float 1e400", "f:3:14: description: number 1e400 is out of range (64-bit floating point)"},
+		{"model: {name: m, temperature: .nan}", "f:3:31: model.temperature: .nan is not a number JSON can hold (NaN and infinities are not allowed)"},
+		{"model: {name: m, max_tokens: 010}",
+			"f:3:30: model.max_tokens: 010 has a leading zero, which YAML 1.1 reads as octal 8 and YAML 1.2 as decimal 10; write 10, 0o10 for octal, or quote it for a string"},
+		// Keys that are not strings, named by their mapping's key.
+		{"model: {name: m, 1: x}", "f:3:18: model: mapping keys must be strings; 1 is an integer (quote it)"},
+		{"model: {name: m, [a]: x}", "f:3:18: model: mapping keys must be strings, not a list"},
+		{"model: {name: m, <<: {a: 1}}", "f:3:18: model: merge keys (<<) are not supported; write the keys out"},
+		{"!!int 12: x", "f:3:1: mapping keys must be strings; 12 is an integer (quote it)"},
+	}
+	for _, tt := range tests {
+		_, diags := Load("f", []byte("version: 1\nname: a\n"+tt.yaml+"\n"))
+		var got []string
+		for _, d := range diags {
+			got = append(got, d.String())
+		}
+		if strings.Join(got, "\n") != tt.want {
+			t.Errorf("%s:\n got %s\nwant %s", tt.yaml, strings.Join(got, "\n     "), strings.ReplaceAll(tt.want, "\n", "\n     "))
+		}
+	}
+}
+
 // TestMappingKeysFollowTheCoreSchema pins that only string keys are keys:
 // numbers, booleans and nulls by the core schema are refused, dates and
 // YAML 1.1 booleans are strings.

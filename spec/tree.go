@@ -97,6 +97,10 @@ type treeBuilder struct {
 	// open holds the collections being built, so an alias to one of them
 	// (a value that contains itself) is reported as the cycle it is.
 	open map[*yaml.Node]bool
+	// path is the instance path of the value being built (keys, and list
+	// indices as decimal strings), so its type errors name their key the
+	// way the schema check's do (pathLabel).
+	path []string
 }
 
 // aliasUse is one alias (*name) and the position of its anchor (&name).
@@ -111,6 +115,17 @@ func (b *treeBuilder) errorf(pos Pos, format string, args ...any) {
 		return
 	}
 	b.diags = append(b.diags, Diagnostic{Pos: pos, Message: fmt.Sprintf(format, args...)})
+}
+
+// typeErrorf reports a value that is not of the type its tag or spelling
+// says, named by its key as the schema check names its type errors
+// ("model.max_tokens: ..."); a value at the top of the file has no key.
+func (b *treeBuilder) typeErrorf(pos Pos, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if label := pathLabel(b.path); label != "" {
+		msg = label + ": " + msg
+	}
+	b.errorf(pos, "%s", msg)
 }
 
 func (b *treeBuilder) pos(n *yaml.Node) Pos {
@@ -160,7 +175,9 @@ func (b *treeBuilder) build(n *yaml.Node, depth int) *tnode {
 			}
 			seen[key.str] = key.pos
 			t.keys = append(t.keys, key)
+			b.path = append(b.path, key.str)
 			t.vals = append(t.vals, b.build(vn, depth+1))
+			b.path = b.path[:len(b.path)-1]
 		}
 		return t
 	case yaml.SequenceNode:
@@ -168,8 +185,10 @@ func (b *treeBuilder) build(n *yaml.Node, depth int) *tnode {
 		defer delete(b.open, n)
 		t := &tnode{kind: ValueList, pos: b.pos(n)}
 		b.collectionTag(n, t.pos, "!!seq", "a list")
-		for _, c := range n.Content {
+		for i, c := range n.Content {
+			b.path = append(b.path, strconv.Itoa(i))
 			t.items = append(t.items, b.build(c, depth+1))
+			b.path = b.path[:len(b.path)-1]
 		}
 		return t
 	case yaml.ScalarNode:
@@ -224,28 +243,29 @@ func (b *treeBuilder) alias(n *yaml.Node, depth int) *tnode {
 // the core schema's own (want: !!map or !!seq).
 func (b *treeBuilder) collectionTag(n *yaml.Node, p Pos, want, what string) {
 	if n.Style&yaml.TaggedStyle != 0 && n.Tag != want {
-		b.errorf(p, "YAML tag %s is not supported on %s (%s)", n.Tag, what, supportedTags)
+		b.typeErrorf(p, "YAML tag %s is not supported on %s (%s)", n.Tag, what, supportedTags)
 	}
 }
 
 const supportedTags = "only the YAML 1.2 core schema's !!str, !!int, !!float, !!bool, !!null, !!map and !!seq are; remove the tag"
 
-// key checks that a mapping key is a string scalar.
+// key checks that a mapping key is a string scalar; an error is named by
+// the mapping's own key.
 func (b *treeBuilder) key(n *yaml.Node) (*tnode, bool) {
 	p := b.pos(n)
 	switch {
 	case n.Kind == yaml.AliasNode:
-		b.errorf(p, "mapping keys must be plain strings, not aliases")
+		b.typeErrorf(p, "mapping keys must be plain strings, not aliases")
 		return nil, false
 	case n.Kind != yaml.ScalarNode:
-		b.errorf(p, "mapping keys must be strings, not a %s", nodeKindWord(n))
+		b.typeErrorf(p, "mapping keys must be strings, not a %s", nodeKindWord(n))
 		return nil, false
 	case n.Tag == "!!merge":
-		b.errorf(p, "merge keys (<<) are not supported; write the keys out")
+		b.typeErrorf(p, "merge keys (<<) are not supported; write the keys out")
 		return nil, false
 	}
 	if tag := b.scalarTag(n); tag != "!!str" {
-		b.errorf(p, "mapping keys must be strings; %s is %s (quote it)", n.Value, tagWord(tag))
+		b.typeErrorf(p, "mapping keys must be strings; %s is %s (quote it)", n.Value, tagWord(tag))
 		return nil, false
 	}
 	return &tnode{kind: ValueString, pos: p, str: n.Value, plain: n.Style == 0}, true
@@ -322,7 +342,7 @@ func (b *treeBuilder) scalar(n *yaml.Node) *tnode {
 	tag := b.scalarTag(n)
 	t := &tnode{pos: b.pos(n), plain: n.Style == 0 && !b.nonSpecificTag(n), str: n.Value}
 	bad := func(format string, args ...any) *tnode {
-		b.errorf(t.pos, format, args...)
+		b.typeErrorf(t.pos, format, args...)
 		t.kind, t.str = ValueNull, ""
 		return t
 	}

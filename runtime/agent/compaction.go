@@ -51,6 +51,14 @@ func (a *attempt) summarizer() history.Summarizer {
 	})
 }
 
+// errCompactionPending and errNothingToCompact are why compactToFit could not compact: another
+// worker holds the thread's compaction claim (the run resumes after it), or the thread holds
+// nothing before the answered message to summarise (the request cannot be made to fit).
+var (
+	errCompactionPending = errors.New("another worker is compacting the thread")
+	errNothingToCompact  = errors.New("nothing is left to compact")
+)
+
 // compactToFit compacts the thread of a reply run whose request the model refused as too long:
 // the messages older than the answered one, after the compaction in use, are summarised except
 // the newest Keep of them (Runner.Compaction's Keep, or the default; one when that leaves nothing
@@ -75,14 +83,14 @@ func (a *attempt) compactToFit(ctx context.Context) error {
 		boundary, ok = runtime.CompactionPolicy{MaxMessages: 1, Keep: 1}.Plan(w.Messages)
 	}
 	if !ok {
-		return fmt.Errorf("%d messages before the answered one, nothing left to compact", len(w.Messages))
+		return fmt.Errorf("%w: %d messages before the answered one", errNothingToCompact, len(w.Messages))
 	}
 	res, err := a.st.Compact(ctx, thread, boundary, a.summarizer())
 	if err != nil {
 		return err
 	}
 	if res.Outcome == store.CompactPending || res.Outcome == store.CompactClaimLost || res.Compaction == nil {
-		return errors.New("another worker is compacting the thread; try again later")
+		return errCompactionPending
 	}
 	a.log.Info("thread compacted to fit the context window", "boundary_seq", res.Compaction.BoundarySeq, "outcome", res.Outcome)
 	a.view = &history.View{UpToSeq: a.view.UpToSeq, Compaction: res.Compaction}

@@ -1,5 +1,12 @@
 package agent
 
+import (
+	"context"
+	"time"
+
+	"github.com/personagen/personagen/runtime/store"
+)
+
 // Internals the external tests reach, as net/http's export_test.go does.
 
 // SetHook makes r call f at every named point of a run (see Runner.at); an error f returns
@@ -12,3 +19,21 @@ var InDoubtText = inDoubtText
 
 // ReplayInput is the stored arguments' replay as a call input.
 var ReplayInput = replayInput
+
+// Verdict is how classify ends an attempt.
+type Verdict struct {
+	Class      store.FailureClass
+	RetryAfter time.Duration
+	Fault      bool
+	Final      bool
+	Record     bool
+}
+
+// Classify is classify, and with model set the classification of a model adapter's error.
+func Classify(ctx context.Context, err error, model bool) Verdict {
+	if model {
+		err = modelError(ctx, err)
+	}
+	v := classify(ctx, err)
+	return Verdict{v.class, v.retryAfter, v.fault, v.final, v.record}
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/personagen/personagen/runtime/agent"
 	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
+	"github.com/personagen/personagen/runtime/provider/scripted"
 	"github.com/personagen/personagen/runtime/store"
 	"github.com/personagen/personagen/runtime/store/storetest"
 	"github.com/personagen/personagen/runtime/tool"
@@ -251,4 +253,58 @@ var quiet = slog.New(slog.DiscardHandler)
 func runner(st *store.Store, m chat.Model, holder string) *agent.Runner {
 	return &agent.Runner{Store: st, Model: m, Holder: holder, LeaseFor: time.Minute, Logger: quiet,
 		Now: func() time.Time { return time.Date(2026, 3, 6, 15, 0, 0, 0, time.UTC) }}
+}
+
+// counting is a chat.Model that counts the calls it passes on to m.
+type counting struct {
+	m chat.Model
+	n atomic.Int64
+}
+
+func (c *counting) Generate(ctx context.Context, req *chat.Request) (*chat.Response, error) {
+	c.n.Add(1)
+	return c.m.Generate(ctx, req)
+}
+
+// calls is how many model calls c passed on.
+func (c *counting) calls() int64 { return c.n.Load() }
+
+// script is a counting scripted model.
+func script(turns ...scripted.Turn) *counting { return &counting{m: scripted.New(turns...)} }
+
+// act is a call of the test tool that is not idempotent; the toolbox counts its executions by q.
+func act(id, q string) chat.ToolCall {
+	return chat.ToolCall{ID: id, Name: "act", Input: json.RawMessage(fmt.Sprintf(`{"q":%q}`, q))}
+}
+
+// appendNext stores the thread's next inbound message, after everything stored in it, and
+// returns it as stored.
+func appendNext(t testing.TB, st *store.Store) store.Message {
+	t.Helper()
+	ctx := context.Background()
+	thread, err := st.Thread(ctx, threadID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := store.Message{Message: history.Message{ThreadID: threadID, MessageID: fmt.Sprintf("m%d@example.com", len(thread)+1),
+		Direction: history.Inbound, From: "Ada <ada@example.com>", To: []string{mailbox}, Subject: "Re: Order A-17",
+		Date: time.Date(2026, 3, 6, 16, 0, 0, 0, time.UTC), Text: "Any news?"}, Mailbox: mailbox}
+	ap, err := st.AppendMessage(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Seq = ap.Seq
+	return m
+}
+
+// answerNext stores the thread's next message and answers it with a fresh runner and persona:
+// the thread is free for it.
+func answerNext(t *testing.T, st *store.Store) {
+	t.Helper()
+	next := appendNext(t, st)
+	res, err := runner(st, script(scripted.Text("Next answer.")), "w-next").Reply(context.Background(),
+		agent.Inbound{Persona: persona(st, newToolbox().tools()), Message: next})
+	if err != nil || res.Run.Status != store.RunSucceeded || res.Reply == nil || res.Reply.Text != "Next answer." {
+		t.Errorf("the thread's next message is not answered: %v", err)
+	}
 }

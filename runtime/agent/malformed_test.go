@@ -18,26 +18,26 @@ import (
 	"github.com/personagen/personagen/runtime/store"
 )
 
-// TestMalformedModelAnswerIsAFailedCall runs a reply through the Anthropic adapter against a
-// server that first answers 200 with "{}" (JSON, but no message): the attempt stops with an
-// error matching provider.ErrMalformedResponse, records no model call and stores no reply, and
-// the run stays running; the redelivery gets a real message and replies with its text.
-func TestMalformedModelAnswerIsAFailedCall(t *testing.T) {
+// TestMalformedModelAnswerFailsTheRun runs a reply through the Anthropic adapter against a
+// server that answers 200 with "{}" (JSON, but no message): the error matches
+// provider.ErrMalformedResponse, the run is failed with class invalid_answer and the adapter's
+// reason, no model call is recorded and no reply stored; a redelivery calls the model no more,
+// and the thread's next message is answered.
+func TestMalformedModelAnswerFailsTheRun(t *testing.T) {
 	eachDB(t, func(t *testing.T, d *db) {
 		ctx := context.Background()
 		st := d.open(t)
 		in := seed(t, st)
 		var mu sync.Mutex
+		calls := 0
 		bodies := []string{`{}`, `{"id":"msg_2","type":"message","role":"assistant","model":"claude-test",` +
-			`"content":[{"type":"text","text":"Dear Ada, your refund is on its way."}],"stop_reason":"end_turn",` +
+			`"content":[{"type":"text","text":"Dear Ada, we are on it."}],"stop_reason":"end_turn",` +
 			`"stop_sequence":null,"usage":{"input_tokens":900,"output_tokens":12}}`}
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.Copy(io.Discard, r.Body)
 			mu.Lock()
-			body := bodies[0]
-			if len(bodies) > 1 {
-				bodies = bodies[1:]
-			}
+			body := bodies[min(calls, len(bodies)-1)]
+			calls++
 			mu.Unlock()
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = io.WriteString(w, body)
@@ -47,29 +47,29 @@ func TestMalformedModelAnswerIsAFailedCall(t *testing.T) {
 		p := persona(st, newToolbox().tools())
 
 		res, err := runner(st, m, "w1").Reply(ctx, agent.Inbound{Persona: p, Message: in})
-		if !errors.Is(err, provider.ErrMalformedResponse) {
-			t.Fatalf("Reply err = %v, want provider.ErrMalformedResponse", err)
+		var rerr *agent.RunError
+		if !errors.Is(err, provider.ErrMalformedResponse) || !errors.As(err, &rerr) || !rerr.Final || rerr.Class != store.FailureInvalidAnswer {
+			t.Fatalf("Reply err = %v, want a final invalid_answer RunError wrapping provider.ErrMalformedResponse", err)
 		}
-		if res == nil || res.Run.Status != store.RunRunning || res.Reply != nil || res.Text != "" {
-			t.Fatalf("Reply = %+v; want a running run without a reply", res)
+		const reason = `anthropic: status 200 (permanent): malformed model answer: the body is not a Messages API message ("type" is missing, not "message"); body "{}"`
+		run, _ := st.Run(ctx, res.Run.Key)
+		if run.Status != store.RunFailed || run.FailureClass != store.FailureInvalidAnswer || run.Reason != reason || res.Reply != nil {
+			t.Fatalf("run = %s, %s, %q; want failed, invalid_answer, %q", run.Status, run.FailureClass, run.Reason, reason)
 		}
 		if turns, err := st.Turns(ctx, res.Run.ID); err != nil || len(turns) != 0 {
 			t.Errorf("recorded model calls = %+v, %v; want none", turns, err)
 		}
-		if thread, err := st.Thread(ctx, threadID); err != nil || len(thread) != 3 {
-			t.Errorf("thread has %d messages (%v); want the 3 seeded, no reply", len(thread), err)
+		d.clock.Advance(2 * time.Minute)
+		if _, err := runner(st, m, "w2").Reply(ctx, agent.Inbound{Persona: p, Message: in}); !errors.Is(err, store.ErrRunFinished) {
+			t.Errorf("redelivery: %v, want ErrRunFinished", err)
 		}
-
-		d.clock.Advance(2 * time.Minute) // the stopped attempt's lease runs out
-		res, err = runner(st, m, "w2").Reply(ctx, agent.Inbound{Persona: p, Message: in})
-		if err != nil {
-			t.Fatalf("redelivery: %v", err)
+		if calls != 1 {
+			t.Errorf("%d model calls, want 1", calls)
 		}
-		if res.Run.Status != store.RunSucceeded || res.Text != "Dear Ada, your refund is on its way." || res.Reply == nil {
-			t.Errorf("redelivery = status %s, text %q, reply %v", res.Run.Status, res.Text, res.Reply)
-		}
-		if len(res.Turns) != 1 || res.Turns[0].ResponseID != "msg_2" {
-			t.Errorf("turns = %+v; want the one real answer", res.Turns)
+		next := appendNext(t, st)
+		res, err = runner(st, m, "w2").Reply(ctx, agent.Inbound{Persona: p, Message: next})
+		if err != nil || res.Run.Status != store.RunSucceeded || res.Text != "Dear Ada, we are on it." {
+			t.Errorf("the thread's next message: %v (%+v)", err, res)
 		}
 	})
 }

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -36,11 +39,13 @@ type attempt struct {
 	fireAt         time.Time
 	claimed        *store.Run // a scheduled run the caller started and finishes
 
-	run     store.Run
-	owner   store.Owner
-	resumed bool
-	view    *history.View
-	inv     *runtime.Invocation
+	run       store.Run
+	claimedOK bool   // the run is this attempt's: started, resumed, or handed over (claimed)
+	stopLease func() // stops renewing the lease; idempotent
+	owner     store.Owner
+	resumed   bool
+	view      *history.View
+	inv       *runtime.Invocation
 
 	base     []chat.Message // the chain's messages and the inbound turn
 	rounds   []chat.Message // the run's tool rounds so far, as the model reads them
@@ -69,6 +74,11 @@ func (a *attempt) runReply(ctx context.Context) (res *Result, err error) {
 	m := a.inbound
 	ctx, end := a.runSpan(ctx)
 	defer func() { end(res, err) }()
+	if !a.r.enter(a.key) {
+		return nil, fmt.Errorf("agent: run %q is in progress in this Runner (holder %q): %w", a.key, a.holder, store.ErrLeaseHeld)
+	}
+	defer a.r.leave(a.key)
+	defer a.recoverPanic(ctx, &res, &err)
 	if err := a.indexTools(); err != nil {
 		return nil, err
 	}
@@ -102,7 +112,7 @@ func (a *attempt) runReply(ctx context.Context) (res *Result, err error) {
 	}
 	a.owner = store.Owner{Type: store.OwnerMessage, ID: m.Seq}
 	if a.view, err = a.storedView(ctx, view); err != nil {
-		return a.result(), err
+		return a.end(ctx, err)
 	}
 	a.inv = a.invocation()
 	if done {
@@ -115,11 +125,16 @@ func (a *attempt) runReply(ctx context.Context) (res *Result, err error) {
 func (a *attempt) runFire(ctx context.Context) (res *Result, err error) {
 	ctx, end := a.runSpan(ctx)
 	defer func() { end(res, err) }()
+	if !a.r.enter(a.key) {
+		return nil, fmt.Errorf("agent: run %q is in progress in this Runner (holder %q): %w", a.key, a.holder, store.ErrLeaseHeld)
+	}
+	defer a.r.leave(a.key)
+	defer a.recoverPanic(ctx, &res, &err)
 	if err := a.indexTools(); err != nil {
 		return nil, err
 	}
 	if a.claimed != nil {
-		a.run, a.resumed, a.holder = *a.claimed, true, a.claimed.Lease.Holder
+		a.run, a.resumed, a.holder, a.claimedOK = *a.claimed, true, a.claimed.Lease.Holder, true
 		a.log = a.log.With("holder", a.holder)
 	} else {
 		run, out, err := a.st.StartRun(ctx, store.NewRun{Key: a.key, Kind: store.RunScheduled, Persona: a.p.Name,
@@ -142,6 +157,23 @@ func (a *attempt) runFire(ctx context.Context) (res *Result, err error) {
 	return a.execute(ctx)
 }
 
+// recoverPanic turns a panic of the attempt (a resolver's, the model adapter's, Compose's, the
+// runner's own) into the attempt's end: a fault of class store.FailureCrashed, recorded like any
+// other stop when the run is this attempt's.
+func (a *attempt) recoverPanic(ctx context.Context, res **Result, err *error) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	a.log.Error("run panicked", "panic", p, "stack", string(debug.Stack()))
+	perr := withClass(store.FailureCrashed, fmt.Errorf("%w: %v", errPanicked, p))
+	if !a.claimedOK {
+		*res, *err = nil, perr
+		return
+	}
+	*res, *err = a.end(ctx, perr)
+}
+
 // indexTools maps the persona's tools by name, refusing two tools of one name.
 func (a *attempt) indexTools() error {
 	a.tools = make(map[string]runtime.Tool, len(a.p.Tools))
@@ -158,35 +190,39 @@ func (a *attempt) indexTools() error {
 	return nil
 }
 
-// claim decides what to do with the run StartRun returned: work on a new run, resume one that
-// is this holder's or whose lease expired, or report a finished one (done). It returns an error
-// when another worker holds the run.
+// claim decides what to do with the run StartRun returned: work on a new run, resume one no
+// live lease holds (store.ResumeRun), or report a finished one (done). It returns an error when
+// another worker holds the run, or its retry time has not come.
 func (a *attempt) claim(ctx context.Context, run store.Run, out store.Outcome) (done bool, err error) {
 	switch {
 	case out == store.Stored:
-		a.run = run
+		a.run, a.claimedOK = run, true
 		a.log.Info("run started")
 		return false, nil
 	case run.Status != store.RunRunning:
 		a.run, a.resumed = run, true
 		return true, nil
-	case run.Lease.Holder == a.holder:
-		a.run, a.resumed = run, true
-		a.log.Info("run resumed", "attempt", run.Attempt)
-		return false, nil
 	}
-	taken, err := a.st.TakeOverRun(ctx, a.key, a.holder, a.r.leaseFor())
-	if errors.Is(err, store.ErrRunFinished) {
+	taken, err := a.st.ResumeRun(ctx, a.key, a.holder, a.r.leaseFor())
+	switch {
+	case errors.Is(err, store.ErrRunFinished):
 		if run, rerr := a.st.Run(ctx, a.key); rerr == nil {
 			a.run, a.resumed = run, true
 			return true, nil
 		}
+	case errors.Is(err, store.ErrRetryLater):
+		stored, rerr := a.st.Run(ctx, a.key)
+		if rerr != nil {
+			stored = run
+		}
+		return false, &RunError{Key: a.key, Class: stored.FailureClass, RetryAt: stored.RetryAt, Err: err}
 	}
 	if err != nil {
 		return false, fmt.Errorf("agent: run %q is in progress elsewhere: %w", a.key, err)
 	}
-	a.run, a.resumed = taken, true
-	a.log.Info("run taken over", "attempt", taken.Attempt, "from", run.Lease.Holder)
+	a.run, a.resumed, a.claimedOK = taken, true, true
+	a.log.Info("run resumed", "attempt", taken.Attempt, "faults", taken.Faults, "from", run.Lease.Holder,
+		"last_stop", taken.FailureClass)
 	return false, nil
 }
 
@@ -203,7 +239,11 @@ func (a *attempt) finished(ctx context.Context) (*Result, error) {
 		return res, err
 	}
 	if run.Status != store.RunSucceeded {
-		return fail(fmt.Errorf("agent: run %q is %s (%s): %w", a.key, run.Status, run.Reason, store.ErrRunFinished))
+		why := run.Reason
+		if run.FailureClass != "" {
+			why = string(run.FailureClass) + ": " + why
+		}
+		return fail(fmt.Errorf("agent: run %q is %s (%s): %w", a.key, run.Status, why, store.ErrRunFinished))
 	}
 	if _, err := a.restore(ctx); err != nil {
 		return fail(err)
@@ -264,37 +304,45 @@ func (a *attempt) invocation() *runtime.Invocation {
 // execute runs the turn loop of a started (or resumed) run.
 func (a *attempt) execute(ctx context.Context) (*Result, error) {
 	ctx, stop := a.keepLease(ctx)
+	a.stopLease = stop
 	defer stop()
+	if a.run.Faults >= MaxFaults {
+		// The resume counted the fault of a worker that died holding the run.
+		return a.failWith(ctx, store.FailureCrashed, fmt.Errorf("%w (fault %d of %d: a worker died holding the run)",
+			ErrTooManyFaults, a.run.Faults, MaxFaults), false)
+	}
 	if a.resumed {
 		done, err := a.restore(ctx)
 		if err != nil || done {
-			return a.result(), a.stopped(ctx, err)
+			return a.end(ctx, err)
+		}
+	}
+	if a.inbound != nil && a.r.Compose == nil {
+		if _, err := mail.NewReply(a.p, &a.inbound.Message, a.key, "", a.r.now()); err != nil {
+			return a.end(ctx, withClass(store.FailureHostError, fmt.Errorf("agent: the reply cannot be composed: %w", err)))
 		}
 	}
 	if err := a.build(ctx); err != nil {
-		return a.result(), a.stopped(ctx, err)
+		return a.end(ctx, err)
 	}
 	for {
 		turn := a.nextTurn()
 		if turn >= a.r.maxTurns() {
-			return a.fail(ctx, fmt.Errorf("%w (%d model calls)", ErrMaxTurns, turn))
+			return a.end(ctx, fmt.Errorf("%w (%d model calls)", ErrMaxTurns, turn))
 		}
 		t, fromLedger, err := a.call(ctx, turn)
 		if err != nil {
-			if errors.Is(err, chat.ErrContextWindow) {
-				return a.fail(ctx, err)
-			}
-			return a.result(), a.stopped(ctx, err)
+			return a.end(ctx, err)
 		}
 		if len(t.ToolCalls) == 0 {
 			return a.final(ctx, t)
 		}
 		results, err := a.runTools(ctx, t, fromLedger)
 		if err != nil {
-			return a.result(), a.stopped(ctx, err)
+			return a.end(ctx, err)
 		}
 		if err := a.record(ctx, t, results); err != nil {
-			return a.result(), a.stopped(ctx, err)
+			return a.end(ctx, err)
 		}
 	}
 }
@@ -365,7 +413,7 @@ func (a *attempt) conversation() []chat.Message {
 }
 
 // call returns the answer of turn: the recorded one when the run recorded it before (fromLedger),
-// else a new model call's, recorded before its tools run.
+// else a new model call's, checked (checkAnswer) and recorded before its tools run.
 func (a *attempt) call(ctx context.Context, turn int) (t store.Turn, fromLedger bool, err error) {
 	if turn < len(a.turns) {
 		if t = a.turns[turn]; t.TurnIndex != turn {
@@ -377,14 +425,16 @@ func (a *attempt) call(ctx context.Context, turn int) (t store.Turn, fromLedger 
 	if err != nil {
 		return t, false, err
 	}
+	if resp == nil {
+		return t, false, withClass(store.FailureInvalidAnswer, fmt.Errorf("%w: the model returned neither an answer nor an error", ErrInvalidAnswer))
+	}
 	if err := a.r.at(fmt.Sprintf("model:%d", turn)); err != nil {
 		return t, false, err
 	}
-	msg := resp.Message
-	t = store.Turn{RunID: a.run.ID, TurnIndex: turn, Text: msg.Text, ToolCalls: msg.ToolCalls, State: msg.State,
-		StopReason: runtime.Clip(string(resp.StopReason), store.MaxNameChars), Model: runtime.Clip(resp.Model, store.MaxNameChars),
-		RequestID: runtime.Clip(resp.RequestID, store.MaxToolFieldChars), ResponseID: runtime.Clip(resp.ResponseID, store.MaxToolFieldChars),
-		Usage: resp.Usage}
+	if t, err = a.checkAnswer(resp, turn); err != nil {
+		a.extra = a.extra.Add(nonNegative(resp.Usage)) // the refused call was paid for
+		return t, false, err
+	}
 	if _, err := a.st.StartTurn(ctx, a.holder, t); err != nil {
 		return t, false, err
 	}
@@ -392,21 +442,83 @@ func (a *attempt) call(ctx context.Context, turn int) (t store.Turn, fromLedger 
 	return t, false, a.r.at(fmt.Sprintf("started:%d", turn))
 }
 
+// checkAnswer returns the model's answer resp to turn as the turn to record, or an error
+// wrapping ErrInvalidAnswer when it cannot be carried out — before any of its tools runs, so a
+// refused answer has no side effect. It repairs what only the record's form needs: tool call
+// ids that are empty or repeated within the answer are renamed by chat.UniqueCallIDs (the
+// renamed ids are recorded, so the next request, a resumed run and the history replay all read
+// them), the provider's stop reason, model and ids are made valid UTF-8 and clipped to their
+// columns, and negative usage counts become 0. It refuses an answer of more than
+// store.MaxRoundCalls calls, and any other that store.CheckTurn refuses (a call without a tool
+// name or with an id over 255 characters, text, arguments or state over the store's limits or
+// not valid UTF-8), which StartTurn and RecordRound would refuse after the tools ran.
+func (a *attempt) checkAnswer(resp *chat.Response, turn int) (store.Turn, error) {
+	msg := resp.Message
+	refuse := func(err error) (store.Turn, error) {
+		return store.Turn{}, withClass(store.FailureInvalidAnswer, fmt.Errorf("%w: %w", ErrInvalidAnswer, err))
+	}
+	if n := len(msg.ToolCalls); n > store.MaxRoundCalls {
+		return refuse(fmt.Errorf("%d tool calls (at most %d)", n, store.MaxRoundCalls))
+	}
+	calls := slices.Clone(msg.ToolCalls)
+	if n := chat.UniqueCallIDs(calls); n > 0 {
+		a.log.Warn("renamed tool call ids that were empty or repeated in one answer", "turn", turn, "renamed", n)
+	}
+	t := store.Turn{RunID: a.run.ID, TurnIndex: turn, Text: msg.Text, ToolCalls: calls, State: msg.State,
+		StopReason: storable(string(resp.StopReason), store.MaxNameChars), Model: storable(resp.Model, store.MaxNameChars),
+		RequestID: storable(resp.RequestID, store.MaxToolFieldChars), ResponseID: storable(resp.ResponseID, store.MaxToolFieldChars),
+		Usage: nonNegative(resp.Usage)}
+	if err := store.CheckTurn(t); err != nil {
+		return refuse(err)
+	}
+	return t, nil
+}
+
+// storable is a provider's metadata string as a column holds it: valid UTF-8, at most n
+// characters.
+func storable(s string, n int) string { return runtime.Clip(strings.ToValidUTF8(s, "\uFFFD"), n) }
+
+// nonNegative is u with negative counts as 0.
+func nonNegative(u chat.Usage) chat.Usage {
+	return chat.Usage{InputTokens: max(u.InputTokens, 0), OutputTokens: max(u.OutputTokens, 0),
+		CacheReadTokens: max(u.CacheReadTokens, 0), CacheWriteTokens: max(u.CacheWriteTokens, 0)}
+}
+
 // generate calls the model with the next request. A request refused because it does not fit
-// the context window compacts the thread once and is sent once more.
+// the context window compacts the thread once and is sent once more: when it still does not
+// fit, or nothing is left to compact, the error is chat.ErrContextWindow's (permanent); when
+// another worker is compacting the thread, the attempt stops (store.FailureBusy) and the run
+// resumes after it; a compaction that failed otherwise stops the attempt with its own error.
 func (a *attempt) generate(ctx context.Context) (*chat.Response, error) {
+	if err := ctx.Err(); err != nil { // a stopping attempt asks the model nothing more
+		return nil, err
+	}
 	resp, err := a.chat(ctx, &chat.Request{Model: a.p.Model, Messages: a.conversation(), Tools: a.defs})
 	if err == nil || !errors.Is(err, chat.ErrContextWindow) {
-		return resp, err
+		return resp, modelErrorOrNil(ctx, err)
 	}
 	if a.inbound == nil {
 		return nil, fmt.Errorf("%w (a scheduled run has no thread to compact)", err)
 	}
 	a.log.Warn("request does not fit the context window; compacting the thread", "error", err)
-	if cerr := a.compactToFit(ctx); cerr != nil {
-		return nil, fmt.Errorf("%w (compacting the thread to fit failed: %v)", err, cerr)
+	switch cerr := a.compactToFit(ctx); {
+	case errors.Is(cerr, errCompactionPending):
+		return nil, withClass(store.FailureBusy, fmt.Errorf("agent: the request does not fit the context window, and %w", cerr))
+	case errors.Is(cerr, errNothingToCompact):
+		return nil, fmt.Errorf("%w (%v)", err, cerr)
+	case cerr != nil:
+		return nil, fmt.Errorf("agent: compacting the thread to fit the context window: %w", cerr)
 	}
-	return a.chat(ctx, &chat.Request{Model: a.p.Model, Messages: a.conversation(), Tools: a.defs})
+	resp, err = a.chat(ctx, &chat.Request{Model: a.p.Model, Messages: a.conversation(), Tools: a.defs})
+	return resp, modelErrorOrNil(ctx, err)
+}
+
+// modelErrorOrNil is modelError for a non-nil err.
+func modelErrorOrNil(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	return modelError(ctx, err)
 }
 
 // record stores the round of turn t with its results and adds it to the conversation in the
@@ -443,31 +555,39 @@ func (a *attempt) record(ctx context.Context, t store.Turn, results []store.Resu
 func (a *attempt) final(ctx context.Context, t store.Turn) (*Result, error) {
 	a.answer = &chat.Message{Role: chat.RoleAssistant, Text: t.Text, State: t.State}
 	if strings.TrimSpace(t.Text) == "" || chat.StopReason(t.StopReason) == chat.StopRefusal {
-		return a.fail(ctx, fmt.Errorf("%w (stop reason %q, %d characters of text)", ErrNoAnswer, t.StopReason, len([]rune(t.Text))))
+		return a.end(ctx, fmt.Errorf("%w (stop reason %q, %d characters of text)", ErrNoAnswer, t.StopReason, len([]rune(t.Text))))
 	}
 	a.text = t.Text
 	if a.inbound != nil {
 		if err := a.storeReply(ctx); err != nil {
-			return a.result(), a.stopped(ctx, err)
+			return a.end(ctx, err)
 		}
 		if err := a.r.at("reply"); err != nil {
-			return a.result(), err
+			return a.end(ctx, err)
 		}
 		a.compactAfter(ctx)
 	}
-	err := a.succeed(ctx)
-	return a.result(), a.stopped(ctx, err)
+	return a.end(ctx, a.succeed(ctx))
 }
 
-// storeReply appends the run's reply to the thread, once: a retry finds the stored one.
+// storeReply appends the run's reply to the thread, once: a retry finds the stored one. A
+// Compose that fails or returns nil, and a reply the store refuses as invalid, are the host's
+// errors (store.FailureHostError).
 func (a *attempt) storeReply(ctx context.Context) error {
 	compose := a.r.Compose
 	if compose == nil {
 		compose = mail.NewReply
 	}
 	hm, err := compose(a.p, &a.inbound.Message, a.key, a.text, a.r.now())
-	if err != nil {
-		return fmt.Errorf("agent: compose the reply: %w", err)
+	switch {
+	case err != nil:
+		return withClass(store.FailureHostError, fmt.Errorf("agent: compose the reply: %w", err))
+	case hm == nil:
+		return withClass(store.FailureHostError, errors.New("agent: compose the reply: Compose returned neither a message nor an error"))
+	}
+	// A reply the outbox could never send is refused before it is stored.
+	if _, err := mail.Render(hm); err != nil {
+		return withClass(store.FailureHostError, fmt.Errorf("agent: the reply Compose built cannot be sent: %w", err))
 	}
 	m := store.Message{Message: *hm, Mailbox: a.inbound.Mailbox, RunKey: a.key}
 	m.Direction, m.ThreadID = history.Outbound, a.inbound.ThreadID
@@ -479,6 +599,9 @@ func (a *attempt) storeReply(ctx context.Context) error {
 		}
 		a.reply = &stored
 		return nil
+	}
+	if errors.Is(err, store.ErrInvalid) {
+		return withClass(store.FailureHostError, fmt.Errorf("agent: store the reply Compose built: %w", err))
 	}
 	if err != nil {
 		return err
@@ -496,46 +619,114 @@ func (a *attempt) storeReply(ctx context.Context) error {
 
 // succeed records the run succeeded (or, for a claimed run, notes it for the caller).
 func (a *attempt) succeed(ctx context.Context) error {
-	return a.finishAs(ctx, store.RunSucceeded, "")
+	return a.finishAs(ctx, store.Finish{Status: store.RunSucceeded})
 }
 
-// fail records the run failed with err, which it returns.
-func (a *attempt) fail(ctx context.Context, err error) (*Result, error) {
-	a.log.Warn("run failed", "error", err)
-	if ferr := a.finishAs(ctx, store.RunFailed, err.Error()); ferr != nil {
-		return a.result(), errors.Join(err, ferr)
+// end ends the attempt with err (nil: it succeeded), as classify says: a permanent error, or
+// the run's MaxFaults-th fault, records the run failed (failWith); a transient one records the
+// stop and releases the lease (stop); an error that is not this attempt's to record (a lost
+// lease, an injected crash) is returned as it is. The error returned is a *RunError unless
+// nothing was recorded.
+func (a *attempt) end(ctx context.Context, err error) (*Result, error) {
+	if err == nil {
+		return a.result(), nil
 	}
-	return a.result(), err
+	v := classify(ctx, err)
+	if a.run.Status != store.RunRunning && a.claimed == nil {
+		v.record = false // this attempt finished the run before it failed (a crash after FinishRun)
+	}
+	if !v.record {
+		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(err, cause) && cause != ctx.Err() {
+			err = fmt.Errorf("%w (%v)", err, cause)
+		}
+		a.log.Warn("attempt stopped; the run is not this attempt's to record", "error", err)
+		return a.result(), err
+	}
+	if v.fault && a.run.Faults+1 >= MaxFaults {
+		v.final = true
+		err = fmt.Errorf("%w (fault %d of %d: %w)", ErrTooManyFaults, a.run.Faults+1, MaxFaults, err)
+	}
+	if v.final {
+		return a.failWith(ctx, v.class, err, v.fault)
+	}
+	return a.stop(ctx, v, err)
 }
 
-// finishAs records the run's final state (not for a claimed run: its caller records it).
-func (a *attempt) finishAs(ctx context.Context, status store.RunStatus, reason string) error {
-	a.finish = store.Finish{Status: status, Reason: reason, StopReason: string(a.stopReason()), Usage: a.usage()}
+// detached is ctx without its cancellation, bounded by settleTimeout: for the writes that record
+// how an attempt ended, which must happen also when the attempt ends because ctx did.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+}
+
+// failWith records the run failed with err's text as its reason and class (or, for a claimed
+// run, notes it in Result.Finish for the caller) and returns a final *RunError.
+func (a *attempt) failWith(ctx context.Context, class store.FailureClass, err error, fault bool) (*Result, error) {
+	a.log.Warn("run failed", "class", class, "error", err)
+	if a.stopLease != nil {
+		a.stopLease()
+	}
+	rerr := &RunError{Key: a.key, Class: class, Final: true, Err: err}
+	dctx, cancel := detached(ctx)
+	defer cancel()
+	if ferr := a.finishAs(dctx, store.Finish{Status: store.RunFailed, Reason: err.Error(), Class: class, Fault: fault}); ferr != nil {
+		// Not recorded: the run stays running until its lease expires, and fails again then.
+		a.log.Warn("recording the failure failed", "error", ferr)
+		rerr.Final = false
+		return a.result(), errors.Join(rerr, ferr)
+	}
+	return a.result(), rerr
+}
+
+// stop records the transient end v of the attempt — reason, class, retry time, fault — and
+// releases the lease in one statement (store.StopRun), so any worker may resume the run at once
+// (or from its retry time); for a claimed run it notes the class in Result.Finish instead. It
+// returns a *RunError that is not final.
+func (a *attempt) stop(ctx context.Context, v verdict, err error) (*Result, error) {
+	a.log.Warn("run stopped; it resumes on the next attempt", "class", v.class, "retry_after", v.retryAfter, "error", err)
+	if a.stopLease != nil {
+		a.stopLease()
+	}
+	rerr := &RunError{Key: a.key, Class: v.class, Err: err}
+	if v.retryAfter > 0 { // the store's retry time replaces it once recorded
+		rerr.RetryAt = time.Now().UTC().Add(v.retryAfter)
+	}
+	if a.claimed != nil {
+		a.finish = store.Finish{Reason: err.Error(), Class: v.class, Fault: v.fault, StopReason: string(a.stopReason()), Usage: a.usage()}
+		return a.result(), rerr
+	}
+	dctx, cancel := detached(ctx)
+	defer cancel()
+	if _, serr := a.st.StopRun(dctx, a.key, a.holder, store.Stop{Reason: err.Error(), Class: v.class,
+		RetryAfter: v.retryAfter, Fault: v.fault}); serr != nil {
+		a.log.Warn("recording the stop failed; the run resumes when its lease expires", "error", serr)
+		return a.result(), errors.Join(rerr, serr)
+	}
+	if run, rerr2 := a.st.Run(dctx, a.key); rerr2 == nil {
+		a.run = run
+		rerr.RetryAt = run.RetryAt
+	}
+	return a.result(), rerr
+}
+
+// finishAs records the run's final state f, with the run's stop reason and usage (not for a
+// claimed run: its caller records a.finish).
+func (a *attempt) finishAs(ctx context.Context, f store.Finish) error {
+	f.StopReason, f.Usage = string(a.stopReason()), a.usage()
+	a.finish = f
 	if a.claimed != nil {
 		return nil
 	}
-	if _, err := a.st.FinishRun(ctx, a.key, a.holder, a.finish); err != nil {
+	if _, err := a.st.FinishRun(ctx, a.key, a.holder, f); err != nil {
 		return err
 	}
-	a.run.Status, a.run.Reason, a.run.StopReason, a.run.Usage = status, runtime.Clip(reason, store.StoredPayloadLimit), a.finish.StopReason, a.finish.Usage
-	a.log.Info("run finished", "status", status, "stop_reason", a.finish.StopReason, "input_tokens", a.finish.Usage.InputTokens,
-		"output_tokens", a.finish.Usage.OutputTokens)
+	a.run.Status, a.run.Reason, a.run.FailureClass, a.run.StopReason, a.run.Usage =
+		f.Status, runtime.Clip(f.Reason, store.StoredPayloadLimit), f.Class, f.StopReason, f.Usage
+	if f.Fault {
+		a.run.Faults++
+	}
+	a.log.Info("run finished", "status", f.Status, "class", f.Class, "stop_reason", f.StopReason,
+		"input_tokens", f.Usage.InputTokens, "output_tokens", f.Usage.OutputTokens)
 	return a.r.at("finish")
-}
-
-// stopped returns err for an attempt that stops with the run still running, naming the lease
-// loss when that is why ctx ended.
-func (a *attempt) stopped(ctx context.Context, err error) error {
-	if err == nil {
-		return nil
-	}
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) && ctx.Err() != nil && cause != ctx.Err() {
-		err = fmt.Errorf("%w (%v)", err, cause)
-	}
-	if a.run.Status == store.RunRunning {
-		a.log.Warn("run stopped; it resumes on the next attempt", "error", err)
-	}
-	return err
 }
 
 // usage is the run's total: every recorded model call and this attempt's summaries.
@@ -566,15 +757,15 @@ func (a *attempt) result() *Result {
 	}
 	finish := a.finish
 	if finish.Status == "" { // the attempt stopped before the run finished
-		finish = store.Finish{StopReason: string(a.stopReason()), Usage: a.usage()}
+		finish.StopReason, finish.Usage = string(a.stopReason()), a.usage()
 	}
 	return &Result{Run: a.run, Text: a.text, Reply: a.reply, Messages: msgs, Turns: a.turns, Usage: a.usage(),
 		StopReason: a.stopReason(), Replayed: a.replayed, InDoubt: a.inDoubt, Finish: finish}
 }
 
-// keepLease renews the lease of a run this attempt started or took over, every third of the
-// lease, until stop is called; a lost lease cancels the returned ctx with the store's error as
-// its cause. A claimed run's caller renews its lease itself.
+// keepLease renews the lease of a run this attempt started or resumed, every third of the lease,
+// until stop is called (stop may be called more than once); a lost lease cancels the returned
+// ctx with the store's error as its cause. A claimed run's caller renews its lease itself.
 func (a *attempt) keepLease(ctx context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	if a.claimed != nil {
@@ -603,5 +794,6 @@ func (a *attempt) keepLease(ctx context.Context) (context.Context, func()) {
 			}
 		}
 	}()
-	return ctx, func() { cancel(nil); <-done }
+	var once sync.Once
+	return ctx, func() { once.Do(func() { cancel(nil); <-done }) }
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -26,6 +27,12 @@ const (
 	DefaultMaxTurns = 16
 	// DefaultParallel is how many tool calls of one round run at once when Runner.Parallel is 0.
 	DefaultParallel = 4
+	// DefaultLeaseFor is a run's lease when Runner.LeaseFor is 0. The runner renews it every
+	// third (10 s), so a worker that died stops holding its runs at most 30 s after its last
+	// renewal, and another worker resumes them then; a worker that stops gracefully releases them
+	// at once. Leases are judged on the store's clock, so replicas' clocks must agree to well
+	// within the lease.
+	DefaultLeaseFor = 30 * time.Second
 )
 
 // ErrMaxTurns is returned (wrapped) when a run made MaxTurns model calls without a final
@@ -52,12 +59,18 @@ type Runner struct {
 	// Model answers every model call of every run, the compaction summaries included. A host whose
 	// personas use several providers routes by Request.Model.Provider in a chat.ModelFunc.
 	Model chat.Model
-	// Holder names this worker in run leases; it must be unique per worker and stable across the
-	// worker's retries. "" = a random name chosen once ("host/pid/random").
+	// Holder names this worker in run leases. It must be unique among the workers running at
+	// once (two live processes must never share it). A name the host keeps across restarts (a
+	// replica's or pod's name) makes a restarted worker resume the runs it held at once, without
+	// waiting for their leases, each such resume counting as a fault of the run (see MaxFaults).
+	// "" = a name chosen once per Runner: "<hostname>/<pid>/<12 random hex digits>", unique per
+	// Runner even when containers share pid 1 or one process has several Runners, and therefore
+	// new after a restart: the restarted worker resumes its cut-off runs when their leases
+	// expire (LeaseFor).
 	Holder string
 	// LeaseFor is the lease a run is started with and renewed for (every third of it) while it
-	// works; 0 = store.DefaultRunLease (5 minutes). Another worker may take a run over once its
-	// lease expired.
+	// works; 0 = DefaultLeaseFor (30 s). Another worker may resume a run once its lease expired;
+	// an attempt that stops without finishing its run releases the lease at once.
 	LeaseFor time.Duration
 	// MaxTurns bounds the model calls of one run; 0 = DefaultMaxTurns.
 	MaxTurns int
@@ -70,13 +83,17 @@ type Runner struct {
 	// window (then with the default policy's Keep).
 	Compaction *runtime.CompactionPolicy
 	// Compose builds the outbound reply of a reply run; nil uses mail.NewReply (from the
-	// persona's Mailbox, to the answered message's Reply-To or From, with the threading headers).
-	// The runner stores what it returns in the answered message's mailbox with the run's key, so
-	// it must derive the reply's message id from runKey alone: a retry then finds the stored
-	// reply instead of storing a second one.
+	// persona's Mailbox, to the answered message's Reply-To or From, with the threading headers),
+	// which the runner also tries once, without text, before the run's first model call, so a
+	// persona without a mailbox address fails the run before anything is paid for. The runner
+	// stores what it returns in the answered message's mailbox with the run's key, so it must
+	// derive the reply's message id from runKey alone: a retry then finds the stored reply
+	// instead of storing a second one. An error, a nil message, or a message the store refuses
+	// as invalid fails the run (store.FailureHostError); a panic is a fault (MaxFaults).
 	Compose func(persona *runtime.Persona, answered *history.Message, runKey, text string, date time.Time) (*history.Message, error)
-	// Logger receives the runs' logs, each with the persona, the run key and the correlation id;
-	// nil = slog.Default().
+	// Logger receives the runs' logs, each with the persona, the run key and the correlation id,
+	// and the thread and message seq of a reply run or the responsibility and fire instant of a
+	// scheduled one; nil = slog.Default().
 	Logger *slog.Logger
 	// TracerProvider makes the runs' spans (OpenTelemetry GenAI conventions); nil = the global
 	// provider (otel.GetTracerProvider), a no-op until the host sets one.
@@ -90,19 +107,28 @@ type Runner struct {
 	holderOnce sync.Once
 	holder     string
 	hook       func(point string) error // test hook: see export_test.go
+
+	mu     sync.Mutex
+	active map[string]bool // the keys of the runs this Runner is working on
 }
 
-// Inbound is a reply run to carry out: Persona answers Message.
+// Inbound is a reply run to carry out: Persona answers the stored message Message.Seq.
 type Inbound struct {
 	// Persona is the persona that answers.
 	Persona *runtime.Persona
-	// Message is the inbound message as stored (store.AppendMessage, store.Message): its Seq,
-	// ThreadID, Mailbox and MessageID must be set. Attachments' Data, when the host has it, reach
-	// the model as parts (the store keeps metadata only).
+	// Message names the stored inbound message to answer by its Seq (store.AppendMessage's,
+	// store.Message's, mail.Delivery's), which is required. The run reads the message as the
+	// store holds it (store.MessageBySeq): its thread, mailbox, message id, headers and bodies are
+	// the stored ones, never this copy's, so one stored message has one run and one reply
+	// however a caller spells it. Every other field may be left zero; a field that is set must
+	// equal the stored one (Date to the microsecond, lists element for element, attachments by
+	// their metadata), or Reply refuses the Inbound with ErrInvalidJob naming the field. The
+	// attachments' Data, which the store does not keep, are taken from here when the host has
+	// them, and reach the model as parts.
 	Message store.Message
-	// Key is the run's key; "" = ReplyKey(Persona.Name, Message.Mailbox, Message.MessageID), so a
-	// redelivered message resumes its run. A host that wants a second run for one message (after
-	// a failed one, say) gives another key.
+	// Key is the run's key; "" = ReplyKey(Persona.Name, the stored message's Mailbox, its
+	// MessageID), so a redelivered message resumes its run. A host that wants a second run for
+	// one message (after a failed one, say) gives another key.
 	Key string
 	// CorrelationID ties the run's logs together; "" = the run key.
 	CorrelationID string
@@ -161,7 +187,9 @@ type Result struct {
 	// AlreadyFinished is set when the run had finished before this call: nothing ran.
 	AlreadyFinished bool
 	// Finish is the final state the runner recorded (or, for a Fire with Run set, the one for
-	// the caller to record).
+	// the caller to record). When the attempt stopped without finishing the run, Status is ""
+	// and Reason, Class and Fault say how it stopped (for a claimed run, what the caller may
+	// record).
 	Finish store.Finish
 }
 
@@ -197,7 +225,7 @@ func (r *Runner) leaseFor() time.Duration {
 	if r.LeaseFor > 0 {
 		return r.LeaseFor
 	}
-	return store.DefaultRunLease
+	return DefaultLeaseFor
 }
 
 func (r *Runner) now() time.Time {
@@ -215,12 +243,36 @@ func (r *Runner) logger() *slog.Logger {
 }
 
 // at runs the test hook at a named point of a run; a non-nil error aborts the attempt there, as
-// if the process had died.
+// if the process had died: nothing of the stop is recorded.
 func (r *Runner) at(point string) error {
 	if r.hook == nil {
 		return nil
 	}
-	return r.hook(point)
+	if err := r.hook(point); err != nil {
+		return &injectedError{err}
+	}
+	return nil
+}
+
+// enter marks the run key as worked on by this Runner; false when it already is.
+func (r *Runner) enter(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.active[key] {
+		return false
+	}
+	if r.active == nil {
+		r.active = map[string]bool{}
+	}
+	r.active[key] = true
+	return true
+}
+
+// leave unmarks the run key.
+func (r *Runner) leave(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.active, key)
 }
 
 // check returns an error wrapping ErrInvalidJob when the Runner lacks Store or Model.
@@ -236,51 +288,134 @@ func (r *Runner) check() error {
 	return nil
 }
 
-// Reply answers in.Message with in.Persona in a reply run, or resumes that run, or returns it
-// when it has finished.
+// Reply answers the stored message in.Message.Seq with in.Persona in a reply run, or resumes
+// that run, or returns it when it has finished.
 //
-// The run is keyed by in.Key (default ReplyKey). When the key is new the run starts, fixing its
-// view of the thread (what the store holds when it starts: the messages up to the answered one
-// and the replies of earlier runs, and the compaction in use); when it exists the stored run
-// decides: a finished run returns its Result (AlreadyFinished, its stored reply) and nothing
-// runs; a running run of this Runner's Holder, or one whose lease expired (taken over), resumes
-// — the recorded rounds are replayed, not run again, and the next model call gets the request an
-// uninterrupted run would have sent; a running run of another worker's live lease returns an
-// error wrapping store.ErrLeaseHeld. A message marked not to be answered (NotToAnswer) is
-// recorded as a skipped run.
+// The message is read from the store (see Inbound.Message: the stored row decides, a caller's
+// field that disagrees with it is refused with ErrInvalidJob naming the field). The run is keyed
+// by in.Key (default ReplyKey of the stored mailbox and message id). When the key is new the run
+// starts, fixing its view of the thread (what the store holds when it starts: the messages up to
+// the answered one and the replies of earlier runs, and the compaction in use); when it exists
+// the stored run decides: a finished run returns its Result (AlreadyFinished, its stored reply)
+// and nothing runs — a failed one with an error wrapping store.ErrRunFinished that names its
+// class and reason; a running run that no live lease holds (an attempt stopped and released it,
+// its worker died and the lease expired, or this Runner's Holder held it before a restart) is
+// resumed (store.ResumeRun) — the recorded rounds are replayed, not run again, and the next
+// model call gets the request an uninterrupted run would have sent; a running run under another
+// worker's live lease, or one this Runner is already working on, returns an error wrapping
+// store.ErrLeaseHeld; one whose retry time has not come returns a *RunError wrapping
+// store.ErrRetryLater. A message marked not to be answered (NotToAnswer) is recorded as a
+// skipped run.
 //
-// One run runs at a time per persona and thread: while another message of the thread is being
-// answered Reply returns the store's *store.BusyError (errors.Is store.ErrBusy), and the host
-// queues the message and calls Reply again after that run finished (say, with a backoff of a
-// few seconds); the later run then sees the earlier run's reply.
+// One run runs at a time per persona and thread, and a thread stays owned by its run until the
+// run finishes: Reply of another message of the thread returns the store's *store.BusyError
+// (errors.Is store.ErrBusy), which names the blocking run and says whether it is resumable now
+// (BusyError.Resumable). The host resumes a resumable run with Reply of its message
+// (Inbound{Persona: p, Message: store.Message{Message: history.Message{Seq:
+// busy.Running.MessageSeq}}, Key: busy.Running.Key}), or waits for a held one, then calls Reply
+// again; the later run sees the earlier run's reply.
 //
-// The answer is appended to the thread as an outbound message (Compose, in reply to the message,
-// with the run key) and the run is recorded succeeded with its stop reason and usage. A run that
-// reaches MaxTurns (ErrMaxTurns) or ends without an answer (ErrNoAnswer) is recorded failed.
-// Other errors — a cancelled ctx, a model or store error after their own retries, a lost lease
-// — stop this attempt and leave the run running, so calling Reply again resumes it (at once for
-// this Runner, after the lease for another worker). The Result is returned whenever the run
-// started, with an error too.
+// Before the first model call the reply is composed once with the default Compose (no text):
+// a persona without a mailbox address, or a message with nobody to reply to, fails the run
+// without a model call. The answer is appended to the thread as an outbound message (Compose, in
+// reply to the message, with the run key) and the run is recorded succeeded with its stop
+// reason and usage.
+//
+// Every error that stops a run after it started is classified (the store.FailureClass
+// constants; docs/reliability.md has the table) and returned as a *RunError. A permanent one — a malformed or
+// unrecordable answer, a refused request, ErrMaxTurns, ErrNoAnswer, the context window still
+// exceeded after compaction, a Compose failure, the run's MaxFaults-th fault — records the run
+// failed with its reason and class; the thread is free for its next message and the run never
+// calls the model again. A transient one — a cancelled ctx (a graceful stop), a timeout, a
+// transient model or database error, a fault below MaxFaults — records the error, its class and
+// the retry time on the run and releases its lease in one statement (store.StopRun): calling
+// Reply again, on any worker, resumes the run at once (or from RetryAt). A panic anywhere in the
+// attempt (a resolver, the model adapter, Compose) is recovered and is a fault. The Result is
+// returned whenever the run started, with an error too.
 func (r *Runner) Reply(ctx context.Context, in Inbound) (*Result, error) {
 	if err := r.check(); err != nil {
 		return nil, err
 	}
-	m := in.Message
-	switch {
-	case in.Persona == nil || in.Persona.MessageChain == nil:
+	if in.Persona == nil || in.Persona.MessageChain == nil {
 		return nil, fmt.Errorf("%w: reply: a persona with a message chain is required", ErrInvalidJob)
-	case m.Seq < 1 || m.ThreadID == "" || m.MessageID == "":
-		return nil, fmt.Errorf("%w: reply: the message must be stored (Seq %d, ThreadID %q, MessageID %q)", ErrInvalidJob, m.Seq, m.ThreadID, m.MessageID)
-	case m.Direction == history.Outbound:
-		return nil, fmt.Errorf("%w: reply: message %q is outbound", ErrInvalidJob, m.MessageID)
+	}
+	if in.Message.Seq < 1 {
+		return nil, fmt.Errorf("%w: reply: Inbound.Message.Seq must name the stored message (got %d)", ErrInvalidJob, in.Message.Seq)
+	}
+	stored, err := r.Store.MessageBySeq(ctx, in.Message.Seq)
+	if errors.Is(err, store.ErrMessageNotFound) {
+		return nil, fmt.Errorf("%w: reply: %w", ErrInvalidJob, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("agent: reply to seq %d: %w", in.Message.Seq, err)
+	}
+	m, err := answered(in.Message, stored)
+	if err != nil {
+		return nil, err
+	}
+	if m.Direction == history.Outbound {
+		return nil, fmt.Errorf("%w: reply: message %q (seq %d) is outbound", ErrInvalidJob, m.MessageID, m.Seq)
 	}
 	key := in.Key
 	if key == "" {
 		key = ReplyKey(in.Persona.Name, m.Mailbox, m.MessageID)
 	}
 	a := r.newAttempt(in.Persona, key, in.CorrelationID, in.Config)
-	a.inbound = &in.Message
+	a.inbound = &m
+	a.log = a.log.With("thread", m.ThreadID, "seq", m.Seq)
 	return a.runReply(ctx)
+}
+
+// answered returns the stored message with the attachments' Data of given, after checking that
+// every field given sets agrees with stored; otherwise an ErrInvalidJob naming the first field
+// that does not.
+func answered(given, stored store.Message) (store.Message, error) {
+	quote := func(v any) string { return runtime.Clip(fmt.Sprintf("%q", v), 120) }
+	sameAttachments := slices.EqualFunc(given.Attachments, stored.Attachments, func(a, b history.Attachment) bool {
+		return a.ID == b.ID && a.Filename == b.Filename && a.ContentType == b.ContentType && a.Size == b.Size
+	})
+	for _, f := range []struct {
+		name        string
+		set, same   bool
+		given, want any
+	}{
+		{"ThreadID", given.ThreadID != "", given.ThreadID == stored.ThreadID, given.ThreadID, stored.ThreadID},
+		{"Mailbox", given.Mailbox != "", given.Mailbox == stored.Mailbox, given.Mailbox, stored.Mailbox},
+		{"MessageID", given.MessageID != "", given.MessageID == stored.MessageID, given.MessageID, stored.MessageID},
+		{"InReplyTo", given.InReplyTo != "", given.InReplyTo == stored.InReplyTo, given.InReplyTo, stored.InReplyTo},
+		{"References", len(given.References) > 0, slices.Equal(given.References, stored.References), given.References, stored.References},
+		{"Direction", given.Direction != "", given.Direction == stored.Direction, given.Direction, stored.Direction},
+		{"From", given.From != "", given.From == stored.From, given.From, stored.From},
+		{"To", len(given.To) > 0, slices.Equal(given.To, stored.To), given.To, stored.To},
+		{"Cc", len(given.Cc) > 0, slices.Equal(given.Cc, stored.Cc), given.Cc, stored.Cc},
+		{"ReplyTo", len(given.ReplyTo) > 0, slices.Equal(given.ReplyTo, stored.ReplyTo), given.ReplyTo, stored.ReplyTo},
+		{"Date", !given.Date.IsZero(), given.Date.UTC().Truncate(time.Microsecond).Equal(stored.Date),
+			given.Date.UTC().Format(time.RFC3339Nano), stored.Date.Format(time.RFC3339Nano)},
+		{"Subject", given.Subject != "", given.Subject == stored.Subject, given.Subject, stored.Subject},
+		{"Text", given.Text != "", given.Text == stored.Text, given.Text, stored.Text},
+		{"HTML", given.HTML != "", given.HTML == stored.HTML, given.HTML, stored.HTML},
+		{"Attachments", len(given.Attachments) > 0, sameAttachments, len(given.Attachments), len(stored.Attachments)},
+		{"RunKey", given.RunKey != "", given.RunKey == stored.RunKey, given.RunKey, stored.RunKey},
+		{"NotToAnswer", given.NotToAnswer != "", given.NotToAnswer == stored.NotToAnswer, given.NotToAnswer, stored.NotToAnswer},
+		{"Problems", len(given.Problems) > 0, slices.Equal(given.Problems, stored.Problems), given.Problems, stored.Problems},
+	} {
+		if f.set && !f.same {
+			what := fmt.Sprintf("%s, stored %s", quote(f.given), quote(f.want))
+			if f.name == "Attachments" {
+				what = fmt.Sprintf("%d attachments whose metadata differ from the %d stored", f.given, f.want)
+			}
+			return store.Message{}, fmt.Errorf("%w: reply: Inbound.Message.%s disagrees with the stored message seq %d (%s); "+
+				"leave it zero or pass the message as stored", ErrInvalidJob, f.name, stored.Seq, what)
+		}
+	}
+	m := stored
+	if len(given.Attachments) > 0 {
+		m.Attachments = slices.Clone(stored.Attachments)
+		for i := range m.Attachments {
+			m.Attachments[i].Data = given.Attachments[i].Data
+		}
+	}
+	return m, nil
 }
 
 // Fire carries out the fire f of a responsibility in a scheduled run, or resumes that run, or
@@ -320,21 +455,36 @@ func (r *Runner) Fire(ctx context.Context, f Fire) (*Result, error) {
 	a := r.newAttempt(f.Persona, key, f.CorrelationID, f.Config)
 	a.responsibility = &resp
 	a.fireAt = f.At
+	a.log = a.log.With("responsibility", resp.Name, "fire_at", f.At.UTC())
 	a.claimed = f.Run
 	return a.runFire(ctx)
 }
 
 // RunFire carries out a fire a schedule.Scheduler claimed, making a Runner the scheduler's
 // schedule.Runner: Fire with f.Run, under the scheduler's lease, which the scheduler renews and
-// finishes with the store.Finish returned here (the run's usage and stop reason, also with an
-// error).
-func (r *Runner) RunFire(ctx context.Context, f schedule.Fire) (store.Finish, error) {
+// finishes with the returned FireResult's Finish. Finish.Status says whether the run ended: a
+// permanent failure (or the run's MaxFaults-th fault, or a fire this runner cannot run,
+// ErrInvalidJob) is Status store.RunFailed with Reason and Class; a transient stop is Status ""
+// with Reason, Class and Fault, the error a *RunError that is not Final, and RetryAt the
+// provider's retry time when it asked for a wait; the scheduler retries it. Text is the run's
+// output, and Finish carries its usage and stop reason either way. A claimed run whose Faults
+// reached MaxFaults (the scheduler's takeovers of dead replicas count them) is failed without
+// calling the model.
+func (r *Runner) RunFire(ctx context.Context, f schedule.Fire) (schedule.FireResult, error) {
 	run := f.Run
 	res, err := r.Fire(ctx, Fire{Persona: f.Persona, Responsibility: f.Responsibility.Name, At: f.At, Run: &run})
-	if res == nil {
-		return store.Finish{}, err
+	switch {
+	case res != nil:
+		out := schedule.FireResult{Finish: res.Finish, Text: res.Text}
+		var re *RunError
+		if errors.As(err, &re) && !re.Final {
+			out.RetryAt = re.RetryAt
+		}
+		return out, err
+	case errors.Is(err, ErrInvalidJob):
+		return schedule.FireResult{Finish: store.Finish{Status: store.RunFailed, Reason: err.Error()}}, err
 	}
-	return res.Finish, err
+	return schedule.FireResult{}, err
 }
 
 var _ schedule.Runner = (*Runner)(nil)

@@ -49,8 +49,13 @@ func providerName(p string) string {
 	return p
 }
 
-// errorType is the low-cardinality error.type of err.
+// errorType is the low-cardinality error.type of err: a run's failure class (RunError), else
+// the kind of a model or tool call's error.
 func errorType(err error) string {
+	var re *RunError
+	if errors.As(err, &re) {
+		return string(re.Class)
+	}
 	switch {
 	case errors.Is(err, context.Canceled):
 		return "canceled"

@@ -166,15 +166,19 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 	})
 }
 
-// A message marked not to be answered is recorded as a skipped run; nothing runs.
+// A message stored as not to be answered is recorded as a skipped run; nothing runs.
 func TestNotToAnswerIsSkipped(t *testing.T) {
 	eachDB(t, func(t *testing.T, d *db) {
 		ctx := context.Background()
 		st := d.open(t)
 		in := seed(t, st)
-		in.NotToAnswer = "auto-submitted: auto-replied"
+		in.MessageID, in.NotToAnswer = "auto@example.com", "auto-submitted: auto-replied"
+		ap, err := st.AppendMessage(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
 		m := &model{}
-		res, err := runner(st, m, "w1").Reply(ctx, agent.Inbound{Persona: persona(st, nil), Message: in})
+		res, err := runner(st, m, "w1").Reply(ctx, agent.Inbound{Persona: persona(st, nil), Message: store.Message{Message: history.Message{Seq: ap.Seq}}})
 		if err != nil || res.Run.Status != store.RunSkipped || res.Run.Reason != "not to answer: auto-submitted: auto-replied" {
 			t.Fatalf("Reply = %+v, %v", res, err)
 		}

@@ -121,7 +121,7 @@ func ParseBounce(m *Message, envelope ...string) (Bounce, bool) {
 	var status []byte
 	var original []byte
 	for _, a := range m.Attachments {
-		switch mediaType(a.ContentType) {
+		switch partMediaType(a.ContentType) {
 		case "message/delivery-status", "message/global-delivery-status":
 			if status == nil {
 				status = a.Data
@@ -167,8 +167,8 @@ func fromMailSystem(m *Message) bool {
 	return strings.EqualFold(local, "postmaster") || strings.EqualFold(local, "mailer-daemon")
 }
 
-// mediaType returns the lower-case media type of a Content-Type value.
-func mediaType(ct string) string {
+// partMediaType returns the lower-case media type of a Content-Type value.
+func partMediaType(ct string) string {
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		mt, _, _ = strings.Cut(ct, ";")

@@ -114,7 +114,7 @@ func describe(m *Message) string {
 	line("message-id", "%s", id)
 	line("in-reply-to", "%s", m.InReplyTo)
 	line("references", "%s", strings.Join(m.References, " "))
-	thread, joined := ThreadID("support", &m.Message, func(string) (string, bool) { return "", false })
+	thread, joined := ThreadID("support", m, func(string) (string, bool) { return "", false })
 	line("thread", "%s (joined %v)", thread, joined)
 	line("from", "%s", m.From)
 	line("to", "%s", strings.Join(m.To, ", "))

@@ -6,11 +6,11 @@ import (
 	"io"
 	"mime"
 	netmail "net/mail"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
-	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/htmlindex"
 	"golang.org/x/text/encoding/ianaindex"
@@ -43,37 +43,78 @@ func newHeaderDecoder(m *Message) *headerDecoder {
 // charset cannot make the whole header unreadable. Such a word is read as raw bytes made valid
 // UTF-8 by validText, and the charset is recorded as a problem.
 func (d *headerDecoder) charsetReader(charset string, input io.Reader) (io.Reader, error) {
-	if enc := lookupCharset(charset); enc != nil {
-		return enc.NewDecoder().Reader(input), nil
-	}
-	d.msg.problem(ProblemCharset, "header: unknown charset %q; the bytes are kept as they are", charset)
 	raw, err := io.ReadAll(input)
 	if err != nil {
 		return nil, err
 	}
+	if dec := lookupCharset(charset); dec != nil {
+		if out, err := dec(raw); err == nil {
+			return bytes.NewReader(out), nil
+		}
+	}
+	d.msg.problem(ProblemCharset, "header: unknown charset %q; the bytes are kept as they are", charset)
 	s, _ := validText(raw)
 	return strings.NewReader(s), nil
 }
 
+// charsetDecoder converts text in one charset to UTF-8.
+type charsetDecoder func([]byte) ([]byte, error)
+
 // lookupCharset returns the decoder for a MIME charset name: the WHATWG label index first (so
 // "iso-8859-1" and "us-ascii" decode as windows-1252, as mail clients do), then the IANA
-// registry. It returns nil for an unknown name. UTF-8 needs no decoder and also returns nil
-// from the caller's point of view only through the Nop encoding.
-func lookupCharset(name string) encoding.Encoding {
+// registry, whose UTF-7 names decode with decodeUTF7. It returns nil for a name neither knows
+// or whose charset golang.org/x/text cannot convert.
+func lookupCharset(name string) charsetDecoder {
 	name = strings.TrimSpace(strings.Trim(name, `"'`))
-	if enc, err := htmlindex.Get(name); err == nil {
-		return enc
+	if utf7Names[strings.ToLower(name)] {
+		return func(b []byte) ([]byte, error) { return decodeUTF7(b), nil }
 	}
-	if enc, err := ianaindex.IANA.Encoding(name); err == nil && enc != nil {
-		return enc
+	enc, err := htmlindex.Get(name)
+	if err != nil {
+		if enc, err = ianaindex.IANA.Encoding(name); err != nil {
+			enc = nil
+		}
 	}
-	return nil
+	if enc == nil {
+		return nil
+	}
+	return func(b []byte) ([]byte, error) { return enc.NewDecoder().Bytes(b) }
+}
+
+// encodedQWord matches an RFC 2047 encoded word in the Q encoding whose text may hold raw bytes
+// (a run of anything but "?" and white space): =?charset?Q?text?=.
+var encodedQWord = regexp.MustCompile(`=\?([^?\s]+)\?[Qq]\?[^?\s]*\?=`)
+
+// escapeEightBit rewrites each Q-encoded word of a raw header value that holds raw 8-bit bytes
+// (which RFC 2047 forbids, and mime.WordDecoder leaves undecoded) into the word it should have
+// been, each such byte written =XX, so the word decodes in its declared charset like any other:
+// "=?iso-8859-1?Q?Fr\xf6sche?=" reads "Frösche". Each rewrite is recorded on the message.
+func (d *headerDecoder) escapeEightBit(name, raw string) string {
+	if isASCII([]byte(raw)) || !strings.Contains(raw, "=?") {
+		return raw
+	}
+	return encodedQWord.ReplaceAllStringFunc(raw, func(w string) string {
+		if isASCII([]byte(w)) {
+			return w
+		}
+		charset := encodedQWord.FindStringSubmatch(w)[1]
+		d.msg.problem(ProblemHeader, "%s: an encoded word holds raw 8-bit bytes; they are read in its charset %s", name, oneLine(d.raw(name, charset)))
+		var b strings.Builder
+		for i := 0; i < len(w); i++ {
+			if c := w[i]; c >= utf8.RuneSelf {
+				fmt.Fprintf(&b, "=%02X", c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+		return b.String()
+	})
 }
 
 // text decodes one unstructured header value (Subject, a display name): 8-bit bytes made
 // valid, encoded words decoded, line breaks and tabs turned into spaces, outer space trimmed.
 func (d *headerDecoder) text(name, raw string) string {
-	v := d.raw(name, raw)
+	v := d.raw(name, d.escapeEightBit(name, raw))
 	if strings.Contains(v, "=?") {
 		if dec, err := d.words.DecodeHeader(v); err == nil {
 			// mime.WordDecoder decodes UTF-8 and ISO-8859-1 words itself, passing invalid
@@ -101,18 +142,18 @@ func (d *headerDecoder) raw(name, raw string) string {
 // comma-separated item is parsed alone, an item that still fails gives the addresses it
 // visibly contains, and an item with none is recorded as a problem. It never fails.
 func (d *headerDecoder) addresses(name, raw string) []netmail.Address {
-	v := d.raw(name, raw)
+	v := d.raw(name, d.escapeEightBit(name, raw))
 	if strings.TrimSpace(v) == "" {
 		return nil
 	}
 	p := netmail.AddressParser{WordDecoder: &d.words}
 	if list, err := p.ParseList(v); err == nil {
-		return d.clean(list)
+		return d.clean(v, list)
 	}
 	var out []netmail.Address
 	for _, item := range splitAddressList(v) {
 		if a, err := p.Parse(item); err == nil {
-			out = append(out, d.clean([]*netmail.Address{a})...)
+			out = append(out, d.clean(item, []*netmail.Address{a})...)
 			continue
 		}
 		salvaged := d.salvage(item)
@@ -126,19 +167,30 @@ func (d *headerDecoder) addresses(name, raw string) []netmail.Address {
 	return out
 }
 
-// clean copies parsed addresses, decoding encoded words that net/mail left in names (it only
-// decodes whole atoms) and making names single-line.
-func (d *headerDecoder) clean(list []*netmail.Address) []netmail.Address {
+// clean copies the addresses parsed from the header value raw, decoding encoded words that
+// net/mail left in names and making names single-line. net/mail decodes a phrase's atoms that
+// are whole encoded words but not the encoded words inside a quoted string, which many mailers
+// write ("=?utf-8?q?J=C3=BCrgen?=" <j@x>). A name is decoded again only when every encoded word
+// it holds appears as it is in raw: an encoded word that is not in raw is the text net/mail
+// decoded (a name that literally reads "=?utf-8?q?x?="), and decoding it twice would change it.
+func (d *headerDecoder) clean(raw string, list []*netmail.Address) []netmail.Address {
 	out := make([]netmail.Address, 0, len(list))
 	for _, a := range list {
 		if a == nil || a.Address == "" {
 			continue
 		}
 		addr, _ := validText([]byte(strings.TrimSpace(a.Address)))
-		out = append(out, netmail.Address{Name: d.text("name", a.Name), Address: addr})
+		name := oneLine(d.raw("name", a.Name))
+		if words := encodedWord.FindAllString(a.Name, -1); len(words) > 0 && !slices.ContainsFunc(words, func(w string) bool { return !strings.Contains(raw, w) }) {
+			name = d.text("name", a.Name)
+		}
+		out = append(out, netmail.Address{Name: name, Address: addr})
 	}
 	return out
 }
+
+// encodedWord matches an RFC 2047 encoded word.
+var encodedWord = regexp.MustCompile(`=\?[^?\s]+\?[bBqQ]\?[^?\s]*\?=`)
 
 // salvage returns the addresses an unparseable item visibly holds: the angle-bracketed address
 // with the text before it as the name ("a@x <b@y>" gives b@y named "a@x"), else every word

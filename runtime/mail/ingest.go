@@ -15,20 +15,58 @@ import (
 // ids: Ingest uses the persona's name, so one email delivered to two personas is stored once
 // for each.
 type Store interface {
-	// ThreadOf returns the thread of the first of ids that mailbox holds, that id and its seq (a
-	// store's seqs start at 1); when it holds none of them, newThread with seq 0 and no id if a
-	// message of that thread is stored; else "", "", 0. Ingest lists the message's own id first,
-	// so a second copy is recognised here, before anything is written, and passes the thread the
-	// message would start (an earlier reply to the same unknown parent may have started it).
-	// replyID is the id of an outbound message of mailbox whose In-Reply-To is ids[0] ("" for
-	// none): the message was answered before it arrived.
-	ThreadOf(ctx context.Context, mailbox string, ids []string, newThread string) (threadID, messageID string, seq int64, replyID string, err error)
-	// AppendMail stores m (its ThreadID set) in mailbox with the not-to-answer text and the
-	// parse problems, idempotently by (mailbox, m.MessageID): when that id is already stored (a
-	// copy stored since the lookup) it writes nothing and returns the stored seq and thread
-	// with duplicate true. threadStored says ThreadOf just found another message of m.ThreadID
-	// (so the thread exists). A retry after any error is safe.
-	AppendMail(ctx context.Context, m history.Message, mailbox, notToAnswer string, problems []string, threadStored bool) (seq int64, threadID string, duplicate bool, err error)
+	// ThreadOf answers q for mailbox in one query (see ThreadQuery and ThreadFound). Ingest
+	// lists the message's own id first, so a second copy is recognised here, before anything
+	// is written.
+	ThreadOf(ctx context.Context, mailbox string, q ThreadQuery) (ThreadFound, error)
+	// AppendMail stores m (its ThreadID set) in mailbox with rec, idempotently by (mailbox,
+	// m.MessageID): when that id is already stored (a copy stored since the lookup) it writes
+	// nothing and returns the stored seq and thread with duplicate true. A retry after any
+	// error is safe.
+	AppendMail(ctx context.Context, m history.Message, mailbox string, rec MailRecord) (seq int64, threadID string, duplicate bool, err error)
+}
+
+// ThreadQuery is what Ingest asks a Store about one message in one mailbox.
+type ThreadQuery struct {
+	// IDs are the ids to look up, in order: the message's own id, then ThreadCandidates (at most
+	// 102).
+	IDs []string
+	// NewThread is the thread the message would start (an earlier reply to the same unknown
+	// root may have started it); "" for none.
+	NewThread string
+	// SubjectKey, when not "", asks for the thread of the mailbox's newest message (by Date,
+	// then seq) stored with that SubjectKey whose Date is not before Since.
+	SubjectKey string
+	Since      time.Time
+}
+
+// ThreadFound is a Store's answer to a ThreadQuery.
+type ThreadFound struct {
+	// ThreadID, MessageID and Seq are the thread, id and seq (a store's seqs start at 1) of the
+	// first of IDs the mailbox holds; when it holds none of them, ThreadID is NewThread if a
+	// message of that thread is stored (Seq 0, MessageID ""), else all are zero.
+	ThreadID  string
+	MessageID string
+	Seq       int64
+	// ReplyID is the id of an outbound message of the mailbox whose In-Reply-To is IDs[0] (the
+	// lowest seq of several; "" for none): the message was answered before it arrived.
+	ReplyID string
+	// SubjectThread is the thread SubjectKey found ("" for none, or no SubjectKey).
+	SubjectThread string
+}
+
+// MailRecord is what AppendMail stores with a message besides the message itself.
+type MailRecord struct {
+	// NotToAnswer is the not-to-answer text (NoReply.String; "" to answer it).
+	NotToAnswer string
+	// Problems are the parse problems (Problem.String).
+	Problems []string
+	// ThreadStored says ThreadOf just found another message of the message's thread (so the
+	// thread exists).
+	ThreadStored bool
+	// SubjectKey is the message's SubjectKey for the subject rule's later lookups ("" for
+	// none: outbound messages and messages without a sender or subject).
+	SubjectKey string
 }
 
 // Blobs keeps attachment bytes, keyed by attachment id (a content hash, see AttachmentID), so
@@ -83,8 +121,13 @@ type Delivered struct {
 	// Delivery) is true exactly then.
 	Message history.Message
 	// Joined is true when the message joined a thread the mailbox already held: the thread of a
-	// message it references, or the thread an earlier message naming the same root started.
+	// message it references, the thread an earlier message naming the same root started, or
+	// (BySubject) the sender's latest thread of the same subject.
 	Joined bool
+	// BySubject is true when the message joined its thread by the subject rule (see
+	// SubjectKey): it has no reference header, and the sender wrote in that thread under the
+	// same subject within SubjectWindow.
+	BySubject bool
 	// Duplicate is true when the mailbox already held a message with this id: nothing was
 	// written, and ThreadID and Seq are the stored copy's (the first copy stays).
 	Duplicate bool
@@ -101,11 +144,19 @@ func (d Delivered) Answer() bool { return !d.Duplicate && !d.NoReply.Skip() }
 // with the stored thread and seq. Messages that must not be answered are stored all the same,
 // with their reason.
 //
+// Threading is ThreadID's, with one addition that depends on arrival order: a reply without
+// any reference header (no References, In-Reply-To or Thread-Index) whose subject has a reply or
+// forward prefix joins the sender's latest thread of the same normalised subject within
+// SubjectWindow, when the mailbox holds one (see SubjectKey; Delivered.BySubject), unless the
+// persona's Mailbox.DisableSubjectThreading is set. Messages with reference headers never use
+// it.
+//
 // Per persona it costs one lookup (ThreadOf with the message's own id first, then the ids it
-// references, and the thread it would start) and, unless the lookup found the message itself (a second copy: then nothing is
-// written), one append. On runtime/store the append is one INSERT whether the message joins a
-// thread or starts one, attachments' metadata included, so a message costs two database round
-// trips per persona and a second copy one; a message routed to n personas costs n times that.
+// references, the thread it would start and the subject rule's key) and, unless the lookup found
+// the message itself (a second copy: then nothing is written), one append. On runtime/store the
+// append is one INSERT, attachments' metadata included, except that on MySQL an append to a
+// stored thread is a transaction of four round trips (see its AppendMail); a second copy costs
+// the lookup alone, and a message routed to n personas costs n times that.
 // Attachment bytes go to Blobs first (content-addressed, so a crash between the two leaves at
 // most an unreferenced blob, and the retry writes the same one).
 //
@@ -144,37 +195,48 @@ func Ingest(ctx context.Context, st Store, r io.Reader, in Ingestion) (*Ingested
 	for i, pr := range m.Problems {
 		problems[i] = pr.String()
 	}
+	key := SubjectKey(m)
 	for _, d := range routes {
 		mailbox := d.Persona.Name
 		// One lookup: the message's own id first (a second copy is found before anything is
-		// written), then the ids it references, and the thread it would start.
-		newThread, _ := ThreadID(mailbox, &m.Message, func(string) (string, bool) { return "", false })
-		thread, id, seq, replyID, err := st.ThreadOf(ctx, mailbox, append([]string{m.MessageID}, ThreadCandidates(&m.Message)...), newThread)
+		// written), then the ids it references, the thread it would start and, for a reply
+		// without reference headers, the sender's latest thread of its subject.
+		newThread := NewThreadID(mailbox, ThreadRoot(m))
+		q := ThreadQuery{IDs: append([]string{m.MessageID}, ThreadCandidates(m)...), NewThread: newThread}
+		if key != "" && !d.Own && bySubject(m) && !d.Persona.Mailbox.DisableSubjectThreading {
+			q.SubjectKey, q.Since = key, m.Date.Add(-SubjectWindow)
+		}
+		found, err := st.ThreadOf(ctx, mailbox, q)
 		if err != nil {
 			return out, fmt.Errorf("mail: ingest %s for %s: %w", m.MessageID, mailbox, err)
 		}
 		msg := m.Message
+		rec := MailRecord{Problems: problems, SubjectKey: key}
 		if d.Own {
-			msg.Direction = history.Outbound
+			msg.Direction, rec.SubjectKey = history.Outbound, ""
 		}
-		if seq != 0 && id == m.MessageID { // a second copy: the first stays
-			msg.Seq, msg.ThreadID = seq, thread
+		if found.Seq != 0 && found.MessageID == m.MessageID { // a second copy: the first stays
+			msg.Seq, msg.ThreadID = found.Seq, found.ThreadID
 			out.Deliveries = append(out.Deliveries, Delivered{Delivery: d, Message: msg, Duplicate: true})
 			continue
 		}
-		if replyID != "" && !d.NoReply.Skip() {
-			d.NoReply = NoReply{ReasonAnswered, "<" + replyID + "> answers it"}
+		if found.ReplyID != "" && !d.NoReply.Skip() {
+			d.NoReply = NoReply{ReasonAnswered, "<" + found.ReplyID + "> answers it"}
 		}
-		known := func(ref string) (string, bool) { return thread, seq != 0 && ref == id }
-		var joined bool
-		msg.ThreadID, joined = ThreadID(mailbox, &m.Message, known)
-		joined = joined || thread == newThread // the thread an earlier reply to the same root started
-		seq, storedThread, dup, err := st.AppendMail(ctx, msg, mailbox, d.NoReply.String(), problems, joined)
+		known := func(ref string) (string, bool) { return found.ThreadID, found.Seq != 0 && ref == found.MessageID }
+		var joined, bySubject bool
+		msg.ThreadID, joined = ThreadID(mailbox, m, known)
+		joined = joined || (found.ThreadID != "" && found.ThreadID == newThread) // the thread an earlier reply to the same root started
+		if !joined && found.SubjectThread != "" {
+			msg.ThreadID, joined, bySubject = found.SubjectThread, true, true
+		}
+		rec.NotToAnswer, rec.ThreadStored = d.NoReply.String(), joined
+		seq, storedThread, dup, err := st.AppendMail(ctx, msg, mailbox, rec)
 		if err != nil {
 			return out, fmt.Errorf("mail: ingest %s for %s: %w", m.MessageID, mailbox, err)
 		}
 		msg.Seq, msg.ThreadID = seq, storedThread
-		out.Deliveries = append(out.Deliveries, Delivered{Delivery: d, Message: msg, Joined: joined, Duplicate: dup})
+		out.Deliveries = append(out.Deliveries, Delivered{Delivery: d, Message: msg, Joined: joined, BySubject: bySubject, Duplicate: dup})
 	}
 	return out, nil
 }

@@ -24,35 +24,50 @@ type memStore struct {
 }
 
 type memRow struct {
-	mailbox, notToAnswer string
-	problems             []string
-	msg                  history.Message
+	mailbox, notToAnswer, subjectKey string
+	problems                         []string
+	msg                              history.Message
 }
 
-func (s *memStore) ThreadOf(_ context.Context, mailbox string, ids []string, newThread string) (string, string, int64, string, error) {
+func (s *memStore) ThreadOf(_ context.Context, mailbox string, q ThreadQuery) (ThreadFound, error) {
 	s.calls++
-	var reply string
+	var f ThreadFound
+	ids := q.IDs
 	for _, r := range s.rows {
-		if len(ids) > 0 && reply == "" && r.mailbox == mailbox && r.msg.Direction == history.Outbound && r.msg.InReplyTo == ids[0] {
-			reply = r.msg.MessageID
+		if len(ids) > 0 && f.ReplyID == "" && r.mailbox == mailbox && r.msg.Direction == history.Outbound && r.msg.InReplyTo == ids[0] {
+			f.ReplyID = r.msg.MessageID
+		}
+	}
+	if q.SubjectKey != "" {
+		var newest *memRow
+		for i, r := range s.rows {
+			if r.mailbox == mailbox && r.subjectKey == q.SubjectKey && !r.msg.Date.Before(q.Since) &&
+				(newest == nil || !r.msg.Date.Before(newest.msg.Date)) {
+				newest = &s.rows[i]
+			}
+		}
+		if newest != nil {
+			f.SubjectThread = newest.msg.ThreadID
 		}
 	}
 	for _, id := range ids {
 		for _, r := range s.rows {
 			if r.mailbox == mailbox && r.msg.MessageID == id {
-				return r.msg.ThreadID, id, r.msg.Seq, reply, nil
+				f.ThreadID, f.MessageID, f.Seq = r.msg.ThreadID, id, r.msg.Seq
+				return f, nil
 			}
 		}
 	}
 	for _, r := range s.rows {
-		if r.msg.ThreadID == newThread {
-			return newThread, "", 0, reply, nil
+		if r.msg.ThreadID == q.NewThread {
+			f.ThreadID = q.NewThread
+			return f, nil
 		}
 	}
-	return "", "", 0, reply, nil
+	return f, nil
 }
 
-func (s *memStore) AppendMail(_ context.Context, m history.Message, mailbox, notToAnswer string, problems []string, _ bool) (int64, string, bool, error) {
+func (s *memStore) AppendMail(_ context.Context, m history.Message, mailbox string, rec MailRecord) (int64, string, bool, error) {
 	s.calls++
 	for _, r := range s.rows {
 		if r.mailbox == mailbox && r.msg.MessageID == m.MessageID {
@@ -65,7 +80,7 @@ func (s *memStore) AppendMail(_ context.Context, m history.Message, mailbox, not
 	for i := range m.Attachments {
 		m.Attachments[i].Data = nil // a store keeps metadata only
 	}
-	s.rows = append(s.rows, memRow{mailbox: mailbox, notToAnswer: notToAnswer, problems: problems, msg: m})
+	s.rows = append(s.rows, memRow{mailbox: mailbox, notToAnswer: rec.NotToAnswer, subjectKey: rec.SubjectKey, problems: rec.Problems, msg: m})
 	return m.Seq, m.ThreadID, false, nil
 }
 
@@ -301,11 +316,11 @@ func TestIngestErrors(t *testing.T) {
 
 type failingStore struct{ err error }
 
-func (s *failingStore) ThreadOf(context.Context, string, []string, string) (string, string, int64, string, error) {
-	return "", "", 0, "", s.err
+func (s *failingStore) ThreadOf(context.Context, string, ThreadQuery) (ThreadFound, error) {
+	return ThreadFound{}, s.err
 }
 
-func (s *failingStore) AppendMail(context.Context, history.Message, string, string, []string, bool) (int64, string, bool, error) {
+func (s *failingStore) AppendMail(context.Context, history.Message, string, MailRecord) (int64, string, bool, error) {
 	return 0, "", false, s.err
 }
 

@@ -23,6 +23,12 @@ type Message struct {
 	// SyntheticID is true when the message had no usable Message-ID and MessageID was derived
 	// from the content (the same message parsed twice gets the same id).
 	SyntheticID bool
+	// ThreadIndex is the conversation an Outlook Thread-Index header names: the first
+	// threadIndexRootLen (22) bytes of its base64 value — a time and a GUID that the message
+	// starting the conversation sets and every reply copies, adding 5 bytes — as 44 lower-case
+	// hex digits; "" when the message has no Thread-Index, or one that does not decode to 22
+	// bytes and 5 per reply (recorded in Problems). ThreadID threads by it.
+	ThreadIndex string
 	// Addresses holds the address headers as parsed; a malformed list keeps every address that
 	// could be read (see Problems).
 	Addresses Addresses
@@ -40,7 +46,8 @@ type Message struct {
 	// Header is the top-level header as received: values unfolded but not decoded. Read only.
 	Header textproto.MIMEHeader
 	// NoReply says why the message must not be answered whoever it is for (auto-replies, bulk
-	// mail, delivery reports, null senders); Route adds the per-persona reason OwnAddress.
+	// mail, delivery reports, null senders); Route adds the per-persona reasons OwnAddress and
+	// Persona.
 	NoReply NoReply
 	// Problems lists, in the order met, what could not be read exactly (the same input always
 	// gives the same list). Parse never fails for them; at most 50 are kept.
@@ -48,6 +55,9 @@ type Message struct {
 	// Size is the raw message size in bytes.
 	Size int64
 }
+
+// threadIndexRootLen is the length in bytes of a Thread-Index's conversation root.
+const threadIndexRootLen = 22
 
 // Addresses are a message's address headers, parsed, in header order.
 type Addresses struct {
@@ -98,24 +108,36 @@ func (p Problem) String() string { return string(p.Kind) + ": " + p.Detail }
 type Reason string
 
 // The reasons a message is not answered, in the order Parse checks them (the first that applies
-// is recorded).
+// is recorded); the Detail of each names the rule that applied: the header and its value, or
+// the address.
 const (
 	// ReasonDeliveryReport: a multipart/report (a bounce, a delay or read notice).
 	ReasonDeliveryReport Reason = "delivery-report"
-	// ReasonNullSender: a null reverse path (Return-Path or X-Envelope-From <>), or no From
-	// address to answer.
+	// ReasonNullSender: a null reverse path (Return-Path or X-Envelope-From <>, white space
+	// inside the brackets allowed: "< >"), or no From address to answer.
 	ReasonNullSender Reason = "null-sender"
-	// ReasonMailerDaemon: from MAILER-DAEMON.
+	// ReasonMailerDaemon: from MAILER-DAEMON or postmaster (the local part, in any case): a
+	// mail system's notice, such as an Exchange non-delivery report sent as text/plain.
 	ReasonMailerDaemon Reason = "mailer-daemon"
-	// ReasonAutoSubmitted: Auto-Submitted other than "no" (RFC 3834), or the legacy
-	// X-Autoreply / X-Autorespond headers.
+	// ReasonAutoSubmitted: Auto-Submitted other than "no" (RFC 3834), the legacy X-Autoreply /
+	// X-Autorespond headers, or X-MS-Exchange-Generated-Message-Source (Exchange writes it on
+	// the messages its agents generate: out-of-office replies, rule replies).
 	ReasonAutoSubmitted Reason = "auto-submitted"
 	// ReasonPrecedence: Precedence bulk, list, junk or auto_reply.
 	ReasonPrecedence Reason = "precedence"
-	// ReasonMailingList: a List-Id header (mail distributed by a mailing list).
+	// ReasonMailingList: a List-Id header (mail distributed by a mailing list), or a
+	// List-Unsubscribe header (a newsletter, marketing mail: bulk mail whose sender offers
+	// unsubscribing, with or without List-Id).
 	ReasonMailingList Reason = "mailing-list"
+	// ReasonLoop: a loop-detection header a program wrote when it sent or forwarded the
+	// message: X-Loop (ticket systems, procmail, list managers), or
+	// X-MS-Exchange-Inbox-Rules-Loop (an Exchange inbox rule forwarded or redirected it).
+	ReasonLoop Reason = "loop"
 	// ReasonOwnAddress: from the persona's own address or one of its aliases (set by Route).
 	ReasonOwnAddress Reason = "own-address"
+	// ReasonPersona: from another persona's address or alias that the persona does not accept
+	// mail from (runtime.Persona's Mailbox.AcceptFrom; set by Route).
+	ReasonPersona Reason = "persona"
 	// ReasonAnswered: the persona's mailbox already holds an outbound message whose In-Reply-To
 	// is this message's id (its reply arrived first: an import of a sent folder, a late
 	// delivery); set by Ingest, Detail "<reply id> answers it".

@@ -7,10 +7,13 @@ import (
 
 // noReply decides whether a message must not be answered whoever it is for, checking in the
 // order of the Reason constants: a delivery report (Content-Type multipart/report, or a
-// top-level message/delivery-status), a null sender (Return-Path or X-Envelope-From <>, or no From address),
-// MAILER-DAEMON as the From local part, Auto-Submitted other than "no" (RFC 3834; also the
-// legacy X-Autoreply and X-Autorespond headers), Precedence bulk, list, junk or auto_reply, and
-// a List-Id header. The first rule that applies is returned; the zero NoReply when none does.
+// top-level message/delivery-status), a null sender (Return-Path or X-Envelope-From <>, white
+// space inside the brackets allowed, or no From address), MAILER-DAEMON or postmaster as the
+// From local part, Auto-Submitted other than "no" (RFC 3834; also the legacy X-Autoreply and
+// X-Autorespond headers, and Exchange's X-MS-Exchange-Generated-Message-Source), Precedence
+// bulk, list, junk or auto_reply, a List-Id or List-Unsubscribe header, and an X-Loop or
+// X-MS-Exchange-Inbox-Rules-Loop header. The first rule that applies is returned, its Detail
+// naming the header and value (or the address); the zero NoReply when none does.
 func noReply(m *Message) NoReply {
 	h := m.Header
 	value := func(name string) string {
@@ -36,7 +39,7 @@ func noReply(m *Message) NoReply {
 	}
 	for _, name := range []string{"Return-Path", "X-Envelope-From"} {
 		if rp, ok := h[name]; ok && len(rp) > 0 {
-			if v := strings.TrimSpace(stripComments(rp[0])); v == "<>" || v == "" {
+			if v := strings.Join(strings.Fields(stripComments(rp[0])), ""); v == "<>" || v == "" {
 				return NoReply{ReasonNullSender, name + ": <>"}
 			}
 		}
@@ -45,7 +48,7 @@ func noReply(m *Message) NoReply {
 	if sender == "" {
 		return NoReply{ReasonNullSender, "no From address"}
 	}
-	if local, _, _ := strings.Cut(sender, "@"); strings.EqualFold(local, "mailer-daemon") {
+	if local, _, _ := strings.Cut(sender, "@"); strings.EqualFold(local, "mailer-daemon") || strings.EqualFold(local, "postmaster") {
 		return NoReply{ReasonMailerDaemon, sender}
 	}
 	if v := value("Auto-Submitted"); v != "" {
@@ -59,12 +62,22 @@ func noReply(m *Message) NoReply {
 			return NoReply{ReasonAutoSubmitted, name + ": " + v}
 		}
 	}
+	if v := value("X-MS-Exchange-Generated-Message-Source"); v != "" {
+		return NoReply{ReasonAutoSubmitted, "X-MS-Exchange-Generated-Message-Source: " + v}
+	}
 	switch v := strings.ToLower(value("Precedence")); v {
 	case "bulk", "list", "junk", "auto_reply":
 		return NoReply{ReasonPrecedence, "Precedence: " + v}
 	}
-	if v := value("List-Id"); v != "" {
-		return NoReply{ReasonMailingList, "List-Id: " + v}
+	for _, name := range []string{"List-Id", "List-Unsubscribe"} {
+		if v := value(name); v != "" {
+			return NoReply{ReasonMailingList, name + ": " + v}
+		}
+	}
+	for _, name := range []string{"X-Loop", "X-MS-Exchange-Inbox-Rules-Loop"} {
+		if v := value(name); v != "" {
+			return NoReply{ReasonLoop, name + ": " + v}
+		}
 	}
 	return NoReply{}
 }

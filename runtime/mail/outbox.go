@@ -1,9 +1,7 @@
 package mail
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jhillyerd/enmime/v2"
+	"golang.org/x/net/idna"
 
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/history"
@@ -27,18 +25,27 @@ var ErrNoRecipient = errors.New("mail: nothing to reply to")
 var ErrNoMailbox = errors.New("mail: persona has no mailbox address")
 
 // ReplyMessageID returns the Message-ID of the reply sent by the run with key runKey from the
-// address from: the first 32 hex digits of the SHA-256 of runKey, "@", and from's domain
-// ("personagen.invalid" when from has none). The same run always sends the same id, so a reply
-// sent twice (a crash between sending and recording it as sent) is recognisable as one message
-// by every receiver, and the customer's answer, which names this id in In-Reply-To, joins the
-// persona's thread.
+// address from: the first 32 hex digits of the SHA-256 of runKey, "@", and from's domain in
+// lower case, in its ASCII (IDNA) form when it is an internationalised name. The domain is
+// "personagen.invalid" when from has none or it is not a valid msg-id domain (a dot-atom or a
+// [literal]), so the id is always a valid msg-id. The same run always sends the same id, so a
+// reply sent twice (a crash between sending and recording it as sent) is recognisable as one
+// message by every receiver, and the customer's answer, which names this id in In-Reply-To,
+// joins the persona's thread.
 func ReplyMessageID(runKey, from string) string {
 	sum := sha256.Sum256([]byte(runKey))
-	domain := "personagen.invalid"
+	domain := ""
 	if at := strings.LastIndexByte(from, '@'); at >= 0 && at < len(from)-1 {
 		domain = strings.ToLower(strings.Trim(from[at+1:], "<> "))
 	}
-	return hex.EncodeToString(sum[:16]) + "@" + domain
+	if !isASCII([]byte(domain)) {
+		domain, _ = idna.Lookup.ToASCII(domain)
+	}
+	id := hex.EncodeToString(sum[:16]) + "@" + domain
+	if domain == "" || msgIDProblem(id) != "" {
+		id = hex.EncodeToString(sum[:16]) + "@personagen.invalid"
+	}
+	return id
 }
 
 // replyPrefix matches a subject that already says it is a reply ("Re:", "RE[2]:", "AW:", "SV:").
@@ -46,19 +53,32 @@ var replyPrefix = regexp.MustCompile(`(?i)^\s*(re|aw|sv|antw|vs)\s*(\[\d+\])?\s*
 
 // NewReply returns the outbound message with which persona answers the message answered in the
 // run runKey, dated date, with text as its body — the message the runner stores and Render
-// turns into email:
+// turns into email. Every message it returns renders (Render returns no error for it):
 //   - ThreadID: the answered message's; Direction: history.Outbound;
-//   - From: the persona's mailbox address, with the mailbox's display name;
-//   - To: the answered message's ReplyTo addresses, else its From addresses (Cc: none);
-//   - Subject: the answered subject with "Re: " in front, unless it already starts with a reply
-//     prefix;
+//   - From: the persona's mailbox address, with the mailbox's display name (its ends trimmed);
+//   - To: the answered message's ReplyTo addresses, else its From addresses (Cc: none); an
+//     address that cannot be written (longer than 254 bytes, or not reading back as itself) is
+//     left out, and each control character in a name becomes a space;
+//   - Subject: the answered subject with each control character (a CR or LF a host put in,
+//     a tab) turned into a space, bytes that are not UTF-8 into U+FFFD, and the ends trimmed;
+//     then "Re: " in front unless it already starts with a reply prefix, and cut to the store's
+//     16 KiB at a character boundary;
 //   - MessageID: ReplyMessageID(runKey, the persona's address);
 //   - InReplyTo: the answered message's id; References: its References (or, when it has none,
-//     its In-Reply-To) followed by its id, so the customer's next message, which copies them,
-//     threads correctly. At most 100 ids are kept: the root and the newest.
+//     its In-Reply-To) followed by its id, each id once, so the customer's next message, which
+//     copies them, threads correctly. At most 100 ids are kept: the root and the newest. An id
+//     that is not a valid msg-id (a hostile or broken sender's, which Parse keeps as it came)
+//     is left out of both rather than refused: the reply can still be sent, and it threads
+//     through the ids that remain and through its own Message-ID, which the customer's answer
+//     names;
+//   - Text: text, bytes that are not UTF-8 turned into U+FFFD.
 //
 // It returns ErrNoMailbox when the persona has no mailbox address, ErrNoRecipient when answered
-// has nobody to reply to, and an error for an empty runKey.
+// has nobody to reply to (none of its addresses can be written), an error for an empty runKey
+// or a zero date, and an error naming the value when the persona's mailbox address is not a
+// plain address (local@domain, at most 254 bytes) or its display name is not valid UTF-8 or
+// holds a control character: those are the host's configuration, and a reply is not sent from
+// a mangled identity.
 func NewReply(persona *runtime.Persona, answered *history.Message, runKey, text string, date time.Time) (*history.Message, error) {
 	if persona == nil || persona.Mailbox.Address == "" {
 		return nil, ErrNoMailbox
@@ -66,120 +86,89 @@ func NewReply(persona *runtime.Persona, answered *history.Message, runKey, text 
 	if runKey == "" {
 		return nil, errors.New("mail: reply: empty run key")
 	}
+	if date.IsZero() {
+		return nil, errors.New("mail: reply: zero date")
+	}
+	box := persona.Mailbox
+	if a, err := netmail.ParseAddress(box.Address); err != nil || a.Name != "" || a.Address != box.Address {
+		return nil, fmt.Errorf("mail: reply: persona %s: mailbox address %q is not a plain address (local@domain)", persona.Name, box.Address)
+	}
+	from := netmail.Address{Name: strings.TrimSpace(box.Name), Address: box.Address}
+	if p := addressProblem(from); p != "" {
+		return nil, fmt.Errorf("mail: reply: persona %s: mailbox %q: %s", persona.Name, box.Name+" <"+box.Address+">", p)
+	}
 	to := answered.ReplyTo
 	if len(to) == 0 && answered.From != "" {
 		to = []string{answered.From}
 	}
-	var rcpts []netmail.Address
-	if len(to) > 0 {
-		d := newHeaderDecoder(&Message{})
-		rcpts = d.addresses("To", strings.Join(to, ", "))
-	}
+	rcpts := replyRecipients(to)
 	if len(rcpts) == 0 {
-		return nil, fmt.Errorf("%w: message %s has no Reply-To or From address", ErrNoRecipient, answered.MessageID)
+		return nil, fmt.Errorf("%w: message %s has no Reply-To or From address that can be written", ErrNoRecipient, answered.MessageID)
 	}
-	subject := answered.Subject
+	subject := foldText(answered.Subject)
 	if !replyPrefix.MatchString(subject) {
 		subject = strings.TrimSpace("Re: " + subject)
 	}
+	subject = strings.TrimSpace(clipBytes(subject, maxSubjectBytes))
 	refs := answered.References
 	if len(refs) == 0 && answered.InReplyTo != "" {
 		refs = []string{answered.InReplyTo}
 	}
-	refs = append(append([]string(nil), refs...), answered.MessageID)
+	refs = validIDs(append(append([]string(nil), refs...), answered.MessageID))
 	if len(refs) > maxReferences {
 		refs = append(refs[:1], refs[len(refs)-(maxReferences-1):]...)
 	}
+	inReplyTo := ""
+	if msgIDProblem(answered.MessageID) == "" {
+		inReplyTo = answered.MessageID
+	}
 	return &history.Message{
 		ThreadID:   answered.ThreadID,
-		MessageID:  ReplyMessageID(runKey, persona.Mailbox.Address),
-		InReplyTo:  answered.MessageID,
+		MessageID:  ReplyMessageID(runKey, box.Address), // always a valid msg-id
+		InReplyTo:  inReplyTo,
 		References: refs,
 		Direction:  history.Outbound,
-		From:       formatAddress(netmail.Address{Name: persona.Mailbox.Name, Address: persona.Mailbox.Address}),
+		From:       formatAddress(from),
 		To:         formatEach(rcpts),
 		Date:       date,
 		Subject:    subject,
-		Text:       text,
+		Text:       strings.ToValidUTF8(text, "\uFFFD"),
 	}, nil
 }
 
-// Render returns m as an RFC 5322 message (CRLF line endings), built with enmime's builder:
-// From, To, Cc, Subject, Date, Message-ID, In-Reply-To and References from m's fields, the Text
-// and HTML bodies, and m's attachments (their Data). Besides those it writes MIME-Version,
-// Auto-Submitted: auto-replied (RFC 3834: a program wrote the message in answer to another, so
-// well-behaved auto-responders — another persona included — do not answer it) and
-// X-Auto-Response-Suppress: OOF, AutoReply (the same request in Microsoft Exchange's terms).
-// The rendering is deterministic: the same m gives the same bytes (MIME boundaries are seeded
-// from the Message-ID).
-//
-// It returns an error when m has no MessageID, when From is not exactly one address, when it
-// has no To or Cc recipient, or when an address does not parse.
-func Render(m *history.Message) ([]byte, error) {
-	if m.MessageID == "" {
-		return nil, errors.New("mail: render: no Message-ID")
-	}
-	from, err := netmail.ParseAddress(m.From)
-	if err != nil {
-		return nil, fmt.Errorf("mail: render %s: From %q: %w", m.MessageID, m.From, err)
-	}
-	to, err := parseEach("To", m.To)
-	if err != nil {
-		return nil, fmt.Errorf("mail: render %s: %w", m.MessageID, err)
-	}
-	cc, err := parseEach("Cc", m.Cc)
-	if err != nil {
-		return nil, fmt.Errorf("mail: render %s: %w", m.MessageID, err)
-	}
-	b := enmime.Builder().
-		From(from.Name, from.Address).
-		ToAddrs(to).
-		CCAddrs(cc).
-		Subject(m.Subject).
-		Date(m.Date.UTC()).
-		Header("Message-ID", "<"+m.MessageID+">").
-		Header("Auto-Submitted", "auto-replied").
-		Header("X-Auto-Response-Suppress", "OOF, AutoReply").
-		Text([]byte(crlf(m.Text)))
-	if m.InReplyTo != "" {
-		b = b.Header("In-Reply-To", "<"+m.InReplyTo+">")
-	}
-	if len(m.References) > 0 {
-		b = b.Header("References", "<"+strings.Join(m.References, "> <")+">")
-	}
-	if m.HTML != "" {
-		b = b.HTML([]byte(crlf(m.HTML)))
-	}
-	for _, a := range m.Attachments {
-		b = b.AddAttachment(a.Data, a.ContentType, a.Filename)
-	}
-	sum := sha256.Sum256([]byte(m.MessageID))
-	b = b.RandSeed(int64(binary.BigEndian.Uint64(sum[:8])))
-	root, err := b.Build()
-	if err != nil {
-		return nil, fmt.Errorf("mail: render %s: %w", m.MessageID, err)
-	}
-	var buf bytes.Buffer
-	if err := root.Encode(&buf); err != nil {
-		return nil, fmt.Errorf("mail: render %s: %w", m.MessageID, err)
-	}
-	return buf.Bytes(), nil
-}
-
-// parseEach parses one address per string.
-func parseEach(field string, list []string) ([]netmail.Address, error) {
-	out := make([]netmail.Address, len(list))
-	for i, s := range list {
-		a, err := netmail.ParseAddress(s)
+// replyRecipients reads the stored address strings of the message answered (formatAddress's
+// "Name <addr>", which net/mail reads back exactly; a host-built string that net/mail refuses is
+// read leniently, as Parse reads a header) and keeps those Render can write, their names
+// without control characters.
+func replyRecipients(list []string) []netmail.Address {
+	var out []netmail.Address
+	for _, s := range list {
+		addrs, err := netmail.ParseAddressList(s)
 		if err != nil {
-			return nil, fmt.Errorf("%s %q: %w", field, s, err)
+			d := newHeaderDecoder(&Message{})
+			for _, a := range d.addresses("To", s) {
+				addrs = append(addrs, &a)
+			}
 		}
-		out[i] = *a
+		for _, a := range addrs {
+			c := netmail.Address{Name: foldText(a.Name), Address: a.Address}
+			if addressProblem(c) == "" {
+				out = append(out, c)
+			}
+		}
 	}
-	return out, nil
+	return out
 }
 
-// crlf turns every line break of s into "\r\n".
-func crlf(s string) string {
-	return strings.ReplaceAll(normalizeNewlines(s), "\n", "\r\n")
+// validIDs returns the ids that are valid msg-ids, in order, without repeats.
+func validIDs(ids []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if msgIDProblem(id) == "" && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"reflect"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -114,8 +113,8 @@ func TestRenderGolden(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("Render differs from %s:\n%s", golden, lineDiff(string(want), string(got)))
 	}
-	if bytes.Contains(bytes.ReplaceAll(got, []byte("\r\n"), nil), []byte("\n")) {
-		t.Error("a line ends in a bare LF")
+	for _, p := range readBackProblems(o, got, pythonRead(t, [][]byte{got})[0]) {
+		t.Error(p)
 	}
 }
 
@@ -141,7 +140,7 @@ func TestRenderRoundTrip(t *testing.T) {
 	if back.From != "Acme Support <support@acme.example>" || !reflect.DeepEqual(back.To, []string{"Jürgen <j@cust.example>"}) {
 		t.Errorf("addresses: %q → %q", back.From, back.To)
 	}
-	if back.Subject != "Re: Order 42 – größer" || strings.TrimSpace(back.Text) != "It ships today.\nRegards" || !back.Date.Equal(out.Date) {
+	if back.Subject != "Re: Order 42 – größer" || back.Text != "It ships today.\nRegards" || !back.Date.Equal(out.Date) {
 		t.Errorf("subject %q text %q date %v", back.Subject, back.Text, back.Date)
 	}
 	if len(back.Attachments) != 1 || back.Attachments[0].Filename != "label.png" || !bytes.Equal(back.Attachments[0].Data, []byte("\x89PNG fake")) {
@@ -160,25 +159,7 @@ func TestRenderRoundTrip(t *testing.T) {
 		"In-Reply-To: <"+back.MessageID+">", "References: <q1@cust.example> <"+back.MessageID+">"), arrival)
 	thread := NewThreadID("support", "q1@cust.example")
 	mailbox := map[string]string{"q1@cust.example": thread, out.MessageID: thread}
-	if got, joined := ThreadID("support", &next.Message, func(id string) (string, bool) { th, ok := mailbox[id]; return th, ok }); got != thread || !joined {
+	if got, joined := ThreadID("support", next, func(id string) (string, bool) { th, ok := mailbox[id]; return th, ok }); got != thread || !joined {
 		t.Errorf("the customer's answer threads to %q (joined %v), want %q", got, joined, thread)
-	}
-}
-
-func TestRenderRefusesIncompleteMessages(t *testing.T) {
-	ok := history.Message{MessageID: "m@x", From: "a@x", To: []string{"b@x"}}
-	for name, m := range map[string]history.Message{
-		"no Message-ID":    func() history.Message { m := ok; m.MessageID = ""; return m }(),
-		"no From":          func() history.Message { m := ok; m.From = ""; return m }(),
-		"two From":         func() history.Message { m := ok; m.From = "a@x, c@x"; return m }(),
-		"no recipient":     func() history.Message { m := ok; m.To = nil; return m }(),
-		"a bad To address": func() history.Message { m := ok; m.To = []string{"b@x", "<<nope"}; return m }(),
-	} {
-		if _, err := Render(&m); err == nil {
-			t.Errorf("%s: no error", name)
-		}
-	}
-	if _, err := Render(&ok); err != nil {
-		t.Errorf("a complete message: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -82,9 +83,16 @@ func (p *Parser) Parse(r io.Reader, arrived time.Time) (*Message, error) {
 type state struct {
 	m   *Message
 	dec *headerDecoder
-	// noBoundary is set when a multipart part without a boundary was read as text.
-	noBoundary bool
-	// tooDeep is set when a multipart nested deeper than maxMultipartDepth was read as text.
+	// delims holds the boundary of every line of the message that may be a MIME delimiter
+	// (see delimiterTokens), and the boundaries found by repairs.
+	delims map[string]bool
+	// boundaries holds every boundary the message's multiparts use, declared or found.
+	boundaries map[string]bool
+	// depthBase is the number of multiparts around the body a repair parses (see repair).
+	depthBase int
+	// repairs counts the multiparts repairBody has read (at most maxRepairs).
+	repairs int
+	// tooDeep is set when a multipart nested deeper than maxMultipartDepth was left out.
 	tooDeep bool
 	texts   []string
 	htmls   []string
@@ -93,7 +101,8 @@ type state struct {
 func parseRaw(raw []byte, arrived time.Time) *Message {
 	m := &Message{Size: int64(len(raw)), Arrived: arrived}
 	m.Direction = history.Inbound
-	st := &state{m: m, dec: newHeaderDecoder(m)}
+	st := &state{m: m, dec: newHeaderDecoder(m), boundaries: map[string]bool{}}
+	raw = st.leadingWhiteSpace(raw)
 	root, err := st.readParts(raw)
 	if err != nil {
 		st.fallback(raw, err)
@@ -101,11 +110,12 @@ func parseRaw(raw []byte, arrived time.Time) *Message {
 		m.Header = root.Header
 		st.walk(root)
 		st.collectErrors(root)
-		if st.noBoundary {
-			m.problem(ProblemMIME, "a multipart part has no boundary; its body is read as text")
+		if strings.HasPrefix(root.ContentType, "multipart/") && root.FirstChild == nil {
+			// The boundary occurs, but no part could be read with it.
+			st.repairBody("0", "", root.ContentType, rawBody(raw), 0)
 		}
 		if st.tooDeep {
-			m.problem(ProblemMIME, "multiparts are nested deeper than %d levels; the deeper ones are read as text", maxMultipartDepth)
+			m.problem(ProblemMIME, "multiparts are nested deeper than %d levels; the deeper ones are left out", maxMultipartDepth)
 		}
 	}
 	st.bodies(raw)
@@ -116,14 +126,35 @@ func parseRaw(raw []byte, arrived time.Time) *Message {
 	return m
 }
 
+// leadingWhiteSpace returns raw without the white space in front of its first line when that
+// line is a header line indented by mistake (a message cut out of a log or a quoted block):
+// read as it is, the line continues no header, the header block cannot be read, and the
+// message would lose every header. A first line that is blank (no header at all) is left.
+func (st *state) leadingWhiteSpace(raw []byte) []byte {
+	if len(raw) == 0 || (raw[0] != ' ' && raw[0] != '\t') {
+		return raw
+	}
+	trimmed := bytes.TrimLeft(raw, " \t")
+	if len(trimmed) == 0 || trimmed[0] == '\r' || trimmed[0] == '\n' {
+		return raw
+	}
+	st.m.problem(ProblemHeader, "the first header line starts with white space; it is read without it")
+	return trimmed
+}
+
 // readParts runs enmime's parser with the options this package relies on. A panic inside the
 // library is turned into an error, so the caller falls back to the raw text. A message that
 // declares a boundary is read only up to its maxPartLines+1st line starting with "--" (see
-// maxPartLines); parseMediaType holds the nesting to maxMultipartDepth.
+// maxPartLines); parseMediaType holds the nesting to maxMultipartDepth. enmime leaves every
+// part's content as it was sent (RawContent): transferDecoded and decodeText undo the transfer
+// encoding and the charset.
 func (st *state) readParts(raw []byte) (root *enmime.Part, err error) {
 	if cut := partLinesCut(raw); cut >= 0 {
 		st.m.problem(ProblemMIME, "more than %d lines start with \"--\" (MIME delimiters); the message is read up to byte %d of %d, the rest is left out", maxPartLines, cut, len(raw))
 		raw = raw[:cut]
+	}
+	if st.delims == nil {
+		st.delims = delimiterTokens(raw)
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -132,7 +163,7 @@ func (st *state) readParts(raw []byte) (root *enmime.Part, err error) {
 	}()
 	parser := enmime.NewParser(
 		enmime.SkipMalformedParts(true),
-		enmime.SetReadPartErrorPolicy(keepCorruptText),
+		enmime.RawContent(true),
 		enmime.DisableTextConversion(true), // text from HTML goes through runtime.HTMLText
 		enmime.DisableCharacterDetection(true),
 		enmime.MaxStoredPartErrors(maxProblems),
@@ -141,38 +172,39 @@ func (st *state) readParts(raw []byte) (root *enmime.Part, err error) {
 	return parser.ReadParts(bytes.NewReader(raw))
 }
 
-// rawText prefixes the media type of every text part while enmime parses, so enmime decodes
-// the transfer encoding but leaves the charset alone (it converts only types that start with
-// "text/"). This package then converts the charset itself (see decodeText): enmime offers no way
-// to see a part's bytes before its own conversion, nor to prefer valid UTF-8 over a charset
-// label that is wrong.
-const rawText = "personagen-raw-"
+// The media types parseMediaType gives a multipart that enmime must read as one leaf, its
+// original type after the prefix: unbounded, a multipart without a boundary or whose boundary
+// no line of the message holds (leaf repairs it from the delimiters its body holds, or reads it
+// as text); tooDeep, a multipart nested deeper than maxMultipartDepth (leaf leaves it out).
+const (
+	unbounded = "personagen-unbounded-"
+	tooDeep   = "personagen-too-deep-"
+)
 
-// parseMediaType is enmime's tolerant media type parser with three changes: a multipart type
-// without a boundary is read as text/plain (enmime would otherwise file its body as an
-// attachment, and the readable text would be lost); a boundary parameter on any other type is
-// dropped (only multiparts have parts); and text types are marked with rawText.
+// parseMediaType is enmime's tolerant media type parser with these changes: RFC 2231 parameters
+// in any charset, and raw 8-bit bytes in encoded words, are made readable first
+// (recodeExtendedParams, escapeEightBit); a multipart without a usable boundary, or nested too
+// deep, is marked to be read as one leaf (unbounded, tooDeep); and a boundary parameter on any
+// other type is dropped (only multiparts have parts).
 func (st *state) parseMediaType(ctype string) (string, map[string]string, []string, error) {
+	ctype = st.recodeExtendedParams(st.dec.escapeEightBit("a parameter", ctype))
 	mt, params, invalid, err := mediatype.ParseWithOptions(ctype, mediatype.ParseOptions{StripMediaTypeInvalidCharacters: true})
 	if err != nil {
 		return mt, params, invalid, err
 	}
 	if strings.HasPrefix(mt, "multipart/") {
-		switch {
-		case params["boundary"] == "":
-			st.noBoundary = true
-			mt = "text/plain"
-		case multipartDepth() >= maxMultipartDepth:
+		switch b := params["boundary"]; {
+		case multipartDepth()+st.depthBase >= maxMultipartDepth:
 			st.tooDeep = true
-			mt = "text/plain"
+			mt = tooDeep + mt
+		case b == "" || !st.delims[b]:
+			mt = unbounded + mt
 		default:
+			st.boundaries[b] = true
 			return mt, params, invalid, nil
 		}
 	}
 	delete(params, "boundary")
-	if strings.HasPrefix(mt, "text/") {
-		mt = rawText + mt
-	}
 	return mt, params, invalid, nil
 }
 
@@ -249,8 +281,10 @@ func (st *state) walk(p *enmime.Part) {
 	}
 	var text, html []string
 	for c := p.FirstChild; c != nil; c = c.NextSibling {
-		branch := &state{m: st.m, dec: st.dec}
+		branch := *st
+		branch.texts, branch.htmls = nil, nil
 		branch.walk(c)
+		st.tooDeep = st.tooDeep || branch.tooDeep
 		if text == nil && len(branch.texts) > 0 {
 			text = branch.texts
 		}
@@ -263,21 +297,30 @@ func (st *state) walk(p *enmime.Part) {
 }
 
 func (st *state) leaf(p *enmime.Part) {
-	ctype := strings.TrimPrefix(p.ContentType, rawText)
-	if strings.HasPrefix(ctype, "multipart/") {
+	ctype := p.ContentType
+	switch {
+	case strings.HasPrefix(ctype, "multipart/"):
 		return // a container whose children could not be read; enmime recorded why
+	case strings.HasPrefix(ctype, tooDeep):
+		return // recorded once for the message (tooDeep)
+	case strings.HasPrefix(ctype, unbounded):
+		if st.repair(p, strings.TrimPrefix(ctype, unbounded)) {
+			return
+		}
+		ctype = "text/plain"
 	}
 	isBody := (ctype == "" || ctype == "text/plain" || ctype == "text/html") &&
 		p.Disposition != "attachment" && p.FileName == ""
+	content := st.transferDecoded(p, isBody)
 	if !isBody {
-		st.attachment(p, ctype)
+		st.attachment(p, ctype, content)
 		return
 	}
 	charset := p.Charset
 	if charset == "" && ctype == "text/html" {
-		charset = htmlCharset(p.Content)
+		charset = htmlCharset(content)
 	}
-	text := normalizeNewlines(st.decodeText(p.PartID, p.Content, charset))
+	text := st.withoutDelimiters(p.PartID, normalizeNewlines(st.decodeText(p.PartID, content, charset)))
 	if ctype == "text/html" {
 		st.htmls = append(st.htmls, text)
 	} else {
@@ -308,13 +351,13 @@ func (st *state) decodeText(partID string, raw []byte, charset string) string {
 		st.m.problem(ProblemCharset, "part %s: declared %s but the text is UTF-8; read as UTF-8", partID, charset)
 		return string(raw)
 	}
-	enc := lookupCharset(cs)
-	if enc == nil {
+	dec := lookupCharset(cs)
+	if dec == nil {
 		text, _ := validText(raw)
 		st.m.problem(ProblemCharset, "part %s: unknown charset %q; the text is kept best-effort (bytes that are not UTF-8 read as windows-1252)", partID, charset)
 		return text
 	}
-	out, err := enc.NewDecoder().Bytes(raw)
+	out, err := dec(raw)
 	if err != nil {
 		text, _ := validText(raw)
 		st.m.problem(ProblemCharset, "part %s: cannot convert from %s (%v); the text is kept best-effort", partID, charset, err)
@@ -358,7 +401,7 @@ func normalizeNewlines(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
 }
 
-func (st *state) attachment(p *enmime.Part, mediaType string) {
+func (st *state) attachment(p *enmime.Part, mediaType string, data []byte) {
 	ctype, _ := validText([]byte(mediaType))
 	if ctype == "" || !strings.Contains(ctype, "/") {
 		ctype = "application/octet-stream"
@@ -371,7 +414,6 @@ func (st *state) attachment(p *enmime.Part, mediaType string) {
 	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
 		name = strings.TrimSpace(name[i+1:])
 	}
-	data := p.Content
 	if data == nil {
 		data = []byte{}
 	}
@@ -389,13 +431,6 @@ func (st *state) attachment(p *enmime.Part, mediaType string) {
 		Size:        int64(len(data)),
 		Data:        data,
 	})
-}
-
-// keepCorruptText keeps what a text part's broken base64 decoded to before the break (enmime's
-// AllowCorruptTextPartErrorPolicy, for the rawText types); other parts lose their content and
-// the problem is recorded.
-func keepCorruptText(p *enmime.Part, err error) bool {
-	return enmime.IsBase64CorruptInputError(err) && strings.HasPrefix(p.ContentType, rawText)
 }
 
 // AttachmentID returns the stable id of an attachment with the given bytes: "att_" and the
@@ -441,7 +476,7 @@ func (st *state) fallback(raw []byte, cause error) {
 	if !ok {
 		st.m.problem(ProblemCharset, "body: bytes that are not UTF-8, read as windows-1252")
 	}
-	st.texts = []string{normalizeNewlines(text)}
+	st.texts = []string{st.withoutDelimiters("0", normalizeNewlines(text))}
 }
 
 // readHeaderSafely reads a header block with enmime's lenient reader; whatever it cannot read
@@ -463,8 +498,9 @@ func (discardErrors) AddWarning(string, string, ...any) {}
 
 // bodies joins the collected body texts and derives Text from HTML when there is no plain text.
 // When the MIME structure gave nothing at all — no text, no HTML, no attachment — but the raw
-// body is not blank (a multipart whose boundaries never match), the raw body is kept as the
-// text, so readable text is never lost.
+// body is not blank (a multipart none of whose parts could be read, even with the boundary its
+// delimiters show), the raw body is kept as the text without its delimiter lines, so readable
+// text is never lost; unless parts nested too deep were left out.
 func (st *state) bodies(raw []byte) {
 	m := st.m
 	m.Text = strings.Join(st.texts, "\n\n")
@@ -473,13 +509,13 @@ func (st *state) bodies(raw []byte) {
 		m.Text = runtime.HTMLText(m.HTML)
 		m.TextFromHTML = true
 	}
-	if strings.TrimSpace(m.Text) != "" || strings.TrimSpace(m.HTML) != "" || len(m.Attachments) > 0 {
-		return
+	if strings.TrimSpace(m.Text) != "" || strings.TrimSpace(m.HTML) != "" || len(m.Attachments) > 0 || st.tooDeep {
+		return // (parts nested too deep were left out on purpose)
 	}
 	if body := rawBody(raw); len(bytes.TrimSpace(body)) > 0 {
 		text, _ := validText(body)
-		m.Text = normalizeNewlines(text)
 		m.problem(ProblemMIME, "no part could be read; the raw body is kept as the text")
+		m.Text = st.withoutDelimiters("0", normalizeNewlines(text))
 	}
 }
 
@@ -530,7 +566,27 @@ func (st *state) headers() {
 	if ids := removeID(d.messageIDs("In-Reply-To", h.Get("In-Reply-To")), m.MessageID); len(ids) > 0 {
 		m.InReplyTo = ids[0]
 	}
+	m.ThreadIndex = st.threadIndex(h.Get("Thread-Index"))
 	st.date(h.Get("Date"))
+}
+
+// threadIndex returns the conversation root of an Outlook Thread-Index header value (see
+// Message.ThreadIndex): "" for none, and, recorded, for a value that is not base64 of 22 bytes
+// and 5 more per reply.
+func (st *state) threadIndex(raw string) string {
+	v := strings.Join(strings.Fields(st.dec.raw("Thread-Index", raw)), "")
+	if v == "" {
+		return ""
+	}
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		b, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(v, "="))
+	}
+	if err != nil || len(b) < threadIndexRootLen || (len(b)-threadIndexRootLen)%5 != 0 {
+		st.m.problem(ProblemHeader, "Thread-Index %q is not base64 of %d bytes and 5 per reply; it is not used for threading", clipBytes(v, 100), threadIndexRootLen)
+		return ""
+	}
+	return hex.EncodeToString(b[:threadIndexRootLen])
 }
 
 func removeID(ids []string, id string) []string {

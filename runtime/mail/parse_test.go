@@ -289,7 +289,7 @@ func TestParseNeverLosesReadableText(t *testing.T) {
 			name:    "multipart without boundary",
 			raw:     msg("just text\r\n", "From: a@x.y", "Message-ID: <1@x>", "Content-Type: multipart/mixed"),
 			text:    "just text\n",
-			problem: "mime: a multipart part has no boundary; its body is read as text",
+			problem: "mime: part 0: a multipart/mixed without a boundary its body holds; the body is read as text",
 		},
 		{
 			name:    "boundary never closed",
@@ -298,22 +298,22 @@ func TestParseNeverLosesReadableText(t *testing.T) {
 			problem: `mime: part 0: missing boundary: Boundary "b" was not closed correctly`,
 		},
 		{
-			name:    "boundary never matches",
+			name:    "boundary never matches: read with the delimiters the body holds",
 			raw:     msg("--other\r\n\r\nHello\r\n--other--\r\n", "From: a@x.y", "Message-ID: <1@x>", "Content-Type: multipart/mixed; boundary=b"),
-			text:    "--other\n\nHello\n--other--\n",
-			problem: "mime: no part could be read; the raw body is kept as the text",
+			text:    "Hello",
+			problem: "mime: part 0: the multipart/mixed's boundary is missing or matches none of its delimiters; it is read with the delimiter --other that its body holds",
 		},
 		{
 			name:    "bad base64 in a text part keeps what decoded",
 			raw:     msg("SGVsbG8gd29yb\r\n", "From: a@x.y", "Message-ID: <1@x>", "Content-Type: text/plain", "Content-Transfer-Encoding: base64"),
 			text:    "Hello wor",
-			problem: "mime: part 0: malformed child part: partial content: illegal base64 data",
+			problem: "mime: part 0: the base64 data ends with a lone character; the 9 bytes decoded before it are kept",
 		},
 		{
 			name:    "unknown transfer encoding: the raw bytes",
 			raw:     msg("plain words\r\n", "From: a@x.y", "Message-ID: <1@x>", "Content-Type: text/plain", "Content-Transfer-Encoding: x-uuencode-ish"),
 			text:    "plain words\n",
-			problem: `mime: part 0: content encoding: Unrecognized Content-Transfer-Encoding type "x-uuencode-ish"`,
+			problem: `mime: part 0: unknown Content-Transfer-Encoding "x-uuencode-ish"; the content is kept as it is`,
 		},
 		{
 			name: "broken header lines",
@@ -388,6 +388,13 @@ func TestNoReply(t *testing.T) {
 		{"null return path", []string{"Return-Path: <>"}, NoReply{ReasonNullSender, "Return-Path: <>"}},
 		{"return path", []string{"Return-Path: <ann@example.com>"}, NoReply{}},
 		{"mailer daemon", []string{"Sender: x@y"}, NoReply{}},
+		{"null return path with white space", []string{"Return-Path: < \t>"}, NoReply{ReasonNullSender, "Return-Path: <>"}},
+		{"List-Unsubscribe without List-Id", []string{"List-Unsubscribe: <mailto:leave@news.example>"}, NoReply{ReasonMailingList, "List-Unsubscribe: <mailto:leave@news.example>"}},
+		{"List-Id before List-Unsubscribe", []string{"List-Unsubscribe: <mailto:leave@news.example>", "List-Id: <users.acme.example>"}, NoReply{ReasonMailingList, "List-Id: <users.acme.example>"}},
+		{"Exchange inbox rule loop", []string{"X-MS-Exchange-Inbox-Rules-Loop: ann@example.com"}, NoReply{ReasonLoop, "X-MS-Exchange-Inbox-Rules-Loop: ann@example.com"}},
+		{"Exchange generated message", []string{"X-MS-Exchange-Generated-Message-Source: Mailbox Rules Agent"}, NoReply{ReasonAutoSubmitted, "X-MS-Exchange-Generated-Message-Source: Mailbox Rules Agent"}},
+		{"X-Loop", []string{"X-Loop: tickets@example.com"}, NoReply{ReasonLoop, "X-Loop: tickets@example.com"}},
+		{"precedence before loop", []string{"X-Loop: tickets@example.com", "Precedence: bulk"}, NoReply{ReasonPrecedence, "Precedence: bulk"}},
 	}
 	for _, tt := range tests {
 		m := mustParse(t, msg("hi\r\n", append(append([]string{}, base...), tt.headers...)...), arrival)
@@ -398,6 +405,10 @@ func TestNoReply(t *testing.T) {
 	m := mustParse(t, msg("hi", "From: MAILER-DAEMON@mx.example.com", "Message-ID: <1@x>"), arrival)
 	if m.NoReply != (NoReply{ReasonMailerDaemon, "MAILER-DAEMON@mx.example.com"}) {
 		t.Errorf("MAILER-DAEMON: %+v", m.NoReply)
+	}
+	m = mustParse(t, msg("hi", "From: PostMaster@mx.example.com", "Message-ID: <1@x>", "Content-Type: text/plain"), arrival)
+	if m.NoReply != (NoReply{ReasonMailerDaemon, "PostMaster@mx.example.com"}) {
+		t.Errorf("postmaster: %+v", m.NoReply)
 	}
 	m = mustParse(t, msg("hi", "To: support@example.com", "Message-ID: <1@x>"), arrival)
 	if m.NoReply != (NoReply{ReasonNullSender, "no From address"}) {

@@ -8,6 +8,20 @@ import (
 	"github.com/personagen/personagen/runtime"
 )
 
+// personaOf returns the persona among personas whose mailbox address or alias is the canonical
+// address addr; nil for none (or when addr is "").
+func personaOf(personas []*runtime.Persona, addr string) *runtime.Persona {
+	if addr == "" {
+		return nil
+	}
+	for _, p := range personas {
+		if p != nil && p.Mailbox.Address != "" && slices.Contains(mailboxAddresses(p), addr) {
+			return p
+		}
+	}
+	return nil
+}
+
 // Delivery is one persona a message is for, and whether that persona must leave it unanswered.
 type Delivery struct {
 	Persona *runtime.Persona
@@ -15,8 +29,9 @@ type Delivery struct {
 	// aliases: its own sent mail (a Bcc to itself, an import of its sent folder) — or a forged
 	// From, which Route cannot tell apart; Ingest believes it only with Ingestion.Sent.
 	Own bool
-	// NoReply is the message's own NoReply, or, when it has none and Own is true,
-	// ReasonOwnAddress.
+	// NoReply is the message's own NoReply; when it has none, ReasonOwnAddress if Own is true,
+	// and ReasonPersona if the From is another persona's address or alias (one of the personas
+	// Route chooses from) that this persona's Mailbox.AcceptFrom does not list.
 	NoReply NoReply
 }
 
@@ -26,7 +41,8 @@ type Delivery struct {
 // e.g. for a .eml file) — or is m's sender (the persona's own mail, so that its own replies,
 // delivered back, land in its thread). Addresses compare case-insensitively; a persona without
 // a mailbox address is never routed to. Each persona listed gets its own copy of the message and
-// of the thread.
+// of the thread. Mail from another of personas is for a persona like any other mail, but not
+// to be answered unless the persona accepts mail from it (see Delivery.NoReply).
 //
 // A recipient may carry a subaddress (see Subaddress): local+detail@domain reaches the persona
 // whose address or alias is local@domain, unless some persona has local+detail@domain itself
@@ -46,8 +62,12 @@ func Route(m *Message, personas []*runtime.Persona, envelope ...string) []Delive
 			continue
 		}
 		d := Delivery{Persona: p, Own: own, NoReply: m.NoReply}
-		if own && !d.NoReply.Skip() {
+		switch from := personaOf(personas, sender); {
+		case d.NoReply.Skip():
+		case own:
 			d.NoReply = NoReply{ReasonOwnAddress, m.Sender().Address}
+		case from != nil && !slices.Contains(p.Mailbox.AcceptFrom, from.Name):
+			d.NoReply = NoReply{ReasonPersona, m.Sender().Address + ": persona " + from.Name + ", which " + p.Name + " does not accept mail from"}
 		}
 		out = append(out, d)
 	}

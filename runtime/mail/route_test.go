@@ -1,6 +1,7 @@
 package mail
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/personagen/personagen/runtime"
@@ -36,23 +37,35 @@ func TestRoute(t *testing.T) {
 		{"nobody", msg("hi", "From: ann@cust.example", "To: someone@else.example"), nil, nil},
 		{"the persona's own sent mail", msg("hi", "From: support@acme.example", "To: ann@cust.example"), nil, []string{"support (own-address: support@acme.example)"}},
 		{"from the persona itself", msg("hi", "From: Support <support@acme.example>", "To: help@acme.example, sales@acme.example"), nil,
-			[]string{"support (own-address: support@acme.example)", "sales"}},
+			[]string{"support (own-address: support@acme.example)", "sales (persona: support@acme.example: persona support, which sales does not accept mail from)"}},
+		{"from another persona's alias", msg("hi", "From: help@acme.example", "To: sales@acme.example"), nil,
+			[]string{"support (own-address: help@acme.example)", "sales (persona: help@acme.example: persona support, which sales does not accept mail from)"}},
 		{"from an alias", msg("hi", "From: help@acme.example", "To: support@acme.example"), nil, []string{"support (own-address: help@acme.example)"}},
 		{"the message's own reason comes first", msg("hi", "From: support@acme.example", "To: support@acme.example", "Auto-Submitted: auto-replied"), nil,
 			[]string{"support (auto-submitted: Auto-Submitted: auto-replied)"}},
 	}
 	for _, tt := range tests {
 		m := mustParse(t, tt.raw, arrival)
-		got := names(Route(m, personas, tt.envelope...))
-		if len(got) != len(tt.want) {
-			t.Errorf("%s: routed to %q, want %q", tt.name, got, tt.want)
-			continue
-		}
-		for i := range got {
-			if got[i] != tt.want[i] {
-				t.Errorf("%s: routed to %q, want %q", tt.name, got, tt.want)
-				break
-			}
-		}
+		check(t, tt.name, names(Route(m, personas, tt.envelope...)), tt.want)
+	}
+
+	// A persona that accepts the other's mail answers it; the acceptance is one-way.
+	open := newPersona("sales", "", "Sales@Acme.example")
+	open.Mailbox.AcceptFrom = []string{"support"}
+	m := mustParse(t, msg("hi", "From: Support <support@acme.example>", "To: sales@acme.example"), arrival)
+	check(t, "accepted", names(Route(m, []*runtime.Persona{support, open})), []string{"support (own-address: support@acme.example)", "sales"})
+	m = mustParse(t, msg("hi", "From: sales@acme.example", "To: support@acme.example"), arrival)
+	check(t, "accepted one way only", names(Route(m, []*runtime.Persona{support, open})),
+		[]string{"support (persona: sales@acme.example: persona sales, which support does not accept mail from)", "sales (own-address: sales@acme.example)"})
+	// A message's own reason comes first.
+	m = mustParse(t, msg("hi", "From: support@acme.example", "To: sales@acme.example", "Auto-Submitted: auto-replied"), arrival)
+	check(t, "auto-replied", names(Route(m, []*runtime.Persona{support, sales})),
+		[]string{"support (auto-submitted: Auto-Submitted: auto-replied)", "sales (auto-submitted: Auto-Submitted: auto-replied)"})
+}
+
+func check(t *testing.T, name string, got, want []string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: routed to %q, want %q", name, got, want)
 	}
 }

@@ -24,10 +24,11 @@ func nested(depth int, closed bool) string {
 }
 
 // TestParseHoldsMultipartNesting pins the nesting limit: maxMultipartDepth nested multiparts
-// parse as MIME, and a deeper one is read as text with the problem recorded. enmime's time
-// doubles with each nested level whose part ends (25 unclosed levels took 9 s, 50 never
-// finished), so the 200-level cases below finish only because the limit holds; the limit is
-// found through enmime's recursion (multipartDepth), which this test also checks still works.
+// parse as MIME, and the parts of a deeper one are left out with the problem recorded — never
+// read as text full of boundary lines. enmime's time doubles with each nested level whose part
+// ends (25 unclosed levels took 9 s, 50 never finished), so the 200-level cases below finish
+// only because the limit holds; the limit is found through enmime's recursion (multipartDepth),
+// which this test also checks still works.
 func TestParseHoldsMultipartNesting(t *testing.T) {
 	for _, closed := range []bool{true, false} {
 		m := mustParse(t, nested(maxMultipartDepth, closed), arrival)
@@ -36,17 +37,21 @@ func TestParseHoldsMultipartNesting(t *testing.T) {
 		}
 		for _, depth := range []int{maxMultipartDepth + 1, 200} {
 			m := mustParse(t, nested(depth, closed), arrival)
-			want := fmt.Sprintf("--b%d\nContent-Type: text/plain\n\ndeep\n", maxMultipartDepth)
-			if depth > maxMultipartDepth+1 {
-				want = fmt.Sprintf("--b%d\nContent-Type: multipart/mixed; boundary=b%d\n", maxMultipartDepth, maxMultipartDepth+1)
+			if m.Text != "" || m.HTML != "" || len(m.Attachments) != 0 {
+				t.Errorf("%d levels (closed %v): text %q, %d attachments; want the levels below %d left out", depth, closed, m.Text[:min(len(m.Text), 80)], len(m.Attachments), maxMultipartDepth)
 			}
-			if !strings.HasPrefix(m.Text, want) {
-				t.Errorf("%d levels (closed %v): text starts %q, want the level below %d read as text: %q", depth, closed, m.Text[:min(len(m.Text), 80)], maxMultipartDepth, want)
-			}
-			if !strings.Contains(problems(m), fmt.Sprintf("mime: multiparts are nested deeper than %d levels; the deeper ones are read as text", maxMultipartDepth)) {
+			if !strings.Contains(problems(m), fmt.Sprintf("mime: multiparts are nested deeper than %d levels; the deeper ones are left out", maxMultipartDepth)) {
 				t.Errorf("%d levels (closed %v): problems %s; want the nesting recorded", depth, closed, problems(m))
 			}
 		}
+	}
+	// A text beside the deep branch stays.
+	raw := "From: a@example.com\r\nMessage-ID: <beside@example.com>\r\nContent-Type: multipart/mixed; boundary=top\r\n\r\n" +
+		"--top\r\nContent-Type: text/plain\r\n\r\nbeside\r\n--top\r\n" +
+		strings.TrimPrefix(nested(maxMultipartDepth, true), "From: a@example.com\r\nTo: support@acme.example\r\nSubject: s\r\nMessage-ID: <deep@example.com>\r\n") +
+		"--top--\r\n"
+	if m := mustParse(t, raw, arrival); m.Text != "beside" || strings.Contains(m.Text, "--b") {
+		t.Errorf("a deep branch beside a text: text %q, problems %s; want only the text beside it", m.Text, problems(m))
 	}
 }
 
@@ -94,5 +99,25 @@ func TestParseReadsAtMostMaxPartLinesDelimiters(t *testing.T) {
 	m = mustParse(t, head+"\r\n"+body, arrival)
 	if !strings.HasSuffix(m.Text, "end\n") || strings.Contains(problems(m), "lines start with") {
 		t.Errorf("text without a boundary: ends %q, problems %s; want it whole", m.Text[max(0, len(m.Text)-10):], problems(m))
+	}
+}
+
+// TestParseBoundsRepairs: at most maxRepairs multiparts of a message are read with a boundary
+// found in their body (each repair parses the rest of the body again); the parts of the next
+// one are left out, recorded, and no delimiter line reaches the text.
+func TestParseBoundsRepairs(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("From: a@example.com\r\nMessage-ID: <repairs@example.com>\r\nContent-Type: multipart/mixed\r\n\r\n")
+	for i := range maxRepairs + 2 {
+		fmt.Fprintf(&b, "--level%d\r\nContent-Type: text/plain\r\n\r\ntext %d\r\n--level%d\r\nContent-Type: multipart/mixed\r\n\r\n", i, i, i)
+	}
+	b.WriteString("--last\r\nContent-Type: text/plain\r\n\r\ndeepest\r\n")
+	m := mustParse(t, b.String(), arrival)
+	if want := "text 0\n\ntext 1\n\ntext 2\n\ntext 3"; m.Text != want {
+		t.Errorf("text %q, want %q", m.Text, want)
+	}
+	want := fmt.Sprintf("mime: part 2.2.2.2: more than %d multiparts of the message need their boundary repaired; this one (", maxRepairs)
+	if !strings.Contains(problems(m), want) {
+		t.Errorf("problems %s; want %q", problems(m), want)
 	}
 }

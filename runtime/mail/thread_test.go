@@ -10,11 +10,11 @@ import (
 )
 
 func TestThreadIDJoinsTheFirstKnownCandidate(t *testing.T) {
-	m := &history.Message{MessageID: "own@x", InReplyTo: "parent@x", References: []string{"root@x", "mid@x", "parent@x"}}
+	m := hm(history.Message{MessageID: "own@x", InReplyTo: "parent@x", References: []string{"root@x", "mid@x", "parent@x"}})
 	if got, want := ThreadCandidates(m), []string{"root@x", "mid@x", "parent@x"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("ThreadCandidates = %q, want %q (In-Reply-To already in References)", got, want)
 	}
-	m2 := &history.Message{MessageID: "own@x", InReplyTo: "other@x", References: []string{"root@x"}}
+	m2 := hm(history.Message{MessageID: "own@x", InReplyTo: "other@x", References: []string{"root@x"}})
 	if got, want := ThreadCandidates(m2), []string{"root@x", "other@x"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("ThreadCandidates = %q, want %q", got, want)
 	}
@@ -46,27 +46,30 @@ func TestThreadIDJoinsTheFirstKnownCandidate(t *testing.T) {
 		}
 	}
 	// Without References the root is In-Reply-To, then the message itself.
-	if got, _ := ThreadID("p", &history.Message{MessageID: "own@x", InReplyTo: "parent@x"}, unknown); got != NewThreadID("p", "parent@x") {
+	if got, _ := ThreadID("p", hm(history.Message{MessageID: "own@x", InReplyTo: "parent@x"}), unknown); got != NewThreadID("p", "parent@x") {
 		t.Errorf("In-Reply-To only: %q", got)
 	}
-	if got, _ := ThreadID("p", &history.Message{MessageID: "own@x"}, unknown); got != NewThreadID("p", "own@x") {
+	if got, _ := ThreadID("p", hm(history.Message{MessageID: "own@x"}), unknown); got != NewThreadID("p", "own@x") {
 		t.Errorf("a new conversation: %q", got)
 	}
 }
 
 func unknown(string) (string, bool) { return "", false }
 
+// hm returns a parsed message holding h.
+func hm(h history.Message) *Message { return &Message{Message: h} }
+
 // TestThreadIDAnyArrivalOrder delivers one conversation in every order and checks that each
 // persona ends with one thread holding all of it: a reply that arrives before its parent and
 // the parent that arrives later compute the same thread id.
 func TestThreadIDAnyArrivalOrder(t *testing.T) {
-	conversation := []*history.Message{
-		{MessageID: "a@cust"}, // the customer's first message
-		{MessageID: "r1@support", InReplyTo: "a@cust", References: []string{"a@cust"}},                  // the persona's reply
-		{MessageID: "b@cust", InReplyTo: "r1@support", References: []string{"a@cust", "r1@support"}},    // the customer answers it
-		{MessageID: "c@cust", InReplyTo: "a@cust"},                                                      // a client that writes In-Reply-To only, to the root
-		{MessageID: "d@cust", InReplyTo: "b@cust", References: []string{"a@cust", "b@cust"}},            // a client that trimmed References
-		{MessageID: "e@other", InReplyTo: "d@cust", References: []string{"x@lost", "a@cust", "d@cust"}}, // an unknown older root in front
+	conversation := []*Message{
+		{Message: history.Message{MessageID: "a@cust"}},                                                                           // the customer's first message
+		{Message: history.Message{MessageID: "r1@support", InReplyTo: "a@cust", References: []string{"a@cust"}}},                  // the persona's reply
+		{Message: history.Message{MessageID: "b@cust", InReplyTo: "r1@support", References: []string{"a@cust", "r1@support"}}},    // the customer answers it
+		{Message: history.Message{MessageID: "c@cust", InReplyTo: "a@cust"}},                                                      // a client that writes In-Reply-To only, to the root
+		{Message: history.Message{MessageID: "d@cust", InReplyTo: "b@cust", References: []string{"a@cust", "b@cust"}}},            // a client that trimmed References
+		{Message: history.Message{MessageID: "e@other", InReplyTo: "d@cust", References: []string{"x@lost", "a@cust", "d@cust"}}}, // an unknown older root in front
 	}
 	for _, persona := range []string{"support", "sales"} {
 		threads := map[string]bool{}

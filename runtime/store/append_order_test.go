@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/personagen/personagen/runtime/mail"
 )
 
 // Appends to one thread become visible in seq order: a reader that sees a message of the thread
@@ -34,7 +36,7 @@ func TestAppendMailToAStoredThreadBecomesVisibleInSeqOrder(t *testing.T) {
 			mustAppend(t, s, msg(th, th+"-first", h0))
 		}
 		appendsInSeqOrder(t, s, func(ctx context.Context, m Message) error {
-			_, _, _, err := s.AppendMail(ctx, m.Message, m.Mailbox, "", nil, true)
+			_, _, _, err := s.AppendMail(ctx, m.Message, m.Mailbox, mail.MailRecord{ThreadStored: true})
 			return err
 		})
 	})

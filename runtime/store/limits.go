@@ -48,6 +48,9 @@ const (
 	MaxReferences = 500
 	// MaxNoteBytes bounds a message's not-to-answer reason and each of its problems.
 	MaxNoteBytes = 998
+	// MaxSubjectKeyChars bounds a message's subject key (Message.SubjectKey: printable ASCII
+	// without spaces; runtime/mail's keys have 32).
+	MaxSubjectKeyChars = 32
 	// MaxProblems bounds the problems recorded with one message.
 	MaxProblems = 100
 	// MaxRoundTextBytes bounds a round's assistant text (Round.Text).
@@ -68,6 +71,16 @@ func checkKey(field, v string, max int) error {
 		return fmt.Errorf("%w: %s %q ends with a space", ErrInvalid, field, v)
 	}
 	return checkLen(field, v, max)
+}
+
+// isKeyText reports whether v is printable ASCII without spaces.
+func isKeyText(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] <= ' ' || v[i] > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // checkLen rejects a value longer than max characters or not valid UTF-8.

@@ -6,22 +6,24 @@ import (
 	"strings"
 
 	"github.com/personagen/personagen/runtime/history"
+	"github.com/personagen/personagen/runtime/mail"
 )
 
 // AppendMail is AppendMessage in the terms of runtime/mail's Store interface, which mail.Ingest
-// stores through (runtime/mail does not import this package): it stores m in mailbox with the
-// not-to-answer text and the parse problems and returns the message's seq and thread, and
-// duplicate true when the mailbox already held the message id (nothing written; the stored
-// copy's seq and thread are returned, the first copy stays). threadStored says ThreadOf found
-// another message of m.ThreadID, so the first statement is the append to a stored thread;
-// otherwise it is the thread's start (either guess, when wrong, costs one statement more).
+// stores through: it stores m in mailbox with rec's not-to-answer text, parse problems and
+// subject key, and returns the message's seq and thread, and duplicate true when the mailbox
+// already held the message id (nothing written; the stored copy's seq and thread are returned,
+// the first copy stays). rec.ThreadStored says ThreadOf found another message of m.ThreadID, so
+// the first statement is the append to a stored thread; otherwise it is the thread's start
+// (either guess, when wrong, costs one statement more).
 //
 // An inbound message, or the persona's own sent mail, is one INSERT that commits on its own,
-// attachments' metadata included (see AppendMessage): mail.Ingest's lookup and this INSERT
-// are the two round trips a message costs, whether it joins a thread or starts one. Errors as
-// AppendMessage's.
-func (s *Store) AppendMail(ctx context.Context, m history.Message, mailbox, notToAnswer string, problems []string, threadStored bool) (seq int64, threadID string, duplicate bool, err error) {
-	a, err := s.appendMessage(ctx, Message{Message: m, Mailbox: mailbox, NotToAnswer: notToAnswer, Problems: problems}, threadStored)
+// attachments' metadata included (see AppendMessage), except that on MySQL an append to a
+// stored thread is AppendMessage's transaction (BEGIN, the lock of the thread's first row, the
+// INSERT, COMMIT): with mail.Ingest's lookup a message costs two round trips, or five when it
+// joins a thread on MySQL. Errors as AppendMessage's.
+func (s *Store) AppendMail(ctx context.Context, m history.Message, mailbox string, rec mail.MailRecord) (seq int64, threadID string, duplicate bool, err error) {
+	a, err := s.appendMessage(ctx, Message{Message: m, Mailbox: mailbox, NotToAnswer: rec.NotToAnswer, Problems: rec.Problems, SubjectKey: rec.SubjectKey}, rec.ThreadStored)
 	if err != nil {
 		return 0, "", false, err
 	}
@@ -92,7 +94,7 @@ func (r storedMessageRow) message() (Message, error) {
 	if err != nil {
 		return Message{}, err
 	}
-	m := Message{Message: hm, Mailbox: r.Mailbox, RunKey: r.RunKey.String, NotToAnswer: r.NotToAnswer.String}
+	m := Message{Message: hm, Mailbox: r.Mailbox, RunKey: r.RunKey.String, NotToAnswer: r.NotToAnswer.String, SubjectKey: r.SubjectKey.String}
 	if r.Problems.Valid {
 		if err := decodeList(r.Problems.String, &m.Problems); err != nil {
 			return Message{}, fmt.Errorf("message %q problems: %w", r.MessageID, err)

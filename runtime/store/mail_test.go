@@ -23,7 +23,7 @@ func TestAppendMailReturnsTheStoredCopyOfADuplicate(t *testing.T) {
 		ctx := context.Background()
 		m := msg("support/t1", "q1@cust.example", baseTime).Message
 		m.ReplyTo = []string{"Ann <ann@cust.example>", "desk@cust.example"}
-		seq, thread, dup, err := s.AppendMail(ctx, m, "support", "precedence: Precedence: bulk", []string{"date: no Date header"}, false)
+		seq, thread, dup, err := s.AppendMail(ctx, m, "support", mail.MailRecord{NotToAnswer: "precedence: Precedence: bulk", Problems: []string{"date: no Date header"}})
 		if err != nil || dup || thread != "support/t1" || seq == 0 {
 			t.Fatalf("AppendMail = %d, %q, %v, %v", seq, thread, dup, err)
 		}
@@ -39,14 +39,14 @@ func TestAppendMailReturnsTheStoredCopyOfADuplicate(t *testing.T) {
 		// first copy and reports the stored thread.
 		again := m
 		again.ThreadID = "support/t2"
-		seq2, thread2, dup2, err := s.AppendMail(ctx, again, "support", "", nil, false)
+		seq2, thread2, dup2, err := s.AppendMail(ctx, again, "support", mail.MailRecord{})
 		if err != nil || !dup2 || seq2 != seq || thread2 != "support/t1" {
 			t.Errorf("second copy: %d, %q, %v, %v; want %d, support/t1, duplicate", seq2, thread2, dup2, err, seq)
 		}
 		// Another mailbox holds its own copy, in its own thread.
 		theirs := m
 		theirs.ThreadID = "sales/t1"
-		seq3, _, dup3, err := s.AppendMail(ctx, theirs, "sales", "", nil, false)
+		seq3, _, dup3, err := s.AppendMail(ctx, theirs, "sales", mail.MailRecord{})
 		if err != nil || dup3 || seq3 == seq {
 			t.Errorf("other mailbox: %d, %v, %v", seq3, dup3, err)
 		}
@@ -257,7 +257,7 @@ func TestIngestStoresMessagesOverTheStoreLimits(t *testing.T) {
 			t.Errorf("to %d, subject %d bytes, text %d bytes, from %q", len(m.To), len(m.Subject), len(m.Text), m.From)
 		}
 		m.ThreadID, m.MessageID = "support-agent/big2", "big2@cust.example"
-		if _, _, _, err := s.AppendMail(context.Background(), m.Message, "support-agent", "", problemTexts(m), false); err != nil {
+		if _, _, _, err := s.AppendMail(context.Background(), m.Message, "support-agent", mail.MailRecord{Problems: problemTexts(m)}); err != nil {
 			t.Errorf("the parsed message does not fit the store: %v", err)
 		}
 	})
@@ -269,4 +269,87 @@ func problemTexts(m *mail.Message) []string {
 		out = append(out, p.String())
 	}
 	return out
+}
+
+// TestIngestSubjectRule runs runtime/mail's subject rule through mail.Ingest into the store: a
+// reply without reference headers (testdata no-references-reply.eml, "AW: Re: …" from the
+// customer of the example thread) joins the thread of that sender's latest message of the same
+// normalised subject, found by the one lookup; a copy dated past the window, a persona that
+// turned the rule off, and a message with In-Reply-To each start a thread of their own; the
+// stored rows carry the subject key (the persona's own replies none).
+func TestIngestSubjectRule(t *testing.T) {
+	files, err := filepath.Glob("../../examples/mail/*.eml")
+	if err != nil || len(files) != 6 {
+		t.Fatalf("example thread: %v, %d files", err, len(files))
+	}
+	reply, err := os.ReadFile("../mail/testdata/shapes/no-references-reply.eml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := bytes.Replace(reply, []byte("Date: Thu, 06 Mar 2025 10:00:00 +0100"), []byte("Date: Sun, 06 Apr 2025 10:00:00 +0200"), 1)
+	late = bytes.Replace(late, []byte("<no-refs-1@"), []byte("<no-refs-late@"), 1)
+	withRef := bytes.Replace(reply, []byte("MIME-Version: 1.0"), []byte("In-Reply-To: <lost@brightline.io>\r\nMIME-Version: 1.0"), 1)
+	withRef = bytes.Replace(withRef, []byte("<no-refs-1@"), []byte("<no-refs-ref@"), 1)
+	thread := mail.NewThreadID("support-agent", "c1@brightline.io")
+	support := &runtime.Persona{Name: "support-agent"}
+	support.Mailbox.Address = "support@acme.example"
+	optOut := &runtime.Persona{Name: "support-agent"}
+	optOut.Mailbox.Address, optOut.Mailbox.DisableSubjectThreading = "support@acme.example", true
+	for _, c := range []struct {
+		name      string
+		persona   *runtime.Persona
+		raw       []byte
+		id        string
+		thread    string
+		bySubject bool
+	}{
+		{"joins the sender's thread", support, reply, "no-refs-1@brightline.example", thread, true},
+		{"past the window", support, late, "no-refs-late@brightline.example", mail.NewThreadID("support-agent", "no-refs-late@brightline.example"), false},
+		{"turned off", optOut, reply, "no-refs-1@brightline.example", mail.NewThreadID("support-agent", "no-refs-1@brightline.example"), false},
+		{"a reference header: never by subject", support, withRef, "no-refs-ref@brightline.example", mail.NewThreadID("support-agent", "lost@brightline.io"), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			eachDBWithDSN(t, func(t *testing.T, s *Store, dsn string) {
+				ctx := context.Background()
+				in := mail.Ingestion{Personas: []*runtime.Persona{c.persona}, Arrived: time.Date(2025, 4, 7, 0, 0, 0, 0, time.UTC)}
+				for _, f := range files {
+					raw, err := os.ReadFile(f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					in := in
+					in.Sent = strings.Contains(f, "support-reply")
+					if _, err := mail.Ingest(ctx, s, bytes.NewReader(raw), in); err != nil {
+						t.Fatal(err)
+					}
+				}
+				ls, trips, _ := loggingStore(t, dsn)
+				got, err := mail.Ingest(ctx, ls, bytes.NewReader(c.raw), in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				d := got.Deliveries[0]
+				if d.Message.ThreadID != c.thread || d.BySubject != c.bySubject || d.Joined != c.bySubject || !d.Answer() {
+					t.Errorf("thread %s (joined %v, by subject %v, answer %v), want %s (by subject %v)", d.Message.ThreadID, d.Joined, d.BySubject, d.Answer(), c.thread, c.bySubject)
+				}
+				want := int64(2) // the lookup and the INSERT
+				if c.bySubject && s.dialect == DialectMySQL {
+					want = 5 // the lookup, and the append to a stored thread: BEGIN, lock, INSERT, COMMIT
+				}
+				if n := trips.Load(); n != want {
+					t.Errorf("%d round trips, want %d", n, want)
+				}
+				stored, err := s.Message(ctx, "support-agent", c.id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := mail.SubjectKey(got.Message); stored.SubjectKey != want || len(want) != 32 || stored.ThreadID != c.thread {
+					t.Errorf("stored subject key %q in %s, want %q in %s", stored.SubjectKey, stored.ThreadID, want, c.thread)
+				}
+				if s1, _ := s.Message(ctx, "support-agent", "s1@acme.example"); s1.SubjectKey != "" {
+					t.Errorf("the persona's own reply has subject key %q, want none", s1.SubjectKey)
+				}
+			})
+		})
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/personagen/personagen/runtime/history"
+	"github.com/personagen/personagen/runtime/mail"
 )
 
 // ErrMessageNotFound is returned (wrapped) when no stored message has the given id or seq.
@@ -51,6 +52,10 @@ type Message struct {
 	// Problems lists what was wrong with the message as received (a malformed address list, an
 	// unknown charset), kept for the record.
 	Problems []string
+	// SubjectKey is the key under which ThreadOf's subject lookup finds the message
+	// (runtime/mail's SubjectKey: ASCII, at most MaxSubjectKeyChars characters); "" for none,
+	// stored as NULL.
+	SubjectKey string
 }
 
 // Appended is what AppendMessage did. Seq is the message's seq and ThreadID its thread: the ones
@@ -245,14 +250,15 @@ type messageWrite struct {
 // messageInsertColumns are the columns AppendMessage writes, in the order of messageWrite's
 // arguments; thread_start is the second.
 const messageInsertColumns = `thread_id, thread_start, mailbox, message_id, in_reply_to, refs, direction, sender,
-	recipients, cc, reply_to, subject, sent_at, text_body, html_body, attachments, run_key, not_to_answer, problems`
+	recipients, cc, reply_to, subject, sent_at, text_body, html_body, attachments, run_key, not_to_answer, problems,
+	subject_key`
 
 // newMessageRow prepares m's row (m is valid).
 func newMessageRow(d Dialect, m Message) messageWrite {
 	w := messageWrite{attachments: encodeAttachments(m.Attachments)}
 	values := []any{m.MessageID, m.InReplyTo, encodeList(m.References), string(m.Direction), m.From, encodeList(m.To),
 		encodeList(m.Cc), encodeList(m.ReplyTo), m.Subject, d.timeArg(m.Date), m.Text, m.HTML, w.attachments,
-		nullString(m.RunKey), m.NotToAnswer, encodeList(m.Problems)}
+		nullString(m.RunKey), m.NotToAnswer, encodeList(m.Problems), nullString(m.SubjectKey)}
 	if statementBytes(m.Mailbox, m.ThreadID, values) > maxRowStatementBytes {
 		w.split, values[12] = true, nil
 	}
@@ -263,11 +269,11 @@ func newMessageRow(d Dialect, m Message) messageWrite {
 	// thread_id is NULL, which the column refuses. (A subquery in VALUES, not INSERT ... SELECT,
 	// which MariaDB runs under its table-wide AUTO-INC lock; the derived table with LIMIT is
 	// what MySQL needs to read the table it inserts into.)
-	w.start = d.rebind(`INSERT INTO messages (` + messageInsertColumns + `) VALUES (` + placeholders(19) + `)`)
+	w.start = d.rebind(`INSERT INTO messages (` + messageInsertColumns + `) VALUES (` + placeholders(20) + `)`)
 	w.startArgs = append([]any{m.ThreadID, m.ThreadID, m.Mailbox}, values...)
 	w.lockedArgs = append([]any{m.ThreadID, nil, m.Mailbox}, values...)
 	w.join = d.rebind(`INSERT INTO messages (` + messageInsertColumns + `) VALUES ((SELECT f.thread_start FROM
-		(SELECT thread_start FROM messages WHERE thread_start = ? LIMIT 1` + d.forUpdate() + `) f), NULL, ` + placeholders(17) + `)`)
+		(SELECT thread_start FROM messages WHERE thread_start = ? LIMIT 1` + d.forUpdate() + `) f), NULL, ` + placeholders(18) + `)`)
 	w.joinArgs = append([]any{m.ThreadID, m.Mailbox}, values...)
 	return w
 }
@@ -443,6 +449,9 @@ func (m Message) validate() error {
 	if err := checkLen("in reply to", m.InReplyTo, MaxMessageIDChars); err != nil {
 		return where(err)
 	}
+	if len(m.SubjectKey) > MaxSubjectKeyChars || !isKeyText(m.SubjectKey) {
+		return fmt.Errorf("%w: message %q: subject key %q (want at most %d printable ASCII characters, no space)", ErrInvalid, m.MessageID, m.SubjectKey, MaxSubjectKeyChars)
+	}
 	for _, f := range []struct {
 		field string
 		v     string
@@ -523,77 +532,95 @@ func (s *Store) Message(ctx context.Context, mailbox, messageID string) (Message
 	return m, nil
 }
 
-// ThreadOf returns the thread a message belongs to as far as mailbox knows, in one query: the
-// thread of the first of messageIDs the mailbox holds, that id and its seq; when it holds none
-// of them, newThread (the thread the message would start; "" for none) with seq 0 and no id if a
-// message of that thread is stored, else "", "", 0. That is how an email joins the thread of the
-// first message it references that the store knows (its References, then its In-Reply-To), or
-// the thread an earlier reply to the same unknown message started; and, with the email's own id
-// listed first, how a second copy is recognised before anything is written. replyID is the
-// message id of an outbound message of mailbox whose In-Reply-To is messageIDs[0] (the lowest
-// seq when there are several; "" for none): the message was answered before it arrived (its
-// reply came first, from an import of a sent folder or a late delivery). It reads the (mailbox,
-// message id) and (mailbox, in-reply-to) indexes and, for newThread, the thread's first row. At
-// most MaxReferences+1 ids. Errors: ErrInvalid for too many ids, or the database's (wrapped).
-func (s *Store) ThreadOf(ctx context.Context, mailbox string, messageIDs []string, newThread string) (threadID, messageID string, seq int64, replyID string, err error) {
-	if len(messageIDs) > MaxReferences+1 {
-		return "", "", 0, "", fmt.Errorf("%w: %d message ids to look up (at most %d)", ErrInvalid, len(messageIDs), MaxReferences+1)
+// ThreadOf answers runtime/mail's thread lookup for one message in mailbox in one query (see
+// mail.ThreadQuery and mail.ThreadFound): the thread of the first of q.IDs the mailbox holds,
+// that id and its seq; when it holds none of them, q.NewThread (the thread the message would
+// start; "" for none) with seq 0 and no id if a message of that thread is stored. That is how
+// an email joins the thread of the first message it references that the store knows (its
+// References, then its In-Reply-To), or the thread an earlier reply to the same unknown message
+// started; and, with the email's own id listed first, how a second copy is recognised before
+// anything is written. ReplyID is the message id of an outbound message of mailbox whose
+// In-Reply-To is q.IDs[0] (the lowest seq when there are several; "" for none): the message was
+// answered before it arrived (its reply came first, from an import of a sent folder or a late
+// delivery). SubjectThread, when q.SubjectKey is set, is the thread of the mailbox's newest
+// message (by sent_at, then seq) with that subject key and a sent_at not before q.Since.
+//
+// It reads the (mailbox, message id), (mailbox, in-reply-to) and (mailbox, subject key, sent at,
+// seq) indexes — one entry for the subject, whatever the mailbox holds — and, for NewThread, the
+// thread's first row. At most MaxReferences+2 ids. Errors: ErrInvalid for too many ids or a
+// subject key of more than MaxSubjectKeyChars, or the database's (wrapped).
+func (s *Store) ThreadOf(ctx context.Context, mailbox string, q mail.ThreadQuery) (mail.ThreadFound, error) {
+	var f mail.ThreadFound
+	if len(q.IDs) > MaxReferences+2 {
+		return f, fmt.Errorf("%w: %d message ids to look up (at most %d)", ErrInvalid, len(q.IDs), MaxReferences+2)
+	}
+	if len(q.SubjectKey) > MaxSubjectKeyChars {
+		return f, fmt.Errorf("%w: subject key of %d characters (at most %d)", ErrInvalid, len(q.SubjectKey), MaxSubjectKeyChars)
 	}
 	var parts []string
 	var args []any
-	if len(messageIDs) > 0 {
-		parts = append(parts, `SELECT message_id, thread_id, seq, 0 AS reply FROM messages WHERE mailbox = ? AND message_id IN (`+
-			placeholders(len(messageIDs))+`)`)
-		args = append(append(args, mailbox), anySlice(messageIDs)...)
-		// The derived table lets MySQL take a LIMIT inside UNION ALL.
+	if len(q.IDs) > 0 {
+		parts = append(parts, `SELECT message_id, thread_id, seq, 0 AS kind FROM messages WHERE mailbox = ? AND message_id IN (`+
+			placeholders(len(q.IDs))+`)`)
+		args = append(append(args, mailbox), anySlice(q.IDs)...)
 		// The replies to the message (there are few): named, the index is used whatever the
 		// statistics say.
-		parts = append(parts, `SELECT message_id, thread_id, seq, 1 AS reply FROM `+
+		parts = append(parts, `SELECT message_id, thread_id, seq, 1 AS kind FROM `+
 			s.dialect.indexed("messages", "messages_mailbox_in_reply_to")+`
 			WHERE mailbox = ? AND in_reply_to = ? AND direction = 'outbound'`)
-		args = append(args, mailbox, messageIDs[0])
+		args = append(args, mailbox, q.IDs[0])
 	}
-	if newThread != "" {
-		parts = append(parts, `SELECT '' AS message_id, thread_id, 0 AS seq, 0 AS reply FROM messages WHERE thread_start = ?`)
-		args = append(args, newThread)
+	if q.NewThread != "" {
+		parts = append(parts, `SELECT '' AS message_id, thread_id, 0 AS seq, 0 AS kind FROM messages WHERE thread_start = ?`)
+		args = append(args, q.NewThread)
+	}
+	if q.SubjectKey != "" {
+		// The derived table lets MySQL take a LIMIT inside UNION ALL.
+		parts = append(parts, `SELECT '' AS message_id, thread_id, seq, 2 AS kind FROM (SELECT thread_id, seq FROM `+
+			s.dialect.indexed("messages", indexMailboxSubject)+`
+			WHERE mailbox = ? AND subject_key = ? AND sent_at >= ? ORDER BY sent_at DESC, seq DESC LIMIT 1) newest`)
+		args = append(args, mailbox, q.SubjectKey, s.dialect.timeArg(q.Since))
 	}
 	if len(parts) == 0 {
-		return "", "", 0, "", nil
+		return f, nil
 	}
 	var rows []struct {
 		MessageID string `db:"message_id"`
 		ThreadID  string `db:"thread_id"`
 		Seq       int64  `db:"seq"`
-		Reply     int    `db:"reply"`
+		Kind      int    `db:"kind"`
 	}
 	if err := s.db.SelectContext(ctx, &rows, s.dialect.rebind(strings.Join(parts, " UNION ALL ")), args...); err != nil {
-		return "", "", 0, "", fmt.Errorf("store: look up the threads of %d message ids: %w", len(messageIDs), err)
+		return f, fmt.Errorf("store: look up the threads of %d message ids: %w", len(q.IDs), err)
 	}
-	var found bool
 	var replySeq int64
 	for _, r := range rows {
-		if r.Reply == 1 && (replyID == "" || r.Seq < replySeq) {
-			replyID, replySeq = r.MessageID, r.Seq
+		switch {
+		case r.Kind == 1 && (f.ReplyID == "" || r.Seq < replySeq):
+			f.ReplyID, replySeq = r.MessageID, r.Seq
+		case r.Kind == 2:
+			f.SubjectThread = r.ThreadID
 		}
 	}
-	for _, id := range messageIDs {
+	for _, id := range q.IDs {
 		for _, r := range rows {
-			if r.Reply == 0 && r.MessageID == id && r.Seq != 0 {
-				threadID, messageID, seq, found = r.ThreadID, id, r.Seq, true
-				break
+			if r.Kind == 0 && r.MessageID == id && r.Seq != 0 {
+				f.ThreadID, f.MessageID, f.Seq = r.ThreadID, id, r.Seq
+				return f, nil
 			}
-		}
-		if found {
-			return threadID, messageID, seq, replyID, nil
 		}
 	}
 	for _, r := range rows {
-		if r.Reply == 0 && r.Seq == 0 {
-			return r.ThreadID, "", 0, replyID, nil
+		if r.Kind == 0 && r.Seq == 0 {
+			f.ThreadID = r.ThreadID
+			return f, nil
 		}
 	}
-	return "", "", 0, replyID, nil
+	return f, nil
 }
+
+// indexMailboxSubject is the index ThreadOf's subject lookup reads (migration 00043).
+const indexMailboxSubject = "messages_mailbox_subject"
 
 func anySlice(v []string) []any {
 	out := make([]any, len(v))
@@ -611,10 +638,11 @@ type storedMessageRow struct {
 	RunKey      sql.NullString `db:"run_key"`
 	NotToAnswer sql.NullString `db:"not_to_answer"`
 	Problems    sql.NullString `db:"problems"`
+	SubjectKey  sql.NullString `db:"subject_key"`
 }
 
 // storedMessageColumns are the columns of a storedMessageRow.
-const storedMessageColumns = messageColumns + `, thread_id, mailbox, run_key, not_to_answer, problems`
+const storedMessageColumns = messageColumns + `, thread_id, mailbox, run_key, not_to_answer, problems, subject_key`
 
 // messageWhere reads the one message matching where (a condition on messages' columns) with its
 // attachments; ErrMessageNotFound when none matches. One query.

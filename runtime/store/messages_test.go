@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/runtime/history"
+	"github.com/personagen/personagen/runtime/mail"
 )
 
 // fourByte holds characters outside the Basic Multilingual Plane: emoji, a flag sequence, CJK
@@ -524,9 +525,9 @@ func TestThreadOfFindsTheFirstStoredReference(t *testing.T) {
 			{"a", nil, "a/t1", "a/t1", ""},
 		}
 		for _, c := range cases {
-			thread, id, seq, reply, err := s.ThreadOf(ctx, c.mailbox, c.ids, c.newThread)
-			if err != nil || thread != c.thread || id != c.id || seq != seqs[c.id] || reply != "" {
-				t.Errorf("ThreadOf(%q, %q, %q) = %q, %q, %d, %v; want %q, %q, %d", c.mailbox, c.ids, c.newThread, thread, id, seq, err,
+			f, err := s.ThreadOf(ctx, c.mailbox, mail.ThreadQuery{IDs: c.ids, NewThread: c.newThread})
+			if err != nil || f != (mail.ThreadFound{ThreadID: c.thread, MessageID: c.id, Seq: seqs[c.id]}) {
+				t.Errorf("ThreadOf(%q, %q, %q) = %+v, %v; want %q, %q, %d", c.mailbox, c.ids, c.newThread, f, err,
 					c.thread, c.id, seqs[c.id])
 			}
 		}
@@ -543,14 +544,17 @@ func TestThreadOfFindsTheFirstStoredReference(t *testing.T) {
 			}
 			mustAppend(t, s, mm)
 		}
-		if thread, id, _, reply, err := s.ThreadOf(ctx, "a", []string{"<q@x>", "<m1@x>"}, "a/t7"); err != nil || thread != "a/t1" || id != "<m1@x>" || reply != "<r1@x>" {
-			t.Errorf("ThreadOf of an answered message = %q, %q, reply %q, %v; want a/t1, <m1@x>, reply <r1@x>", thread, id, reply, err)
+		if f, err := s.ThreadOf(ctx, "a", mail.ThreadQuery{IDs: []string{"<q@x>", "<m1@x>"}, NewThread: "a/t7"}); err != nil || f.ThreadID != "a/t1" || f.MessageID != "<m1@x>" || f.ReplyID != "<r1@x>" {
+			t.Errorf("ThreadOf of an answered message = %+v, %v; want a/t1, <m1@x>, reply <r1@x>", f, err)
 		}
-		if _, _, _, reply, err := s.ThreadOf(ctx, "b", []string{"<q2@x>"}, ""); err != nil || reply != "" {
-			t.Errorf("ThreadOf of an unanswered message = reply %q, %v; want none", reply, err)
+		if f, err := s.ThreadOf(ctx, "b", mail.ThreadQuery{IDs: []string{"<q2@x>"}}); err != nil || f.ReplyID != "" {
+			t.Errorf("ThreadOf of an unanswered message = %+v, %v; want no reply", f, err)
 		}
-		if _, _, _, _, err := s.ThreadOf(ctx, "a", make([]string, MaxReferences+2), ""); !errors.Is(err, ErrInvalid) {
+		if _, err := s.ThreadOf(ctx, "a", mail.ThreadQuery{IDs: make([]string, MaxReferences+3)}); !errors.Is(err, ErrInvalid) {
 			t.Errorf("ThreadOf(too many ids) error = %v, want ErrInvalid", err)
+		}
+		if _, err := s.ThreadOf(ctx, "a", mail.ThreadQuery{SubjectKey: strings.Repeat("k", MaxSubjectKeyChars+1)}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ThreadOf(too long a subject key) error = %v, want ErrInvalid", err)
 		}
 	})
 }
@@ -561,12 +565,12 @@ func TestAppendMailReportsTheStoredThreadOfADuplicate(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		m := msg("p/t1", "<m@x>", baseTime).Message
-		seq, thread, dup, err := s.AppendMail(ctx, m, "p@acme.test", "auto-submitted: auto-replied", []string{"cc: bad address"}, false)
+		seq, thread, dup, err := s.AppendMail(ctx, m, "p@acme.test", mail.MailRecord{NotToAnswer: "auto-submitted: auto-replied", Problems: []string{"cc: bad address"}})
 		if err != nil || thread != "p/t1" || dup {
 			t.Fatalf("AppendMail = %d, %q, %t, %v", seq, thread, dup, err)
 		}
 		m.ThreadID = "p/t2" // threaded elsewhere the second time
-		seq2, thread2, dup, err := s.AppendMail(ctx, m, "p@acme.test", "auto-submitted: auto-replied", []string{"cc: bad address"}, false)
+		seq2, thread2, dup, err := s.AppendMail(ctx, m, "p@acme.test", mail.MailRecord{NotToAnswer: "auto-submitted: auto-replied", Problems: []string{"cc: bad address"}})
 		if err != nil || seq2 != seq || thread2 != "p/t1" || !dup {
 			t.Errorf("second AppendMail = %d, %q, %t, %v; want %d in p/t1, duplicate", seq2, thread2, dup, err, seq)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/personagen/personagen/runtime/history"
+	"github.com/personagen/personagen/runtime/mail"
 )
 
 // Migration 00031 (a message is one row) keeps what was stored before it: every thread's first
@@ -132,7 +133,7 @@ func TestOneRowMigrationKeepsStoredRows(t *testing.T) {
 				d.timeArg(baseTime)); err == nil {
 				t.Error("a compaction of a thread without messages was stored")
 			}
-			seq, thread, dup, err := s.AppendMail(ctx, msg("t1", "m4", baseTime).Message, "support", "", nil, true)
+			seq, thread, dup, err := s.AppendMail(ctx, msg("t1", "m4", baseTime).Message, "support", mail.MailRecord{ThreadStored: true})
 			if err != nil || dup || thread != "t1" || seq <= gone {
 				t.Errorf("append to a migrated thread = %d, %s, %v, %v; want a seq above %d in t1", seq, thread, dup, err, gone)
 			}
@@ -207,8 +208,8 @@ func TestIngestQueryPlans(t *testing.T) {
 				analyze(t, s)
 			}
 			log.Take()
-			if thread, id, _, _, err := ls.ThreadOf(ctx, "", ids, "other-9"); err != nil || thread != "long" || id != ids[1] {
-				t.Fatalf("ThreadOf = %s, %s, %v", thread, id, err)
+			if f, err := ls.ThreadOf(ctx, "", mail.ThreadQuery{IDs: ids, NewThread: "other-9"}); err != nil || f.ThreadID != "long" || f.MessageID != ids[1] {
+				t.Fatalf("ThreadOf = %+v, %v", f, err)
 			}
 			queries := log.Take()
 			if len(queries) != 1 {

@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/personagen/personagen/runtime/history"
+	"github.com/personagen/personagen/runtime/mail"
 )
 
 // planStep is one table access of a query plan, as both databases' EXPLAIN output is reduced to
@@ -380,6 +382,92 @@ func TestHistoryLargeWindowsReadTheirOwnRows(t *testing.T) {
 		}
 		if !reflect.DeepEqual(w.Messages, tail) {
 			t.Error("the 50-message window differs from the newest 50 of the whole thread")
+		}
+	})
+}
+
+// TestSubjectLookupQueryPlan pins the plan of ThreadOf's subject lookup (runtime/mail's subject
+// rule) on a mailbox of 3,000 messages, 600 of them one sender's under one subject key spread
+// over two years, the rest under 240 other keys or none, before and after the planner has
+// statistics: the lookup reads messages through (mailbox, subject_key, sent_at, seq), sorts
+// nothing, and on MariaDB (ANALYZE runs the query) reads one row of the index — not the key's
+// 600, not the mailbox's 3,000 — and the answer is the newest in the window.
+func TestSubjectLookupQueryPlan(t *testing.T) {
+	eachDBWithDSN(t, func(t *testing.T, s *Store, dsn string) {
+		ctx := context.Background()
+		start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+		var rows [][]any
+		for i := range 3000 {
+			key := any(nil)
+			switch {
+			case i%5 == 0:
+				key = "hot-key"
+			case i%5 != 4:
+				key = fmt.Sprintf("key-%03d", i%240)
+			}
+			at := start.Add(time.Duration(i%730) * 24 * time.Hour) // sent_at does not follow seq
+			thread := fmt.Sprintf("support/t%d", i)
+			rows = append(rows, []any{thread, thread, "support", fmt.Sprintf("m%d@x", i), "inbound", "Ada <ada@example.com>",
+				`["support@acme.test"]`, "[]", "Re: s", s.dialect.timeArg(at), "x", "", key})
+		}
+		tx, err := s.db.BeginTxx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for b := 0; b < len(rows); b += 200 {
+			part := rows[b:min(b+200, len(rows))]
+			vals := make([]string, len(part))
+			var args []any
+			for i, r := range part {
+				vals[i] = "(" + placeholders(13) + ")"
+				args = append(args, r...)
+			}
+			if _, err := tx.ExecContext(ctx, s.dialect.rebind(`INSERT INTO messages (thread_id, thread_start, mailbox, message_id,
+				direction, sender, recipients, cc, subject, sent_at, text_body, html_body, subject_key) VALUES `+strings.Join(vals, ", ")), args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		// The newest hot-key message: hot keys (i%5 == 0) fall on days i%730, multiples of 5,
+		// so the latest is day 725, held by i = 725, 1455, 2185 and 2915; of those the highest
+		// seq, 2915's.
+		since := start.Add(700 * 24 * time.Hour)
+		ls, _, log := loggingStore(t, dsn)
+		for _, stats := range []string{"no statistics", "statistics"} {
+			if stats == "statistics" {
+				analyze(t, s)
+			}
+			log.Take()
+			f, err := ls.ThreadOf(ctx, "support", mail.ThreadQuery{SubjectKey: "hot-key", Since: since})
+			if err != nil || f.SubjectThread != "support/t2915" {
+				t.Fatalf("%s: ThreadOf = %+v, %v; want the subject thread support/t2915", stats, f, err)
+			}
+			queries := log.Take()
+			if len(queries) != 1 {
+				t.Fatalf("%s: %d queries, want 1", stats, len(queries))
+			}
+			p := explain(t, s, queries[0].Text, queries[0].Args...)
+			if p.Sorts || p.Temporary {
+				t.Errorf("%s: the subject lookup sorts or builds a temporary table\n%s", stats, p.Raw)
+			}
+			found := false
+			for _, st := range p.Steps {
+				if st.Table != "messages" {
+					continue // MariaDB's derived table of the one row
+				}
+				found = true
+				if st.Index != indexMailboxSubject || st.Access == "SCAN" || st.Access == "ALL" || st.Access == "index" || st.Rows > 1 {
+					t.Errorf("%s: messages read through %q (%s, %.0f rows), want %s, one row\n%s", stats, st.Index, st.Detail, st.Rows, indexMailboxSubject, p.Raw)
+				}
+				if st.Rows < 0 && !strings.Contains(st.Detail, "(mailbox=? AND subject_key=? AND sent_at>?)") {
+					t.Errorf("%s: SQLite access %q does not range over the key's window", stats, st.Detail)
+				}
+			}
+			if !found {
+				t.Errorf("%s: no access to messages in the plan\n%s", stats, p.Raw)
+			}
 		}
 	})
 }

@@ -5,9 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/chat"
@@ -45,9 +48,79 @@ const (
 	RunAbandoned RunStatus = "abandoned"
 )
 
-// DefaultRunLease is the lease StartRun, RenewLease and TakeOverRun grant when the caller asks
-// for none.
+// DefaultRunLease is the lease StartRun, RenewLease, TakeOverRun and ResumeRun grant when the
+// caller asks for none.
 const DefaultRunLease = 5 * time.Minute
+
+// FailureClass says what kind of error stopped a run's attempt or ended the run: Run.FailureClass
+// of a running run is the class of its last attempt's stop (the run is resumable), of a failed run
+// the class of the error that ended it. The classes are a closed set (the runs table refuses any
+// other value); "" means none. Which classes end a run and which leave it resumable is the
+// runner's rule (see runtime/agent and docs/reliability.md); the store records them.
+type FailureClass string
+
+// The failure classes. The first six are transient (the run stays running with its lease
+// released, for any worker to resume), the last seven are permanent (the run is failed and never
+// calls the model again). FailureUnclassified and FailureCrashed are faults (Run.Faults): the run
+// is retried until it has had a bounded number of them, then failed with that class.
+const (
+	// FailureShutdown: the attempt's context was cancelled, as in a graceful stop of the worker.
+	FailureShutdown FailureClass = "shutdown"
+	// FailureTimeout: a deadline passed (the attempt's context deadline, or a network timeout
+	// outside a model call).
+	FailureTimeout FailureClass = "timeout"
+	// FailureModelUnavailable: a model call failed in a way that may go away (a network error, a
+	// timeout, status 408, 409, 429 or 5xx); Run.RetryAt holds the provider's retry time when it
+	// gave one.
+	FailureModelUnavailable FailureClass = "model_unavailable"
+	// FailureUnavailable: the database or another service could not be reached: a lost
+	// connection, a network error, a lock race that outlasted the store's retries, a server
+	// shutting down or read-only during a failover.
+	FailureUnavailable FailureClass = "unavailable"
+	// FailureBusy: another worker holds something the run needs (the thread's compaction claim).
+	FailureBusy FailureClass = "busy"
+	// FailureUnclassified: an error of no known class (say a resolver's own error). It is a
+	// fault: retried, and the class a run fails with at its last allowed fault.
+	FailureUnclassified FailureClass = "unclassified"
+	// FailureCrashed: an attempt panicked, or its worker died without releasing the lease. A
+	// fault, like FailureUnclassified.
+	FailureCrashed FailureClass = "crashed"
+	// FailureInvalidAnswer: the model's answer is malformed (provider.ErrMalformedResponse) or
+	// cannot be carried out or recorded (too many tool calls, a call without a name, fields over
+	// the store's limits).
+	FailureInvalidAnswer FailureClass = "invalid_answer"
+	// FailureRequestRefused: the provider refused the request itself (a permanent model call
+	// error: status 400, 401, 403, 404, 413, 422, …, or settings an adapter cannot send).
+	FailureRequestRefused FailureClass = "request_refused"
+	// FailureContextWindow: the request does not fit the model's context window, even after the
+	// thread was compacted.
+	FailureContextWindow FailureClass = "context_window"
+	// FailureMaxTurns: the run made its limit of model calls without a final answer.
+	FailureMaxTurns FailureClass = "max_turns"
+	// FailureNoAnswer: the model ended without a usable final answer (no text, or a refusal).
+	FailureNoAnswer FailureClass = "no_answer"
+	// FailureHostError: the host's code or configuration failed the run: Compose failed or
+	// returned nil, the persona has no mailbox address, the answered message has nobody to reply
+	// to, or the reply Compose built cannot be stored.
+	FailureHostError FailureClass = "host_error"
+)
+
+// FailureClasses lists every failure class, transient ones first, in the order of their
+// declaration.
+var FailureClasses = []FailureClass{FailureShutdown, FailureTimeout, FailureModelUnavailable, FailureUnavailable,
+	FailureBusy, FailureUnclassified, FailureCrashed, FailureInvalidAnswer, FailureRequestRefused,
+	FailureContextWindow, FailureMaxTurns, FailureNoAnswer, FailureHostError}
+
+// Valid reports whether c is one of FailureClasses.
+func (c FailureClass) Valid() bool { return slices.Contains(FailureClasses, c) }
+
+// Transient reports whether c leaves a run resumable: FailureShutdown, FailureTimeout,
+// FailureModelUnavailable, FailureUnavailable, FailureBusy, and the faults FailureUnclassified
+// and FailureCrashed (until the runner's bound on faults).
+func (c FailureClass) Transient() bool {
+	i := slices.Index(FailureClasses, c)
+	return i >= 0 && i <= slices.Index(FailureClasses, FailureCrashed)
+}
 
 // ErrRunNotFound is returned (wrapped) when no run has the given key.
 var ErrRunNotFound = errors.New("store: run not found")
@@ -68,21 +141,43 @@ var ErrLeaseLost = errors.New("store: run lease is no longer the caller's")
 var ErrBusy = errors.New("store: another run is running")
 
 // BusyError is returned by StartRun when the new run would be the second running run of its
-// persona and thread (a reply run) or of its persona and responsibility (a scheduled run).
-// Running is that running run, as stored. Nothing was written.
+// persona and thread (a reply run) or of its persona and responsibility (a scheduled run): a
+// thread or responsibility stays owned by its unfinished run until that run finishes. Running
+// is that running run, as stored, read at At (the store's clock); Resumable says whether it
+// could be resumed then (Run.Resumable: no live lease holds it and its retry time, if any, has
+// come), so the caller resumes it (ResumeRun, or the runner's Reply of its message) instead of
+// waiting for it. Nothing was written.
 type BusyError struct {
-	Running Run
+	Running   Run
+	At        time.Time
+	Resumable bool
 }
 
-// Error names the running run and its lease.
+// Error names the running run and whether it is resumable now, for example `store: persona
+// "support" already has run "reply:support/…" running on thread "t-1" (resumable now: its lease
+// was released at 2026-03-06T14:50:00Z; last stop: model_unavailable)`, or (lease held by "w1"
+// until …), or (resumable from its retry time …; last stop: model_unavailable).
 func (e *BusyError) Error() string {
 	r := e.Running
 	on := fmt.Sprintf("thread %q", r.ThreadID)
 	if r.Kind == RunScheduled {
 		on = fmt.Sprintf("responsibility %q", r.Responsibility)
 	}
-	return fmt.Sprintf("store: persona %q already has run %q running on %s (lease held by %q until %s)",
-		r.Persona, r.Key, on, r.Lease.Holder, r.Lease.Expires.Format(time.RFC3339Nano))
+	var state string
+	switch {
+	case r.Lease.Live(e.At):
+		state = fmt.Sprintf("lease held by %q until %s", r.Lease.Holder, r.Lease.Expires.Format(time.RFC3339Nano))
+	case r.RetryAt.After(e.At):
+		state = "resumable from its retry time " + r.RetryAt.Format(time.RFC3339Nano)
+	case r.Lease.Holder == "":
+		state = "resumable now: its lease was released at " + r.Lease.Expires.Format(time.RFC3339Nano)
+	default:
+		state = fmt.Sprintf("resumable now: the lease of %q expired at %s", r.Lease.Holder, r.Lease.Expires.Format(time.RFC3339Nano))
+	}
+	if r.FailureClass != "" {
+		state += "; last stop: " + string(r.FailureClass)
+	}
+	return fmt.Sprintf("store: persona %q already has run %q running on %s (%s)", r.Persona, r.Key, on, state)
 }
 
 // Is reports whether target is ErrBusy.
@@ -90,9 +185,10 @@ func (e *BusyError) Is(target error) bool { return target == ErrBusy }
 
 // Lease says who works on a running run and until when. Holder is the caller-chosen identity of
 // the worker (unique per worker: a replica and process id, or a random token kept across the
-// worker's retries); Expires is when other callers may take the run over (TakeOverRun) or
-// abandon it (AbandonRun), in UTC to the microsecond. A skipped run has no lease (Holder "",
-// Expires zero).
+// worker's retries); Expires is when other callers may take the run over (TakeOverRun, ResumeRun)
+// or abandon it (AbandonRun), in UTC to the microsecond. A skipped run has no lease (Holder "",
+// Expires zero); a running run whose last attempt stopped (StopRun) has a released lease (Holder
+// "", Expires the release time), which any caller may take at once.
 type Lease struct {
 	Holder  string
 	Expires time.Time
@@ -127,13 +223,25 @@ type Run struct {
 	ViewSeq       int64
 	Status        RunStatus
 	// Reason says why the run has its status: the error of a failed run, why it was skipped or
-	// abandoned ("" for none). At most StoredPayloadLimit characters.
+	// abandoned, the error that stopped the last attempt of a running run (StopRun); "" for
+	// none. At most StoredPayloadLimit characters.
 	Reason string
-	// Lease is the lease of the run's current holder (the last one for a finished run).
+	// FailureClass is the class of the error Reason holds ("" for none): of the stop of a
+	// running run's last attempt, or of the error that ended a failed (or abandoned) run.
+	FailureClass FailureClass
+	// RetryAt is when a stopped run may be resumed (ResumeRun refuses it before then); zero for
+	// at once. Set by StopRun from Stop.RetryAfter, cleared when the run finishes.
+	RetryAt time.Time
+	// Lease is the lease of the run's current holder (the last one for a finished run; a released
+	// lease, Holder "", for a run whose last attempt stopped).
 	Lease Lease
-	// Attempt counts the run's holders: 1 for the starter, plus one per takeover (0 for a run
-	// recorded skipped).
+	// Attempt counts the run's holders: 1 for the starter, plus one per takeover or resume (0 for
+	// a run recorded skipped).
 	Attempt int
+	// Faults counts the run's attempts that ended by a fault: a Stop or Finish with Fault set (a
+	// panic, an error of no known class), and each takeover or resume of a lease its holder did
+	// not release (the worker died, or restarted under the same name).
+	Faults int
 	// StartedAt is when the run was started (or recorded), FinishedAt when it reached a final
 	// status.
 	StartedAt  time.Time
@@ -181,6 +289,12 @@ type NewRun struct {
 	LeaseFor time.Duration
 }
 
+// Resumable reports whether ResumeRun would let a caller resume r at now: r is running, no live
+// lease holds it (released or expired), and its retry time, if any, is not after now.
+func (r Run) Resumable(now time.Time) bool {
+	return r.Status == RunRunning && !r.Lease.Live(now) && !r.RetryAt.After(now)
+}
+
 // Finish is the final state FinishRun records.
 type Finish struct {
 	// Status is RunSucceeded, RunFailed, RunSkipped or RunAbandoned.
@@ -188,6 +302,12 @@ type Finish struct {
 	// Reason says why (the error of a failed run); invalid UTF-8 becomes U+FFFD and the text is
 	// clipped to StoredPayloadLimit characters.
 	Reason string
+	// Class is the failure class of a failed or abandoned run's error ("" for none); a
+	// succeeded or skipped run has none.
+	Class FailureClass
+	// Fault counts the attempt that ends here as a fault (Run.Faults grows by one): the run
+	// fails at a panic or an error of no known class.
+	Fault bool
 	// StopReason is the provider's stop reason of the last model call (at most 191 characters).
 	StopReason string
 	// Usage is the run's total model usage in tokens (not an increment: a retried FinishRun
@@ -209,9 +329,12 @@ type runRow struct {
 	ViewSeq          int64          `db:"view_seq"`
 	Status           string         `db:"status"`
 	Reason           string         `db:"reason"`
+	FailureClass     string         `db:"failure_class"`
+	RetryAt          dbTime         `db:"retry_at"`
 	LeaseHolder      string         `db:"lease_holder"`
 	LeaseExpires     dbTime         `db:"lease_expires_at"`
 	Attempt          int            `db:"attempt"`
+	Faults           int            `db:"faults"`
 	StartedAt        dbTime         `db:"started_at"`
 	FinishedAt       dbTime         `db:"finished_at"`
 	StopReason       string         `db:"stop_reason"`
@@ -222,7 +345,8 @@ type runRow struct {
 }
 
 const runColumns = `id, run_key, kind, persona, thread_id, message_seq, responsibility, fire_at, compaction_seq,
-	view_seq, status, reason, lease_holder, lease_expires_at, attempt, started_at, finished_at, stop_reason,
+	view_seq, status, reason, failure_class, retry_at, lease_holder, lease_expires_at, attempt, faults, started_at,
+	finished_at, stop_reason,
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens`
 
 func (r runRow) run() Run {
@@ -231,8 +355,9 @@ func (r runRow) run() Run {
 		ThreadID: r.ThreadID.String, MessageSeq: r.MessageSeq.Int64,
 		Responsibility: r.Responsibility.String, FireAt: r.FireAt.Time,
 		CompactionSeq: r.CompactionSeq, ViewSeq: r.ViewSeq, Status: RunStatus(r.Status), Reason: r.Reason,
+		FailureClass: FailureClass(r.FailureClass), RetryAt: r.RetryAt.Time,
 		Lease:   Lease{Holder: r.LeaseHolder, Expires: r.LeaseExpires.Time},
-		Attempt: r.Attempt, StartedAt: r.StartedAt.Time, FinishedAt: r.FinishedAt.Time,
+		Attempt: r.Attempt, Faults: r.Faults, StartedAt: r.StartedAt.Time, FinishedAt: r.FinishedAt.Time,
 		StopReason: r.StopReason,
 		Usage: chat.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
 			CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens},
@@ -364,7 +489,7 @@ func (s *Store) StartRun(ctx context.Context, r NewRun) (Run, Outcome, error) {
 				return fail(err)
 			}
 			if found {
-				return Run{}, 0, &BusyError{Running: stored}
+				return Run{}, 0, &BusyError{Running: stored, At: dbNow(now), Resumable: stored.Resumable(now)}
 			}
 		}
 	}
@@ -487,11 +612,12 @@ func (s *Store) RenewLease(ctx context.Context, key, holder string, d time.Durat
 }
 
 // TakeOverRun makes holder the lease holder of the running run key, whose current lease has
-// expired, for d from now (0 means DefaultRunLease), and returns the run with Attempt increased
-// by one. The swap is one compare-and-swap UPDATE: when several callers race for an expired
-// lease exactly one wins; the others get ErrLeaseHeld. When holder already holds the lease
-// (the winner retrying after an error, or the starter itself), the run is returned as stored.
-// Two round trips: the UPDATE, then a read of the run.
+// expired or was released (StopRun), for d from now (0 means DefaultRunLease), and returns the
+// run with Attempt increased by one, and Faults by one when the lease was not released (its
+// holder died). The swap is one compare-and-swap UPDATE: when several callers race for an
+// expired lease exactly one wins; the others get ErrLeaseHeld. When holder already holds the
+// lease (the winner retrying after an error, or the starter itself), the run is returned as
+// stored. Two round trips: the UPDATE, then a read of the run.
 //
 // Lease times come from the store's clock, so replicas' clocks must agree to well within a
 // lease. Errors: ErrInvalid (wrapped) for an empty or malformed key or holder, a negative d, or a
@@ -506,7 +632,10 @@ func (s *Store) TakeOverRun(ctx context.Context, key, holder string, d time.Dura
 		return Run{}, err
 	}
 	dl := s.dialect
-	if _, err := s.exec(ctx, dl.rebind(`UPDATE runs SET lease_holder = ?, lease_expires_at = ?, attempt = attempt + 1
+	// MySQL evaluates SET assignments left to right, so faults reads lease_holder before it is
+	// replaced.
+	if _, err := s.exec(ctx, dl.rebind(`UPDATE runs SET faults = faults + CASE WHEN lease_holder = '' THEN 0 ELSE 1 END,
+		lease_holder = ?, lease_expires_at = ?, attempt = attempt + 1
 		WHERE run_key = ? AND status = 'running' AND lease_holder <> ? AND lease_expires_at <= ?`),
 		holder, dl.timeArg(now.Add(leaseFor(d))), key, holder, dl.timeArg(now)); err != nil {
 		return Run{}, fmt.Errorf("store: take over run %q for %q: %w", key, holder, err)
@@ -525,17 +654,151 @@ func (s *Store) TakeOverRun(ctx context.Context, key, holder string, d time.Dura
 	return stored, nil
 }
 
+// ErrRetryLater is returned (wrapped) by ResumeRun when the run's retry time (Run.RetryAt) has
+// not come: resume it then.
+var ErrRetryLater = errors.New("store: the run's retry time has not come")
+
+// ResumeRun makes holder the lease holder of the running run key for d from now (0 means
+// DefaultRunLease), for a worker that is not working on it, and returns the run as stored after
+// the UPDATE. It takes the run when no other worker's live lease holds it: its lease was
+// released (StopRun), expired, or is holder's own — a worker that restarted under the same
+// name, or whose attempt stopped without recording it, is not working on it any more. Attempt
+// grows by one, and Faults by one unless the lease was released (the previous attempt did not
+// stop cleanly). A run whose retry time is after now is not taken. One compare-and-swap UPDATE,
+// then a read of the run: of several callers racing, one wins and the others get ErrLeaseHeld.
+// It is not idempotent (a retry after an ambiguous commit counts one more fault); a caller that
+// may already hold the run (an attempt in progress) must not call it.
+//
+// Errors: ErrInvalid (wrapped) for an empty or malformed key or holder, a negative d, or a bad
+// store clock; ErrRunNotFound; ErrRunFinished (the run has a final status); ErrRetryLater (the
+// run's retry time has not come); ErrLeaseHeld (another holder's lease is live); ctx's error;
+// the database's (wrapped).
+func (s *Store) ResumeRun(ctx context.Context, key, holder string, d time.Duration) (Run, error) {
+	if err := checkLeaseArgs(key, holder, d); err != nil {
+		return Run{}, err
+	}
+	now, err := s.clock()
+	if err != nil {
+		return Run{}, err
+	}
+	dl := s.dialect
+	fail := func(err error) (Run, error) {
+		return Run{}, fmt.Errorf("store: resume run %q for %q: %w", key, holder, err)
+	}
+	// MySQL evaluates SET assignments left to right: faults reads lease_holder before it is
+	// replaced.
+	n, err := s.affected(ctx, dl.rebind(`UPDATE runs SET faults = faults + CASE WHEN lease_holder = '' THEN 0 ELSE 1 END,
+		attempt = attempt + 1, lease_holder = ?, lease_expires_at = ?
+		WHERE run_key = ? AND status = 'running' AND (retry_at IS NULL OR retry_at <= ?)
+		AND (lease_holder = '' OR lease_holder = ? OR lease_expires_at <= ?)`),
+		holder, dl.timeArg(now.Add(leaseFor(d))), key, dl.timeArg(now), holder, dl.timeArg(now))
+	if err != nil {
+		return fail(err)
+	}
+	stored, err := s.Run(ctx, key)
+	switch {
+	case err != nil:
+		return Run{}, err
+	case n == 1 && stored.Status == RunRunning && stored.Lease.Holder == holder:
+		return stored, nil
+	case stored.Status != RunRunning:
+		return fail(fmt.Errorf("%w: run %q is %s", ErrRunFinished, key, stored.Status))
+	case stored.RetryAt.After(now):
+		return fail(fmt.Errorf("%w: run %q may be resumed from %s (its last stop: %s)", ErrRetryLater, key,
+			stored.RetryAt.Format(time.RFC3339Nano), runtime.Clip(stored.Reason, 200)))
+	}
+	return fail(fmt.Errorf("%w: run %q is held by %q until %s", ErrLeaseHeld, key, stored.Lease.Holder,
+		stored.Lease.Expires.Format(time.RFC3339Nano)))
+}
+
+// Stop is how an attempt that did not finish its run ended, as StopRun records it.
+type Stop struct {
+	// Reason is the error that stopped the attempt; invalid UTF-8 becomes U+FFFD and the text is
+	// clipped to StoredPayloadLimit characters.
+	Reason string
+	// Class is the error's failure class (required).
+	Class FailureClass
+	// RetryAfter is how long from now the run must not be resumed (a provider's Retry-After);
+	// 0 for at once.
+	RetryAfter time.Duration
+	// Fault counts the attempt as a fault (Run.Faults grows by one): it panicked, or stopped with
+	// an error of no known class.
+	Fault bool
+}
+
+// StopRun records that holder's attempt at the running run key stopped without finishing it,
+// in one UPDATE (one round trip): Reason, FailureClass, RetryAt (now + RetryAfter, none for 0),
+// Faults plus one when st.Fault, and the lease released — Holder "", Expires now — so any
+// worker, this one included, may resume the run at once (ResumeRun), or from RetryAt. The run
+// stays running: it keeps its thread or responsibility until it finishes. It returns Stored, or
+// AlreadyStored when the run already stands released with this reason and class (a retry after
+// an error whose commit went through).
+//
+// Errors: ErrInvalid (wrapped) for an empty or malformed key or holder, a class that is not one
+// of FailureClasses, a negative RetryAfter, or a bad store clock; ErrRunNotFound;
+// ErrRunFinished when the run has a final status; ErrLeaseLost when another holder holds it, or
+// its lease is already released; ctx's error; the database's (wrapped).
+func (s *Store) StopRun(ctx context.Context, key, holder string, st Stop) (Outcome, error) {
+	if err := checkLeaseArgs(key, holder, 0); err != nil {
+		return 0, err
+	}
+	switch {
+	case !st.Class.Valid():
+		return 0, fmt.Errorf("%w: run %q: failure class %q (want one of %v)", ErrInvalid, key, st.Class, FailureClasses)
+	case st.RetryAfter < 0:
+		return 0, fmt.Errorf("%w: run %q: negative retry delay %v", ErrInvalid, key, st.RetryAfter)
+	}
+	st.Reason = clipReason(st.Reason)
+	now, err := s.clock()
+	if err != nil {
+		return 0, err
+	}
+	var retryAt time.Time
+	if st.RetryAfter > 0 {
+		retryAt = now.Add(st.RetryAfter)
+		if err := checkTime("retry time", retryAt); err != nil {
+			return 0, fmt.Errorf("%w (run %q)", err, key)
+		}
+	}
+	fault := 0
+	if st.Fault {
+		fault = 1
+	}
+	d := s.dialect
+	n, err := s.affected(ctx, d.rebind(`UPDATE runs SET reason = ?, failure_class = ?, retry_at = ?,
+		faults = faults + ?, lease_holder = '', lease_expires_at = ?
+		WHERE run_key = ? AND status = 'running' AND lease_holder = ?`),
+		st.Reason, string(st.Class), d.nullTime(dbNow(retryAt)), fault, d.timeArg(now), key, holder)
+	if err != nil {
+		return 0, fmt.Errorf("store: stop run %q: %w", key, err)
+	}
+	if n == 1 {
+		return Stored, nil
+	}
+	stored, err := s.Run(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	if stored.Status == RunRunning && stored.Lease.Holder == "" && stored.Reason == st.Reason && stored.FailureClass == st.Class {
+		return AlreadyStored, nil
+	}
+	return 0, fmt.Errorf("store: stop run %q: %w", key, holding(stored, holder))
+}
+
 // FinishRun moves the run key, running under holder's lease, to its final state f, stamped
 // with the store's clock, in one UPDATE (one round trip). It returns Stored, or AlreadyStored
 // when the run already has exactly this final state from this holder (a retry after an error
 // whose commit went through); a retry therefore never fails or changes the stored run. A lease
 // that expired can still be finished by its holder as long as nobody took the run over.
 //
+// f.Class is stored as the run's FailureClass, and its RetryAt is cleared.
+//
 // Errors: ErrInvalid (wrapped) for an empty or malformed key or holder, a status other than
-// succeeded, failed, skipped or abandoned, a stop reason over 191 characters or not valid
-// UTF-8, negative usage, or a bad store clock; ErrRunNotFound; ErrRunFinished when the run has
-// another final state (the stored one is kept); ErrLeaseLost when the run is running under
-// another holder; ctx's error; the database's (wrapped).
+// succeeded, failed, skipped or abandoned, a class that is not one of FailureClasses (or any
+// class for a succeeded or skipped run), a stop reason over 191 characters or not valid UTF-8,
+// negative usage, or a bad store clock; ErrRunNotFound; ErrRunFinished when the run has another
+// final state (the stored one is kept); ErrLeaseLost when the run is running under another
+// holder, or its lease was released; ctx's error; the database's (wrapped).
 func (s *Store) FinishRun(ctx context.Context, key, holder string, f Finish) (Outcome, error) {
 	if err := checkLeaseArgs(key, holder, 0); err != nil {
 		return 0, err
@@ -544,6 +807,12 @@ func (s *Store) FinishRun(ctx context.Context, key, holder string, f Finish) (Ou
 	case RunSucceeded, RunFailed, RunSkipped, RunAbandoned:
 	default:
 		return 0, fmt.Errorf("%w: run %q: final status %q (want succeeded, failed, skipped or abandoned)", ErrInvalid, key, f.Status)
+	}
+	switch {
+	case f.Class != "" && !f.Class.Valid():
+		return 0, fmt.Errorf("%w: run %q: failure class %q (want one of %v)", ErrInvalid, key, f.Class, FailureClasses)
+	case f.Class != "" && (f.Status == RunSucceeded || f.Status == RunSkipped):
+		return 0, fmt.Errorf("%w: run %q: a %s run has no failure class (got %q)", ErrInvalid, key, f.Status, f.Class)
 	}
 	if err := checkLen("stop reason", f.StopReason, MaxNameChars); err != nil {
 		return 0, fmt.Errorf("%w (run %q)", err, key)
@@ -557,10 +826,15 @@ func (s *Store) FinishRun(ctx context.Context, key, holder string, f Finish) (Ou
 		return 0, err
 	}
 	d := s.dialect
-	n, err := s.affected(ctx, d.rebind(`UPDATE runs SET status = ?, reason = ?, finished_at = ?, stop_reason = ?,
+	fault := 0
+	if f.Fault {
+		fault = 1
+	}
+	n, err := s.affected(ctx, d.rebind(`UPDATE runs SET status = ?, reason = ?, failure_class = ?, retry_at = NULL,
+		faults = faults + ?, finished_at = ?, stop_reason = ?,
 		input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?
 		WHERE run_key = ? AND status = 'running' AND lease_holder = ?`),
-		string(f.Status), f.Reason, d.timeArg(now), f.StopReason,
+		string(f.Status), f.Reason, string(f.Class), fault, d.timeArg(now), f.StopReason,
 		f.Usage.InputTokens, f.Usage.OutputTokens, f.Usage.CacheReadTokens, f.Usage.CacheWriteTokens, key, holder)
 	if err != nil {
 		return 0, fmt.Errorf("store: finish run %q: %w", key, err)
@@ -576,7 +850,7 @@ func (s *Store) FinishRun(ctx context.Context, key, holder string, f Finish) (Ou
 		return 0, fmt.Errorf("store: finish run %q: %w", key, holding(stored, holder))
 	}
 	if stored.Lease.Holder == holder && stored.Status == f.Status && stored.Reason == f.Reason &&
-		stored.StopReason == f.StopReason && stored.Usage == f.Usage {
+		stored.FailureClass == f.Class && stored.StopReason == f.StopReason && stored.Usage == f.Usage {
 		return AlreadyStored, nil
 	}
 	return 0, fmt.Errorf("%w: run %q is %s (reason %q)", ErrRunFinished, key, stored.Status, runtime.Clip(stored.Reason, 80))
@@ -703,10 +977,13 @@ func holding(r Run, holder string) error {
 	if r.Status != RunRunning {
 		return fmt.Errorf("%w: run %q is %s", ErrRunFinished, r.Key, r.Status)
 	}
-	if r.Lease.Holder != holder {
-		return fmt.Errorf("%w: run %q was taken over by %q", ErrLeaseLost, r.Key, r.Lease.Holder)
+	switch r.Lease.Holder {
+	case holder:
+		return nil
+	case "":
+		return fmt.Errorf("%w: run %q has a released lease (resume it with ResumeRun)", ErrLeaseLost, r.Key)
 	}
-	return nil
+	return fmt.Errorf("%w: run %q was taken over by %q", ErrLeaseLost, r.Key, r.Lease.Holder)
 }
 
 func checkLeaseArgs(key, holder string, d time.Duration) error {
@@ -747,4 +1024,38 @@ func nullString(v string) any {
 		return nil
 	}
 	return v
+}
+
+// MySQL server errors after which the same statement may succeed later: the server is out of
+// connections, shutting down, read-only during a failover, or killed the connection.
+var mysqlUnavailable = []uint16{
+	1040, // ER_CON_COUNT_ERROR: too many connections
+	1053, // ER_SERVER_SHUTDOWN
+	1290, // ER_OPTION_PREVENTS_STATEMENT: --read-only (a replica during a failover)
+	1836, // ER_READ_ONLY_MODE
+	1927, // ER_CONNECTION_KILLED (MariaDB)
+	mysqlLockWaitTimeout,
+	mysqlLockDeadlock,
+}
+
+// Unavailable reports whether err (a store method's error) says the database could not be
+// reached or could not serve the statement for now, so that the same call may succeed later:
+// a broken connection (driver.ErrBadConn, the MySQL driver's ErrInvalidConn, sql.ErrConnDone),
+// a network error, a lock race that outlasted the store's retries (MySQL 1205 and 1213, SQLite
+// BUSY and LOCKED), or a MySQL server that is out of connections, shutting down, read-only or
+// killed the connection (1040, 1053, 1290, 1836, 1927). Judged by error types and codes, never
+// by message text; ctx's errors are not included.
+func Unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ne net.Error
+	var me *mysql.MySQLError
+	switch {
+	case isBadConn(err), errors.Is(err, sql.ErrConnDone), isRetryable(err), errors.As(err, &ne):
+		return true
+	case errors.As(err, &me):
+		return slices.Contains(mysqlUnavailable, me.Number)
+	}
+	return false
 }

@@ -413,6 +413,11 @@ func TestRunWritesCostOneRoundTrip(t *testing.T) {
 		{"record a skipped fire", func() error { _, _, err := s.StartRun(ctx, skip); return err }, 1},
 		{"start again", func() error { _, _, err := s.StartRun(ctx, nr); return err }, 2},
 		{"renew", func() error { _, err := s.RenewLease(ctx, "k", "w", time.Hour); return err }, 1},
+		{"stop, releasing the lease", func() error {
+			_, err := s.StopRun(ctx, "k", "w", Stop{Reason: "overloaded", Class: FailureModelUnavailable})
+			return err
+		}, 1},
+		{"resume (the update, the read)", func() error { _, err := s.ResumeRun(ctx, "k", "w", time.Hour); return err }, 2},
 		{"finish", func() error { _, err := s.FinishRun(ctx, "k", "w", Finish{Status: RunSucceeded}); return err }, 1},
 		{"trail", func() error { _, err := s.Runs(ctx, RunQuery{Persona: "p", Responsibility: "r"}); return err }, 1},
 	})

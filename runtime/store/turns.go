@@ -108,6 +108,17 @@ func (s *Store) StartTurn(ctx context.Context, holder string, t Turn) (Outcome, 
 	return AlreadyStored, nil
 }
 
+// CheckTurn returns the error StartTurn would return for t before writing anything — a turn
+// index out of range, more than MaxRoundCalls calls, a call without a name, a field over its
+// limit or not valid UTF-8, negative usage (ErrInvalid, wrapped, naming the field) — or nil when
+// t can be recorded. Its checks of the calls also hold the ones RecordRound makes of a round of
+// those calls, so a runner that checks an answer with CheckTurn before running its tools can
+// record the round afterwards. It reads nothing.
+func CheckTurn(t Turn) error {
+	_, err := turnRowOf(t)
+	return err
+}
+
 // SettleCall records the outcome o of a call of turn turnIndex of run runID for holder, in one
 // statement (one round trip) that writes only while the run is running under holder's lease and
 // the turn is recorded. The result's content is stored as RecordRound stores a result (see
@@ -249,6 +260,8 @@ func turnRowOf(t Turn) (turnRow, error) {
 	where := func(format string, a ...any) (turnRow, error) {
 		return turnRow{}, fmt.Errorf("%w: turn %d of run %d: %s", ErrInvalid, t.TurnIndex, t.RunID, fmt.Sprintf(format, a...))
 	}
+	// The field checks' errors name ErrInvalid themselves; where names it once.
+	bare := func(err error) string { return strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": ") }
 	switch {
 	case t.TurnIndex < 0 || t.TurnIndex > MaxTurnIndex:
 		return where("turn index out of range (0 to %d)", MaxTurnIndex)
@@ -258,7 +271,7 @@ func turnRowOf(t Turn) (turnRow, error) {
 		return where("negative usage %+v", t.Usage)
 	}
 	if err := checkBytes("text", t.Text, MaxRoundTextBytes); err != nil {
-		return where("%v", err)
+		return where("%s", bare(err))
 	}
 	for _, f := range []struct {
 		name, v string
@@ -266,7 +279,7 @@ func turnRowOf(t Turn) (turnRow, error) {
 	}{{"stop reason", t.StopReason, MaxNameChars}, {"model", t.Model, MaxNameChars},
 		{"request id", t.RequestID, MaxToolFieldChars}, {"response id", t.ResponseID, MaxToolFieldChars}} {
 		if err := checkLen(f.name, f.v, f.max); err != nil {
-			return where("%v", err)
+			return where("%s", bare(err))
 		}
 	}
 	state, err := encodeState(t.State)
@@ -279,17 +292,17 @@ func turnRowOf(t Turn) (turnRow, error) {
 	calls := make([]storedCall, len(t.ToolCalls))
 	for i, c := range t.ToolCalls {
 		if err := checkLen("tool call id", c.ID, MaxToolFieldChars); err != nil {
-			return where("call %d: %v", i, err)
+			return where("call %d: %s", i, bare(err))
 		}
 		if err := checkKey("tool name", c.Name, MaxToolFieldChars); err != nil {
-			return where("call %d: %v", i, err)
+			return where("call %d: %s", i, bare(err))
 		}
 		args := string(c.Input)
 		if len(c.Input) == 0 {
 			args = "{}"
 		}
 		if err := checkBytes("arguments", args, MaxTurnCallBytes); err != nil {
-			return where("call %d: %v", i, err)
+			return where("call %d: %s", i, bare(err))
 		}
 		calls[i] = storedCall{ID: c.ID, Name: c.Name, Arguments: args}
 	}
@@ -335,6 +348,18 @@ func (r turnRow) turn(runID int64) (Turn, error) {
 // the stored form back — sends the model the same bytes as an uninterrupted one.
 func (s *Store) StoredPayload(toolName string, kind PayloadKind, payload string) string {
 	return s.payload(toolName, kind, payload)
+}
+
+// MessageBySeq returns the message stored under seq, with its attachments' metadata and the
+// store-only fields (Mailbox, RunKey, NotToAnswer, Problems): the row a reply run answers, so its
+// identity — thread, mailbox, message id — is the store's, never a caller's copy. One query.
+// Errors: ErrMessageNotFound (wrapped), or the database's (wrapped).
+func (s *Store) MessageBySeq(ctx context.Context, seq int64) (Message, error) {
+	m, err := s.messageWhere(ctx, "seq = ?", seq)
+	if err != nil {
+		return Message{}, fmt.Errorf("store: read message seq %d: %w", seq, err)
+	}
+	return m, nil
 }
 
 // ReplyOf returns the outbound reply stored for the run runKey (Message.RunKey), with its

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/personagen/personagen/runtime/history"
 )
 
 // Pending work is rows, kept at write time, that any number of workers (runtime/service
@@ -462,4 +464,54 @@ func (s *Store) CountPending(ctx context.Context) (PendingCounts, error) {
 		return PendingCounts{}, fmt.Errorf("store: count pending work: %w", err)
 	}
 	return c, nil
+}
+
+// RequeueReply makes the message seq of the thread threadID in mailbox pending again, to be
+// claimed at once: the thread's reply work is created, or widened to include seq and made
+// available now when it exists (a claim in progress keeps its holder until it ends). An
+// operator's retry of a failed reply run uses it after reopening the run, so a service answers
+// the message again; it changes no run. Errors: ErrMessageNotFound (wrapped) when seq is not an
+// inbound message of that thread and mailbox; the database's (wrapped).
+func (s *Store) RequeueReply(ctx context.Context, mailbox, threadID string, seq int64) error {
+	m, err := s.messageWhere(ctx, "seq = ?", seq)
+	if err != nil {
+		return fmt.Errorf("store: requeue message %d: %w", seq, err)
+	}
+	if m.Mailbox != mailbox || m.ThreadID != threadID || m.Direction != history.Inbound {
+		return fmt.Errorf("store: requeue message %d: %w: not an inbound message of thread %q in mailbox %q", seq, ErrMessageNotFound, threadID, mailbox)
+	}
+	at := s.dialect.timeArg(notBefore)
+	var q string
+	if s.dialect == DialectSQLite {
+		q = `INSERT INTO pending_replies (mailbox, thread_id, first_seq, last_seq, available_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (mailbox, thread_id) DO UPDATE SET first_seq = min(first_seq, excluded.first_seq),
+				last_seq = max(last_seq, excluded.last_seq),
+				available_at = CASE WHEN holder = '' THEN excluded.available_at ELSE available_at END`
+	} else {
+		q = `INSERT INTO pending_replies (mailbox, thread_id, first_seq, last_seq, available_at) VALUES (?, ?, ?, ?, ?)
+			ON DUPLICATE KEY UPDATE first_seq = LEAST(first_seq, VALUES(first_seq)), last_seq = GREATEST(last_seq, VALUES(last_seq)),
+				available_at = CASE WHEN holder = '' THEN VALUES(available_at) ELSE available_at END`
+	}
+	if _, err := s.exec(ctx, s.dialect.rebind(q), mailbox, threadID, seq, seq, at); err != nil {
+		return fmt.Errorf("store: requeue message %d: %w", seq, err)
+	}
+	return nil
+}
+
+// Resend puts the reply seq back into the outbox, to be sent at once with the same Message-ID
+// (it is the same message): after a permanent failure, a bounce, or a send an operator wants
+// repeated. A reply already waiting is left as it is. Errors: ErrMessageNotFound (wrapped) when
+// seq is not a reply in the outbox; the database's (wrapped).
+func (s *Store) Resend(ctx context.Context, seq int64) error {
+	n, err := s.affected(ctx, s.dialect.rebind(`UPDATE mail_outbox SET sent_at = NULL, failed_at = NULL, available_at = ?, holder = ''
+		WHERE message_seq = ? AND available_at IS NULL`), s.dialect.timeArg(notBefore), seq)
+	if err != nil {
+		return fmt.Errorf("store: resend reply %d: %w", seq, err)
+	}
+	if n == 0 {
+		if _, err := s.ReplyState(ctx, seq); err != nil {
+			return err
+		}
+	}
+	return nil
 }

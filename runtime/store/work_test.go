@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/runtime/history"
+	"github.com/personagen/personagen/runtime/mail"
 	"github.com/personagen/personagen/runtime/store/storetest"
 )
 
@@ -58,7 +59,7 @@ func TestPendingReplyWorkIsWrittenWithTheMessage(t *testing.T) {
 		own.Direction = history.Outbound
 		mustAppend(t, s, own)
 		// A second copy of a message stores nothing and adds nothing.
-		if _, _, dup, err := s.AppendMail(ctx, msg("support/t1", "q1@cust.example", baseTime).Message, "support", "", nil, true); err != nil || !dup {
+		if _, _, dup, err := s.AppendMail(ctx, msg("support/t1", "q1@cust.example", baseTime).Message, "support", mail.MailRecord{ThreadStored: true}); err != nil || !dup {
 			t.Fatalf("second copy: dup %v, %v", dup, err)
 		}
 		if got := pending(t, s); len(got) != 1 || got[0].LastSeq != q1 {

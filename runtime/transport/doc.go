@@ -15,6 +15,10 @@
 // receivers to the envelope sender mail.BounceAddress gives each reply, and mail.RecordBounce
 // marks the reply. docs/mail-transports.md says how to deploy each.
 //
+// Start from the package of the transport you deploy: smtp.New for a listener behind Postfix,
+// imap.New for a mailbox, a webhook constructor for a provider, smtp.NewRelay and dkim.New for
+// the replies.
+//
 // This package itself holds no code; its tests run the transports end to end against real
 // Postfix and Dovecot.
 package transport

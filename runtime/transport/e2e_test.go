@@ -96,6 +96,7 @@ func roundTrip(t *testing.T, dialect store.Dialect) {
 	st := transporttest.Open(t, transporttest.ScratchDSN(t, dialect))
 	support := persona(st, "support", "support@acme.example")
 	customer := persona(st, "customer", "customer@cust.example")
+	support.Mailbox.AcceptFrom = []string{"customer"} // it answers the other persona's mail
 	d := transporttest.NewDeliverer(st, support, customer)
 
 	dv := transporttest.StartDovecot(t, map[string]string{"customer@cust.example": "pw"})
@@ -205,7 +206,7 @@ func roundTrip(t *testing.T, dialect store.Dialect) {
 	if got.ThreadID != first.ThreadID || got.NotToAnswer != "" {
 		t.Errorf("the answer is in thread %q (not-to-answer %q), want the first thread %q", got.ThreadID, got.NotToAnswer, first.ThreadID)
 	}
-	if n := len(d.Envelopes()); n != 3 {
+	if n := len(d.WaitEnvelopes(t, 3)); n != 3 {
 		t.Errorf("%d deliveries, want 3 (each message once)", n)
 	}
 	if got := transporttest.Stored(t, st, "support"); !slices.Equal(got, []string{"inbound q1@cust.example", "outbound " + reply.MessageID, "inbound answer1@cust.example"}) {

@@ -2,6 +2,9 @@
 // 8463), on github.com/emersion/go-msgauth: a Signer prepends a DKIM-Signature to a rendered
 // message, and Signer.Sender wraps any service.Sender so every reply it sends is signed.
 //
+// Start from New with the domain, selector and key (LoadKeyFile), then wrap the sender with
+// Signer.Sender; PublicKeyRecord gives the DNS record to publish.
+//
 // Canonicalization is relaxed/relaxed (header case and folding and trailing white space may
 // change in transit, as relays do), the hash SHA-256, and the signed header fields those of
 // DefaultHeaders that a reply has; naming the absent ones too means one added in transit breaks

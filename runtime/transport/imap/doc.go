@@ -3,6 +3,8 @@
 // mailboxes of one account, delivers every new message, and only then acknowledges it on the
 // server — flags it \Seen, or moves it to another mailbox.
 //
+// Start from New with Options (ParseURL reads them from an imaps:// or imap:// URL).
+//
 // For each mailbox it keeps a checkpoint in the store (store.Checkpoint: the mailbox's
 // UIDVALIDITY and the highest UID up to which every message was delivered and acknowledged), so
 // it reads only what is new. Bodies are fetched with BODY.PEEK[], which leaves \Seen alone: a

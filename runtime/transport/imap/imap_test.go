@@ -190,7 +190,7 @@ func TestReceiverReconnectsAfterTheServerDropsIt(t *testing.T) {
 	dv.Kick(user)
 	dv.Deliver(user, message("m2@acme.example"))
 	waitStored(t, d, dv, 2)
-	if n := len(d.Envelopes()); n != 2 {
+	if n := len(d.WaitEnvelopes(t, 2)); n != 2 {
 		t.Errorf("%d deliveries, want 2", n)
 	}
 }

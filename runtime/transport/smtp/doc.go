@@ -3,6 +3,8 @@
 // Relay (a client on github.com/wneessen/go-mail that hands each rendered reply to the host's
 // mail server unchanged).
 //
+// Start from New (a Listener: Options.LMTP for LMTP) and NewRelay (a Relay).
+//
 // A Listener is a service.Receiver. It accepts a recipient at RCPT TO only when the Deliverer
 // accepts it (a persona's address, alias or subaddress: mail.PersonaFor), so it is never an open
 // relay, and it says 250 to a message only after Deliver returned, so what a client was told was

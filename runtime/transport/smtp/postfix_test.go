@@ -295,7 +295,7 @@ func TestBounceComesBackAndMarksTheReply(t *testing.T) {
 				!strings.HasPrefix(state.BounceDiagnostic, "gone@cust.example: smtp; 550 5.1.1 <gone@cust.example> User doesn't exist") {
 				t.Errorf("reply state %+v", state)
 			}
-			env := dl.Envelopes()
+			env := dl.WaitEnvelopes(t, 1)
 			if len(env) != 1 || env[0].Sender != "" || !slices.Equal(env[0].Recipients, []string{mail.BounceAddress("support@acme.example", m.MessageID)}) {
 				t.Errorf("the bounce's envelope %+v", env)
 			}

@@ -3,6 +3,9 @@
 // Handler a host mounts on its own server, or a Server that serves endpoints at paths of one
 // address and is a service.Receiver.
 //
+// Start from the constructor of your provider (NewPostmark, NewSendGrid, NewMailgun, or NewRaw)
+// and mount its Handler, or serve endpoints with NewServer.
+//
 // Every endpoint authenticates each request, and none can be made without credentials: Mailgun
 // by its signature (HMAC-SHA256 of the timestamp and token with the webhook signing key, within
 // a replay window), the others by HTTP basic authentication (credentials in the webhook URL,

@@ -83,6 +83,8 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 	p.Mailbox.Address = "support@acme.example"
 	p.Mailbox.Aliases = []string{"help@acme.example"}
 	p.Mailbox.Name = "Acme Support"
+	p.Mailbox.AcceptFrom = []string{"research-assistant", "billing-agent"}
+	p.Mailbox.DisableSubjectThreading = true
 	p.MessageChain = runtime.NewChain(
 		runtime.Step{
 			Kind:     "load_file",
@@ -107,38 +109,38 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:22:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:22:25*/, env. /*line full/full.persona.yaml:22:26*/ AccountForSender /*line full/out/full_agent.go:110:190*/ /*line full/full.persona.yaml:22:63*/, func(r /*line full/full.persona.yaml:22:64*/ host. /*line full/full.persona.yaml:22:64*/ Account) (string, error) {
-				return /*line full/full.persona.yaml:22:64*/ r. /*line full/full.persona.yaml:22:64*/ LLMText() /*line full/out/full_agent.go:111:140*/, nil
-			} /*line full/out/full_agent.go:112:44*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:22:25*/, env. /*line full/full.persona.yaml:22:26*/ AccountForSender /*line full/out/full_agent.go:112:190*/ /*line full/full.persona.yaml:22:63*/, func(r /*line full/full.persona.yaml:22:64*/ host. /*line full/full.persona.yaml:22:64*/ Account) (string, error) {
+				return /*line full/full.persona.yaml:22:64*/ r. /*line full/full.persona.yaml:22:64*/ LLMText() /*line full/out/full_agent.go:113:140*/, nil
+			} /*line full/out/full_agent.go:114:44*/),
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:23:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleUser /*line full/full.persona.yaml:23:25*/, env. /*line full/full.persona.yaml:23:26*/ RecentOrders /*line full/out/full_agent.go:117:184*/ /*line full/full.persona.yaml:23:59*/, func(r /*line full/full.persona.yaml:23:60*/ *host. /*line full/full.persona.yaml:23:60*/ Order) (string, error) {
-				return /*line full/full.persona.yaml:23:60*/ r. /*line full/full.persona.yaml:23:60*/ Summary() /*line full/out/full_agent.go:118:140*/, nil
-			} /*line full/out/full_agent.go:119:44*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleUser /*line full/full.persona.yaml:23:25*/, env. /*line full/full.persona.yaml:23:26*/ RecentOrders /*line full/out/full_agent.go:119:184*/ /*line full/full.persona.yaml:23:59*/, func(r /*line full/full.persona.yaml:23:60*/ *host. /*line full/full.persona.yaml:23:60*/ Order) (string, error) {
+				return /*line full/full.persona.yaml:23:60*/ r. /*line full/full.persona.yaml:23:60*/ Summary() /*line full/out/full_agent.go:120:140*/, nil
+			} /*line full/out/full_agent.go:121:44*/),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:24:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:24:25*/, host. /*line full/full.persona.yaml:24:26*/ Orders /*line full/out/full_agent.go:124:181*/ /*line full/full.persona.yaml:24:76*/, host. /*line full/full.persona.yaml:24:77*/ OrderText /*line full/out/full_agent.go:124:314*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:24:25*/, host. /*line full/full.persona.yaml:24:26*/ Orders /*line full/out/full_agent.go:126:181*/ /*line full/full.persona.yaml:24:76*/, host. /*line full/full.persona.yaml:24:77*/ OrderText /*line full/out/full_agent.go:126:314*/),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:25:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:25:25*/, host. /*line full/full.persona.yaml:25:26*/ Orders /*line full/out/full_agent.go:129:181*/, runtime.Method( /*line full/full.persona.yaml:25:77*/ host. /*line full/full.persona.yaml:25:77*/ OrderLine /*line full/out/full_agent.go:129:330*/)),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:25:25*/, host. /*line full/full.persona.yaml:25:26*/ Orders /*line full/out/full_agent.go:131:181*/, runtime.Method( /*line full/full.persona.yaml:25:77*/ host. /*line full/full.persona.yaml:25:77*/ OrderLine /*line full/out/full_agent.go:131:330*/)),
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:26:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:26:25*/, host. /*line full/full.persona.yaml:26:26*/ Notes /*line full/out/full_agent.go:134:180*/, nil),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:26:25*/, host. /*line full/full.persona.yaml:26:26*/ Notes /*line full/out/full_agent.go:136:180*/, nil),
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:27:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:27:25*/, env. /*line full/full.persona.yaml:27:26*/ AccountForSender /*line full/out/full_agent.go:139:190*/ /*line full/full.persona.yaml:27:63*/, func(r /*line full/full.persona.yaml:27:64*/ host. /*line full/full.persona.yaml:27:64*/ Account) (string, error) {
-				return /*line full/full.persona.yaml:27:64*/ r. /*line full/full.persona.yaml:27:64*/ Render() /*line full/out/full_agent.go:140:139*/
-			} /*line full/out/full_agent.go:141:44*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:27:25*/, env. /*line full/full.persona.yaml:27:26*/ AccountForSender /*line full/out/full_agent.go:141:190*/ /*line full/full.persona.yaml:27:63*/, func(r /*line full/full.persona.yaml:27:64*/ host. /*line full/full.persona.yaml:27:64*/ Account) (string, error) {
+				return /*line full/full.persona.yaml:27:64*/ r. /*line full/full.persona.yaml:27:64*/ Render() /*line full/out/full_agent.go:142:139*/
+			} /*line full/out/full_agent.go:143:44*/),
 		},
 		runtime.Step{
 			Kind:     "load_transcript",
@@ -164,50 +166,50 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 			Kind: "use",
 			Pos:  "full/full.persona.yaml:32:5",
 			Resolver: /*line full/full.persona.yaml:33:16*/ &host. /*line full/full.persona.yaml:33:16*/ CustomerContext{
-				/*line full/full.persona.yaml:35:8*/ Tier:/*line full/full.persona.yaml:35:14*/ "gold", /*line full/out/full_agent.go:167:132*/
-				/*line full/full.persona.yaml:36:8*/ Greeting:/*line full/full.persona.yaml:36:18*/ "Hello there", /*line full/out/full_agent.go:168:143*/
-				/*line full/full.persona.yaml:37:8*/ Priority:/*line full/full.persona.yaml:37:18*/ -3, /*line full/out/full_agent.go:169:132*/
-				/*line full/full.persona.yaml:38:8*/ Weight:/*line full/full.persona.yaml:38:16*/ 2, /*line full/out/full_agent.go:170:129*/
-				/*line full/full.persona.yaml:39:8*/ Verbose:/*line full/full.persona.yaml:39:17*/ true, /*line full/out/full_agent.go:171:133*/
+				/*line full/full.persona.yaml:35:8*/ Tier:/*line full/full.persona.yaml:35:14*/ "gold", /*line full/out/full_agent.go:169:132*/
+				/*line full/full.persona.yaml:36:8*/ Greeting:/*line full/full.persona.yaml:36:18*/ "Hello there", /*line full/out/full_agent.go:170:143*/
+				/*line full/full.persona.yaml:37:8*/ Priority:/*line full/full.persona.yaml:37:18*/ -3, /*line full/out/full_agent.go:171:132*/
+				/*line full/full.persona.yaml:38:8*/ Weight:/*line full/full.persona.yaml:38:16*/ 2, /*line full/out/full_agent.go:172:129*/
+				/*line full/full.persona.yaml:39:8*/ Verbose:/*line full/full.persona.yaml:39:17*/ true, /*line full/out/full_agent.go:173:133*/
 				/*line full/full.persona.yaml:40:8*/ Tags: /*line full/full.persona.yaml:40:14*/ []string{
-					/*line full/full.persona.yaml:40:15*/ "vip", /*line full/out/full_agent.go:173:89*/
-					/*line full/full.persona.yaml:40:20*/ "early adopter", /*line full/out/full_agent.go:174:99*/
-				}, /*line full/out/full_agent.go:175:46*/
+					/*line full/full.persona.yaml:40:15*/ "vip", /*line full/out/full_agent.go:175:89*/
+					/*line full/full.persona.yaml:40:20*/ "early adopter", /*line full/out/full_agent.go:176:99*/
+				}, /*line full/out/full_agent.go:177:46*/
 				/*line full/full.persona.yaml:41:8*/ Limits: /*line full/full.persona.yaml:41:16*/ host. /*line full/full.persona.yaml:41:16*/ Limits{
-					/*line full/full.persona.yaml:41:17*/ MaxItems:/*line full/full.persona.yaml:41:28*/ 5, /*line full/out/full_agent.go:177:133*/
-					/*line full/full.persona.yaml:41:31*/ Window:/*line full/full.persona.yaml:41:39*/ 90 * time.Second, /*line full/out/full_agent.go:178:146*/
+					/*line full/full.persona.yaml:41:17*/ MaxItems:/*line full/full.persona.yaml:41:28*/ 5, /*line full/out/full_agent.go:179:133*/
+					/*line full/full.persona.yaml:41:31*/ Window:/*line full/full.persona.yaml:41:39*/ 90 * time.Second, /*line full/out/full_agent.go:180:146*/
 					/*line full/full.persona.yaml:41:44*/ Labels: /*line full/full.persona.yaml:41:52*/ []string{
-						/*line full/full.persona.yaml:41:53*/ "a", /*line full/out/full_agent.go:180:88*/
-						/*line full/full.persona.yaml:41:56*/ "b", /*line full/out/full_agent.go:181:88*/
-					}, /*line full/out/full_agent.go:182:47*/
-				}, /*line full/out/full_agent.go:183:46*/
+						/*line full/full.persona.yaml:41:53*/ "a", /*line full/out/full_agent.go:182:88*/
+						/*line full/full.persona.yaml:41:56*/ "b", /*line full/out/full_agent.go:183:88*/
+					}, /*line full/out/full_agent.go:184:47*/
+				}, /*line full/out/full_agent.go:185:46*/
 				/*line full/full.persona.yaml:42:8*/ Backup: /*line full/full.persona.yaml:42:16*/ &host. /*line full/full.persona.yaml:42:16*/ Limits{
-					/*line full/full.persona.yaml:42:17*/ MaxItems: /*line full/full.persona.yaml:42:28*/ 1, /*line full/out/full_agent.go:185:134*/
-				}, /*line full/out/full_agent.go:186:46*/
+					/*line full/full.persona.yaml:42:17*/ MaxItems: /*line full/full.persona.yaml:42:28*/ 1, /*line full/out/full_agent.go:187:134*/
+				}, /*line full/out/full_agent.go:188:46*/
 				/*line full/full.persona.yaml:43:8*/ Extra: /*line full/full.persona.yaml:43:15*/ map[string]string{
-					/*line full/full.persona.yaml:43:16*/ "region": /*line full/full.persona.yaml:43:24*/ "eu", /*line full/out/full_agent.go:188:137*/
-				}, /*line full/out/full_agent.go:189:46*/
-				/*line full/full.persona.yaml:44:8*/ MaxAge:/*line full/full.persona.yaml:44:17*/ new(int(30)), /*line full/out/full_agent.go:190:140*/
+					/*line full/full.persona.yaml:43:16*/ "region": /*line full/full.persona.yaml:43:24*/ "eu", /*line full/out/full_agent.go:190:137*/
+				}, /*line full/out/full_agent.go:191:46*/
+				/*line full/full.persona.yaml:44:8*/ MaxAge:/*line full/full.persona.yaml:44:17*/ new(int(30)), /*line full/out/full_agent.go:192:140*/
 				/*line full/full.persona.yaml:45:8*/ Meta: /*line full/full.persona.yaml:45:14*/ map[string]any{
 					"source": "crm",
 					"score":  0.5,
-				}, /*line full/out/full_agent.go:194:46*/
+				}, /*line full/out/full_agent.go:196:46*/
 				/*line full/full.persona.yaml:46:8*/ Steps: /*line full/full.persona.yaml:46:15*/ [] /*line full/full.persona.yaml:46:15*/ host. /*line full/full.persona.yaml:46:15*/ Limits{
 					/*line full/full.persona.yaml:46:16*/ host. /*line full/full.persona.yaml:46:16*/ Limits{
-						/*line full/full.persona.yaml:46:17*/ MaxItems: /*line full/full.persona.yaml:46:28*/ 1, /*line full/out/full_agent.go:197:135*/
-					}, /*line full/out/full_agent.go:198:47*/
+						/*line full/full.persona.yaml:46:17*/ MaxItems: /*line full/full.persona.yaml:46:28*/ 1, /*line full/out/full_agent.go:199:135*/
+					}, /*line full/out/full_agent.go:200:47*/
 					/*line full/full.persona.yaml:46:32*/ host. /*line full/full.persona.yaml:46:32*/ Limits{
-						/*line full/full.persona.yaml:46:33*/ MaxItems: /*line full/full.persona.yaml:46:44*/ 2, /*line full/out/full_agent.go:200:135*/
-					}, /*line full/out/full_agent.go:201:47*/
-				}, /*line full/out/full_agent.go:202:46*/
-			}, /*line full/out/full_agent.go:203:45*/
+						/*line full/full.persona.yaml:46:33*/ MaxItems: /*line full/full.persona.yaml:46:44*/ 2, /*line full/out/full_agent.go:202:135*/
+					}, /*line full/out/full_agent.go:203:47*/
+				}, /*line full/out/full_agent.go:204:46*/
+			}, /*line full/out/full_agent.go:205:45*/
 		},
 		runtime.Step{
 			Kind: "use",
 			Pos:  "full/full.persona.yaml:47:5",
 			Resolver: /*line full/full.persona.yaml:47:20*/ &host. /*line full/full.persona.yaml:47:20*/ ValueResolver{
-				/*line full/full.persona.yaml:47:67*/ Text: /*line full/full.persona.yaml:47:73*/ "from a value receiver", /*line full/out/full_agent.go:209:151*/
-			}, /*line full/out/full_agent.go:210:45*/
+				/*line full/full.persona.yaml:47:67*/ Text: /*line full/full.persona.yaml:47:73*/ "from a value receiver", /*line full/out/full_agent.go:211:151*/
+			}, /*line full/out/full_agent.go:212:45*/
 		},
 	)
 	p.ResponsibilityChain = runtime.NewChain(

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/mail"
@@ -120,4 +121,13 @@ func Stored(t testing.TB, s *store.Store, mailbox string) []string {
 		out[i] = fmt.Sprintf("%s %s", r.Direction, r.MessageID)
 	}
 	return out
+}
+
+// WaitEnvelopes waits up to a minute for n messages to have been delivered (a test that polls
+// the store sees a message committed a moment before its Deliver returned) and returns the
+// envelopes of all delivered so far.
+func (d *Deliverer) WaitEnvelopes(t testing.TB, n int) []service.Envelope {
+	t.Helper()
+	Eventually(t, time.Minute, fmt.Sprintf("%d deliveries", n), func() bool { return len(d.Envelopes()) >= n }, nil)
+	return d.Envelopes()
 }

@@ -1,0 +1,137 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/personagen/personagen/runtime/mail"
+)
+
+// Dir is a Receiver that drains a directory of .eml files, for local use and tests: each pass
+// delivers every *.eml file of Path (not its subdirectories; names starting with "." are
+// skipped), in name order, and moves a delivered file into Path/.done. A file that can never be
+// delivered (larger than the parser's limit) moves into Path/.failed, with the reason in a
+// file of the same name plus ".error"; any other error leaves the file where it is for the next
+// pass. A file is delivered before it is moved, so a crash between the two delivers it again on
+// the next pass, which stores nothing (ingestion is idempotent by Message-ID). Writers must put
+// a file in place whole — write it under another name (or elsewhere on the same file system)
+// and rename it to *.eml — as a maildir's tmp/new convention does.
+type Dir struct {
+	// Path is the directory.
+	Path string
+	// Interval is the time between passes (default DefaultPollInterval).
+	Interval time.Duration
+}
+
+// Receive drains the directory every Interval until ctx ends. It returns an error when Path is
+// not a directory or its .done or .failed directory cannot be made.
+func (d Dir) Receive(ctx context.Context, to Deliverer) error {
+	if st, err := os.Stat(d.Path); err != nil || !st.IsDir() {
+		return fmt.Errorf("service: receive from directory %q: not a directory (%v)", d.Path, err)
+	}
+	for _, sub := range []string{".done", ".failed"} {
+		if err := os.MkdirAll(filepath.Join(d.Path, sub), 0o755); err != nil {
+			return fmt.Errorf("service: receive from directory %q: %w", d.Path, err)
+		}
+	}
+	every := d.Interval
+	if every <= 0 {
+		every = DefaultPollInterval
+	}
+	for {
+		d.pass(ctx, to)
+		t := time.NewTimer(every)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// pass delivers the files in the directory now.
+func (d Dir) pass(ctx context.Context, to Deliverer) {
+	entries, err := os.ReadDir(d.Path)
+	if err != nil {
+		return
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if n := e.Name(); e.Type().IsRegular() && strings.HasSuffix(n, ".eml") && !strings.HasPrefix(n, ".") {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if ctx.Err() != nil {
+			return
+		}
+		path := filepath.Join(d.Path, n)
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		_, err = to.Deliver(ctx, f, Envelope{Source: "dir:" + d.Path})
+		f.Close()
+		switch {
+		case err == nil:
+			os.Rename(path, filepath.Join(d.Path, ".done", n))
+		case errors.Is(err, mail.ErrTooLarge):
+			failed := filepath.Join(d.Path, ".failed", n)
+			if os.Rename(path, failed) == nil {
+				os.WriteFile(failed+".error", []byte(err.Error()+"\n"), 0o644)
+			}
+		}
+	}
+}
+
+// DirSender is a Sender that writes each reply, as rendered, to Path/<Message-ID>.eml (the
+// Message-ID with every character outside [A-Za-z0-9@._+-] replaced by "_"), for local use and
+// tests. A file is written under a temporary name and renamed into place, so a reader never sees
+// half a reply; sending a reply again rewrites the same file.
+type DirSender struct {
+	Path string
+}
+
+// Send writes m.Raw to its file. Errors: the file system's (transient: the service retries).
+func (d DirSender) Send(ctx context.Context, m Outgoing) error {
+	name := filepath.Join(d.Path, fileName(m.MessageID)+".eml")
+	tmp, err := os.CreateTemp(d.Path, ".sending-*")
+	if err != nil {
+		return fmt.Errorf("service: write reply %s: %w", m.MessageID, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(m.Raw); err != nil {
+		tmp.Close()
+		return fmt.Errorf("service: write reply %s: %w", m.MessageID, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("service: write reply %s: %w", m.MessageID, err)
+	}
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		return fmt.Errorf("service: write reply %s: %w", m.MessageID, err)
+	}
+	return nil
+}
+
+// fileName makes a Message-ID safe as a file name.
+func fileName(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("@._+-", c) >= 0
+		if !ok || (i == 0 && c == '.') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "_"
+	}
+	return string(b)
+}

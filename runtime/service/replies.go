@@ -1,0 +1,227 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/agent"
+	"github.com/personagen/personagen/runtime/history"
+	"github.com/personagen/personagen/runtime/store"
+)
+
+// claimMargin is how long a claim of a thread's reply work lasts beyond the run's own lease:
+// a worker that died gives the thread back when both ended, and a run that outlasts it is
+// protected by its run lease (a second claimer finds it held and waits for that lease).
+const claimMargin = 5 * time.Second
+
+// replyLoop claims reply work while ctx lives and answers each claim on work, one goroutine per
+// claim, at most Workers at once and PersonaWorkers per persona.
+func (s *Service) replyLoop(ctx, work context.Context, flights *sync.WaitGroup) {
+	slots := make(chan struct{}, s.workers)
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		boxes := s.claimable()
+		if len(boxes) == 0 {
+			<-slots
+			s.idle(ctx, s.wakeRun)
+			continue
+		}
+		t0 := time.Now()
+		w, ok, err := s.st.ClaimReply(ctx, store.ReplyClaim{Mailboxes: boxes, EachMessage: s.each, Holder: s.holder,
+			LeaseFor: s.runLease() + claimMargin})
+		s.metrics.claimed(ctx, "reply", time.Since(t0), err)
+		if err != nil || !ok {
+			<-slots
+			if err != nil && ctx.Err() == nil {
+				s.log.Warn("claiming reply work failed; trying again", "error", store.RedactDSN(err.Error()))
+			}
+			s.idle(ctx, s.wakeRun)
+			continue
+		}
+		s.enter(w.Mailbox)
+		flights.Add(1)
+		go func() {
+			defer flights.Done()
+			defer func() { <-slots }()
+			defer s.leave(w.Mailbox)
+			s.answer(work, w)
+		}()
+	}
+}
+
+// idle waits for a wake-up, the poll interval, or ctx's end.
+func (s *Service) idle(ctx context.Context, wake <-chan struct{}) {
+	t := time.NewTimer(s.poll)
+	defer t.Stop()
+	select {
+	case <-wake:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// claimable returns the personas with a free run slot of their own.
+func (s *Service) claimable() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		return nil
+	}
+	out := make([]string, 0, len(s.names))
+	for _, n := range s.names {
+		if s.inFlight[n] < s.perP && s.personas[n].MessageChain != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (s *Service) enter(persona string) {
+	s.mu.Lock()
+	s.inFlight[persona]++
+	s.mu.Unlock()
+}
+
+func (s *Service) leave(persona string) {
+	s.mu.Lock()
+	s.inFlight[persona]--
+	s.mu.Unlock()
+	wake(s.wakeRun)
+}
+
+func (s *Service) runLease() time.Duration {
+	if s.runner.LeaseFor > 0 {
+		return s.runner.LeaseFor
+	}
+	return agent.DefaultLeaseFor
+}
+
+// answer carries out one claim: the reply run of w.Seq, then what its outcome says for the
+// thread's work — done (the messages up to w.Seq are answered), given back for a retry, or
+// given back at once on a shutdown.
+func (s *Service) answer(ctx context.Context, w store.ClaimedReply) {
+	p := s.personas[w.Mailbox]
+	res, err := s.reply(ctx, p, w.Seq)
+	var busy *store.BusyError
+	if errors.As(err, &busy) && busy.Resumable && busy.Running.Kind == store.RunReply && busy.Running.Persona == p.Name &&
+		busy.Running.MessageSeq != w.Seq {
+		// The thread is owned by an earlier message's run that nobody works on (its worker died
+		// or stopped): finish that one first, then this one.
+		s.log.Info("resuming the thread's unfinished run first", "persona", p.Name, "thread", busy.Running.ThreadID,
+			"run", busy.Running.Key, "seq", w.Seq)
+		if _, err := s.reply(ctx, p, busy.Running.MessageSeq); err == nil || errors.Is(err, store.ErrRunFinished) {
+			res, err = s.reply(ctx, p, w.Seq)
+		}
+	}
+	thread := ""
+	if res != nil {
+		thread = res.Run.ThreadID
+	}
+	if thread == "" {
+		m, lerr := s.st.MessageBySeq(context.WithoutCancel(ctx), w.Seq)
+		if lerr != nil {
+			s.log.Warn("reading the claimed message failed; its claim runs out instead", "persona", p.Name, "seq", w.Seq, "error", lerr)
+			return
+		}
+		thread = m.ThreadID
+	}
+	log := s.log.With("persona", p.Name, "thread", thread, "seq", w.Seq)
+	if res != nil {
+		log = log.With("run", res.Run.Key, "correlation_id", res.Run.Key)
+	}
+	s.settle(ctx, log, p, w, thread, res, err)
+}
+
+// reply runs the runner on the stored message seq.
+func (s *Service) reply(ctx context.Context, p *runtime.Persona, seq int64) (*agent.Result, error) {
+	return s.runner.Reply(ctx, agent.Inbound{Persona: p, Message: store.Message{Message: history.Message{Seq: seq}}})
+}
+
+// settle records what a reply attempt's outcome means for the thread's work.
+func (s *Service) settle(ctx context.Context, log *slog.Logger, p *runtime.Persona, w store.ClaimedReply, thread string, res *agent.Result, err error) {
+	bg := context.WithoutCancel(ctx) // the bookkeeping of a stopping run still reaches the store
+	complete := func(msg string, args ...any) {
+		if _, cerr := s.st.CompleteReply(bg, p.Name, thread, w.Seq, s.holder); cerr != nil {
+			log.Warn("recording the answered work failed; its claim runs out and the next claim finds the run finished", "error", cerr)
+			return
+		}
+		log.Info(msg, args...)
+	}
+	release := func(at time.Time, cause string, failed bool, msg string, args ...any) {
+		if _, rerr := s.st.ReleaseReply(bg, p.Name, thread, s.holder, at, cause, failed); rerr != nil {
+			log.Warn("giving the work back failed; its claim runs out instead", "error", rerr)
+			return
+		}
+		log.Info(msg, append(args, "retry_at", at)...)
+	}
+	var busy *store.BusyError
+	var re *agent.RunError
+	switch {
+	case err == nil:
+		s.metrics.run(ctx, p.Name, store.RunReply, string(res.Run.Status), string(res.Run.FailureClass))
+		complete("reply run finished", "status", res.Run.Status, "already_finished", res.AlreadyFinished,
+			"input_tokens", res.Usage.InputTokens, "output_tokens", res.Usage.OutputTokens)
+		wake(s.wakeSend)
+	case errors.As(err, &re) && re.Final:
+		s.metrics.run(ctx, p.Name, store.RunReply, string(store.RunFailed), string(re.Class))
+		complete("reply run failed", "failure_class", re.Class, "error", err)
+	case errors.Is(err, store.ErrRunFinished):
+		complete("reply run had ended before", "error", err)
+	case ctx.Err() != nil:
+		release(time.Time{}, "", false, "reply run stopped by the shutdown; given back")
+	case errors.As(err, &busy):
+		at := busy.Running.Lease.Expires
+		if busy.Running.RetryAt.After(at) {
+			at = busy.Running.RetryAt
+		}
+		release(maxTime(at, time.Now().Add(s.poll)), "", false, "thread busy with another run; waiting for it", "blocking_run", busy.Running.Key)
+	case errors.Is(err, store.ErrLeaseHeld):
+		release(time.Now().Add(s.runLease()), "", false, "run held by another worker; waiting for its lease")
+	case errors.Is(err, store.ErrRetryLater) && re != nil:
+		release(maxTime(re.RetryAt, time.Now().Add(s.poll)), "", false, "run waits for its retry time")
+	case errors.Is(err, agent.ErrInvalidJob):
+		log.Error("message cannot be answered by this persona; dropping its work", "error", err)
+		complete("reply work dropped")
+	default:
+		// A transient stop (the run stays resumable, its class and retry time recorded), or a
+		// store error before the run started.
+		attempt, retryAt, class := 0, time.Time{}, ""
+		if res != nil {
+			attempt = res.Run.Attempt
+		}
+		if re != nil {
+			retryAt, class = re.RetryAt, string(re.Class)
+		}
+		s.metrics.run(ctx, p.Name, store.RunReply, "stopped", class)
+		if attempt >= s.retry.Attempts {
+			reason := "retries exhausted after " + strconv.Itoa(attempt) + " attempts: " + err.Error()
+			if _, aerr := s.st.AbandonRun(bg, res.Run.Key, reason); aerr != nil && !errors.Is(aerr, store.ErrRunFinished) {
+				log.Warn("giving the run up failed; retrying it instead", "error", aerr)
+				release(time.Now().Add(s.retry.Max), err.Error(), true, "reply run stopped; will retry")
+				return
+			}
+			s.metrics.run(ctx, p.Name, store.RunReply, string(store.RunAbandoned), "retries_exhausted")
+			log.Error("reply run given up: retries exhausted", "attempts", attempt, "error", err)
+			complete("reply work ended without an answer")
+			return
+		}
+		delay := s.retry.delay(max(attempt, 1), time.Now(), retryAt)
+		release(time.Now().Add(delay), err.Error(), true, "reply run stopped; will retry", "error", err, "attempt", attempt, "failure_class", class)
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

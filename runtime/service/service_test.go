@@ -1,0 +1,367 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/chat"
+	"github.com/personagen/personagen/runtime/store"
+)
+
+func TestNewRefusesConfigsItCannotRun(t *testing.T) {
+	st := openStore(t, "sqlite::memory:")
+	d := newDesk()
+	withProvider := *d.persona
+	withProvider.Name, withProvider.Model.Provider = "sales", "anthropic"
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no store", Config{Personas: []*runtime.Persona{d.persona}, Models: Models{Default: d}}, "Config.Store is nil"},
+		{"no personas", Config{Store: st, Models: Models{Default: d}}, "Config.Personas is empty"},
+		{"no default model", Config{Store: st, Personas: []*runtime.Persona{d.persona}}, `persona "support" names no model provider and Models.Default is nil`},
+		{"no adapter", Config{Store: st, Personas: []*runtime.Persona{&withProvider}, Models: Models{Default: d}}, `persona "sales" uses provider "anthropic", which Models.ByProvider does not serve`},
+		{"two of a name", Config{Store: st, Personas: []*runtime.Persona{d.persona, d.persona}, Models: Models{Default: d}}, `two personas are named "support"`},
+		{"each message of no persona", Config{Store: st, Personas: []*runtime.Persona{d.persona}, Models: Models{Default: d}, EachMessage: []string{"sales"}}, `Config.EachMessage names "sales"`},
+		{"negative workers", Config{Store: st, Personas: []*runtime.Persona{d.persona}, Models: Models{Default: d}, Workers: -1}, "negative Workers"},
+		{"negative limit", Config{Store: st, Personas: []*runtime.Persona{d.persona}, Models: Models{Default: d, Limits: map[string]Limit{"m": {Concurrent: -1}}}}, `Models.Limits["m"] is negative`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(tc.cfg)
+			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("New = %v; want ErrConfig saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// Messages of several threads arrive while the service runs: every thread is answered, each
+// reply is sent once, and a thread that got several messages at once is answered by one run
+// that sees them all (never by two runs at the same time).
+func TestServiceAnswersArrivingMailOnce(t *testing.T) {
+	eachDB(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		st := openStore(t, dsn)
+		d := newDesk()
+		sender := &memSender{}
+		svc, _ := start(t, config(st, d, sender, "w1", nil))
+		var wg sync.WaitGroup
+		for th := range 8 {
+			wg.Go(func() {
+				root := fmt.Sprintf("t%d@cust.example", th)
+				if _, err := svc.Deliver(ctx, bytes.NewReader(email(root, "", "Question", "Where is my order?")), Envelope{Source: "test"}); err != nil {
+					t.Error(err)
+				}
+				for k := range 2 {
+					id := fmt.Sprintf("t%d-%d@cust.example", th, k)
+					if _, err := svc.Deliver(ctx, bytes.NewReader(email(id, root, "Re: Question", "And also this.")), Envelope{Source: "test"}); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		waitFor(t, "all work done", func() bool { return settled(t, st) })
+		runs, err := st.Runs(ctx, store.RunQuery{Kind: store.RunReply})
+		if err != nil {
+			t.Fatal(err)
+		}
+		threads := map[string][]store.Run{}
+		for _, r := range runs {
+			if r.Status != store.RunSucceeded {
+				t.Errorf("run %s is %s (%s)", r.Key, r.Status, r.Reason)
+			}
+			threads[r.ThreadID] = append(threads[r.ThreadID], r)
+		}
+		if len(threads) != 8 {
+			t.Fatalf("%d threads answered, want 8", len(threads))
+		}
+		for th, rs := range threads {
+			if len(rs) > 3 {
+				t.Errorf("thread %s: %d runs for 3 messages", th, len(rs))
+			}
+			// The thread's last message is answered by its last run.
+			last, err := st.Thread(ctx, th)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := last[len(last)-1]; m.Direction != "outbound" {
+				t.Errorf("thread %s ends with an unanswered message %s", th, m.MessageID)
+			}
+		}
+		for id, n := range sender.counts() {
+			if n != 1 {
+				t.Errorf("reply %s sent %d times", id, n)
+			}
+		}
+		if n := len(sender.counts()); n != len(runs) {
+			t.Errorf("%d replies sent for %d runs", n, len(runs))
+		}
+	})
+}
+
+// A message delivered again after its thread was answered makes no second run.
+func TestRedeliveryMakesNoSecondRun(t *testing.T) {
+	eachDB(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		st := openStore(t, dsn)
+		d := newDesk()
+		sender := &memSender{}
+		svc, _ := start(t, config(st, d, sender, "w1", nil))
+		raw := email("q1@cust.example", "", "Refund", "Please refund my order.")
+		for range 3 {
+			if _, err := svc.Deliver(ctx, bytes.NewReader(raw), Envelope{}); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "work done", func() bool { return settled(t, st) })
+		}
+		if n := d.refunds.Load(); n != 1 {
+			t.Errorf("refund ran %d times", n)
+		}
+		if n := d.calls.Load(); n != 2 {
+			t.Errorf("%d model calls, want 2", n)
+		}
+		if got := replies(t, st); got["q1@cust.example"] != 1 || len(got) != 1 {
+			t.Errorf("replies: %v", got)
+		}
+	})
+}
+
+// A model outage: the first calls fail transiently; the message is answered after it, and the
+// model is called exactly as often as the retries say.
+func TestModelOutageIsRetriedUntilItEnds(t *testing.T) {
+	eachDB(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		st := openStore(t, dsn)
+		d := newDesk()
+		d.fail = func(n int64) error {
+			if n <= 3 {
+				return &chat.CallError{Provider: "test", StatusCode: 529, Transient: true, Err: errors.New("overloaded")}
+			}
+			return nil
+		}
+		sender := &memSender{}
+		logs := &logBuffer{}
+		svc, _ := start(t, config(st, d, sender, "w1", logs))
+		if _, err := svc.Deliver(ctx, bytes.NewReader(email("q1@cust.example", "", "Hello", "Hi there.")), Envelope{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the message answered", func() bool { return settled(t, st) })
+		if n := d.calls.Load(); n != 4 {
+			t.Errorf("%d model calls, want 4 (3 failed, 1 answered)", n)
+		}
+		if got := replies(t, st); got["q1@cust.example"] != 1 {
+			t.Errorf("replies: %v", got)
+		}
+		retries := 0
+		for _, r := range logs.records(t) {
+			if r["msg"] == "reply run stopped; will retry" {
+				retries++
+				if r["persona"] != "support" || r["thread"] == "" || r["run"] == "" || r["failure_class"] != "model_unavailable" {
+					t.Errorf("retry record lacks persona, thread, run or class: %v", r)
+				}
+			}
+		}
+		if retries != 3 {
+			t.Errorf("%d retry records, want 3", retries)
+		}
+	})
+}
+
+// A permanent failure ends the message's work at once (no retry, no more model calls), and the
+// thread's next message is answered.
+func TestPermanentFailureEndsTheWorkAndTheThreadGoesOn(t *testing.T) {
+	eachDB(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		st := openStore(t, dsn)
+		d := newDesk()
+		d.fail = func(n int64) error {
+			if n == 1 {
+				return &chat.CallError{Provider: "test", StatusCode: 400, Err: errors.New("bad request")}
+			}
+			return nil
+		}
+		svc, _ := start(t, config(st, d, &memSender{}, "w1", nil))
+		if _, err := svc.Deliver(ctx, bytes.NewReader(email("q1@cust.example", "", "Hello", "Hi.")), Envelope{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the first message's work ended", func() bool { return settled(t, st) })
+		if n := d.calls.Load(); n != 1 {
+			t.Errorf("%d model calls after a permanent failure, want 1", n)
+		}
+		runs, _ := st.Runs(ctx, store.RunQuery{Kind: store.RunReply})
+		if len(runs) != 1 || runs[0].Status != store.RunFailed || runs[0].FailureClass != store.FailureRequestRefused {
+			t.Fatalf("runs: %+v", runs)
+		}
+		if _, err := svc.Deliver(ctx, bytes.NewReader(email("q2@cust.example", "q1@cust.example", "Re: Hello", "Hello again.")), Envelope{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the second message answered", func() bool { return settled(t, st) })
+		if got := replies(t, st); got["q2@cust.example"] != 1 || got["q1@cust.example"] != 0 {
+			t.Errorf("replies: %v", got)
+		}
+	})
+}
+
+// A graceful stop with a run in flight gives the run back; a second service resumes it at once
+// (not after the lease), and the refund it ran is not run again.
+func TestGracefulStopReleasesRunsInFlight(t *testing.T) {
+	eachDB(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		st := openStore(t, dsn)
+		d := newDesk()
+		d.hold = make(chan struct{})
+		cfg := config(st, d, &memSender{}, "w1", nil)
+		cfg.ShutdownGrace = 50 * time.Millisecond
+		cfg.Runner = nil
+		svc, stop := start(t, cfg)
+		if _, err := svc.Deliver(ctx, bytes.NewReader(email("q1@cust.example", "", "Refund", "Please refund.")), Envelope{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the model call in flight", func() bool { return d.calls.Load() == 1 })
+		stop()
+		runs, _ := st.Runs(ctx, store.RunQuery{Kind: store.RunReply})
+		if len(runs) != 1 || runs[0].Status != store.RunRunning || runs[0].Lease.Holder != "" || runs[0].FailureClass != store.FailureShutdown {
+			t.Fatalf("after the stop: %+v", runs)
+		}
+		pending, _ := st.PendingReplies(ctx, "", 10)
+		if len(pending) != 1 || pending[0].Holder != "" || !pending[0].AvailableAt.IsZero() {
+			t.Fatalf("pending after the stop: %+v", pending)
+		}
+		close(d.hold)
+		start(t, config(st, d, &memSender{}, "w2", nil))
+		waitFor(t, "the second service answers", func() bool { return settled(t, st) })
+		if n := d.refunds.Load(); n != 1 {
+			t.Errorf("refund ran %d times", n)
+		}
+		if got := replies(t, st); got["q1@cust.example"] != 1 {
+			t.Errorf("replies: %v", got)
+		}
+	})
+}
+
+// Sends: a transient failure is retried with the same Message-ID; a permanent one is recorded on
+// the reply and not retried.
+func TestSendsRetryTransientAndRecordPermanentFailures(t *testing.T) {
+	eachDB(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		st := openStore(t, dsn)
+		d := newDesk()
+		var mu sync.Mutex
+		attempts := map[string][]int{}
+		sender := &memSender{fail: func(m Outgoing) error {
+			mu.Lock()
+			defer mu.Unlock()
+			attempts[m.MessageID] = append(attempts[m.MessageID], m.Attempt)
+			switch {
+			case strings.Contains(string(m.Raw), "Subject: Re: Bounce"):
+				return Permanent(errors.New("550 5.1.1 no such user"))
+			case len(attempts[m.MessageID]) < 3:
+				return errors.New("451 4.3.0 try again")
+			}
+			return nil
+		}}
+		svc, _ := start(t, config(st, d, sender, "w1", nil))
+		for _, m := range [][]byte{email("q1@cust.example", "", "Hello", "Hi."), email("q2@cust.example", "", "Bounce", "Hi.")} {
+			if _, err := svc.Deliver(ctx, bytes.NewReader(m), Envelope{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitFor(t, "sends done", func() bool { return settled(t, st) })
+		mu.Lock()
+		defer mu.Unlock()
+		if len(attempts) != 2 {
+			t.Fatalf("attempts: %v", attempts)
+		}
+		for id, a := range attempts {
+			want := "[1 2 3]"
+			if strings.Contains(string(sender.raw[id]), "Bounce") || len(a) == 1 {
+				want = "[1]"
+			}
+			if fmt.Sprint(a) != want {
+				t.Errorf("reply %s: attempts %v, want %s", id, a, want)
+			}
+		}
+		runs, _ := st.Runs(ctx, store.RunQuery{Kind: store.RunReply})
+		states := map[string]string{}
+		for _, r := range runs {
+			rep, err := st.ReplyOf(ctx, r.Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := st.ReplyState(ctx, rep.Seq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			states[rep.InReplyTo] = s.Status + " " + s.LastError
+		}
+		if states["q1@cust.example"] != "sent 451 4.3.0 try again" || states["q2@cust.example"] != "failed 550 5.1.1 no such user" {
+			t.Errorf("states: %q", states)
+		}
+	})
+}
+
+func TestHandlerServesHealthReadinessAndMetrics(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, "sqlite::memory:")
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d := newDesk()
+	svc, stop := start(t, config(st, d, &memSender{}, "w1", nil))
+	if _, err := svc.Deliver(ctx, bytes.NewReader(email("q1@cust.example", "", "Refund", "Please refund.")), Envelope{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the message answered", func() bool { return settled(t, st) })
+	srv := httptest.NewServer(svc.Handler())
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz = %d %q", code, body)
+	}
+	if code, body := get("/readyz"); code != 200 || strings.TrimSpace(body) != `{"ready":true}` {
+		t.Errorf("/readyz = %d %q", code, body)
+	}
+	code, body := get("/metrics")
+	if code != 200 {
+		t.Fatalf("/metrics = %d", code)
+	}
+	for _, want := range []string{
+		`personagen_runs_total{failure_class="",kind="reply",otel_scope_name="github.com/personagen/personagen/runtime/service"`,
+		`outcome="succeeded",persona="support"`,
+		`personagen_tool_calls_total{otel_scope_name="github.com/personagen/personagen/runtime/service",otel_scope_schema_url="",otel_scope_version="",outcome="ok",persona="support",tool="refund"} 1`,
+		`personagen_model_tokens_total{gen_ai_provider_name="",gen_ai_request_model="",otel_scope_name="github.com/personagen/personagen/runtime/service",otel_scope_schema_url="",otel_scope_version="",type="input"} 10`,
+		`personagen_outbox_sends_total{otel_scope_name="github.com/personagen/personagen/runtime/service",otel_scope_schema_url="",otel_scope_version="",outcome="sent",persona="support"} 1`,
+		`personagen_messages_delivered_total{otel_scope_name="github.com/personagen/personagen/runtime/service",otel_scope_schema_url="",otel_scope_version="",outcome="pending",persona="support"} 1`,
+		`personagen_work_pending{kind="reply"`,
+		`gen_ai_client_operation_duration_seconds_count{gen_ai_provider_name="",gen_ai_request_model="",otel_scope_name="github.com/personagen/personagen/runtime/service",otel_scope_schema_url="",otel_scope_version=""} 2`,
+		`personagen_claim_duration_seconds_count{kind="reply"`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	stop()
+	if code, body := get("/readyz"); code != 503 || !strings.Contains(body, "stopping") {
+		t.Errorf("/readyz after the stop = %d %q", code, body)
+	}
+}
