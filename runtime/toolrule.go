@@ -89,7 +89,9 @@ type ToolRule struct {
 }
 
 // Offered reports whether a run of chain c offers the tool.
-func (r ToolRule) Offered(c ChainKind) bool { return len(r.Chains) == 0 || slices.Contains(r.Chains, c) }
+func (r ToolRule) Offered(c ChainKind) bool {
+	return len(r.Chains) == 0 || slices.Contains(r.Chains, c)
+}
 
 // ErrInvalidToolRule is returned (wrapped, naming the tool and the problem) by ToolRule.Check.
 var ErrInvalidToolRule = errors.New("invalid tool rule")

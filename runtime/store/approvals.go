@@ -315,7 +315,9 @@ func (s *Store) WaitRun(ctx context.Context, key, holder string) (Run, error) {
 		return Run{}, err
 	}
 	d := s.dialect
-	fail := func(err error) (Run, error) { return Run{}, fmt.Errorf("store: pause run %q for approval: %w", key, err) }
+	fail := func(err error) (Run, error) {
+		return Run{}, fmt.Errorf("store: pause run %q for approval: %w", key, err)
+	}
 	n, err := s.affected(ctx, d.rebind(`UPDATE runs SET status = 'waiting', lease_holder = '', lease_expires_at = ?,
 		reason = 'waiting for approval', failure_class = '', retry_at = NULL
 		WHERE run_key = ? AND status = 'running' AND lease_holder = ?
@@ -359,7 +361,9 @@ func (s *Store) ResumeWaiting(ctx context.Context, key, holder string, d time.Du
 	if err != nil {
 		return Run{}, err
 	}
-	fail := func(err error) (Run, error) { return Run{}, fmt.Errorf("store: resume waiting run %q for %q: %w", key, holder, err) }
+	fail := func(err error) (Run, error) {
+		return Run{}, fmt.Errorf("store: resume waiting run %q for %q: %w", key, holder, err)
+	}
 	run, err := s.Run(ctx, key)
 	if err != nil {
 		return Run{}, err
