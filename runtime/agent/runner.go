@@ -185,10 +185,16 @@ type Result struct {
 	InDoubt  int
 	// AlreadyFinished is set when the run had finished before this call: nothing ran.
 	AlreadyFinished bool
+	// Approvals are, for a run that waits for approval (Run.Status store.RunWaiting, the error
+	// a *store.WaitingError), its calls that wait for a decision, and WaitUntil the earliest of
+	// their deadlines: the run can resume when the last is decided, at WaitUntil at the latest.
+	Approvals []store.Approval
+	WaitUntil time.Time
 	// Finish is the final state the runner recorded (or, for a Fire with Run set, the one for
 	// the caller to record). When the attempt stopped without finishing the run, Status is ""
 	// and Reason, Class and Fault say how it stopped (for a claimed run, what the caller may
-	// record).
+	// record); when the run paused for approval, Status is store.RunWaiting and there is
+	// nothing to record (the runner recorded the pause).
 	Finish store.Finish
 }
 
