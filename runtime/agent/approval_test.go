@@ -808,18 +808,28 @@ func TestApprovalTextsArePinned(t *testing.T) {
 		a    store.Approval
 		want string
 	}{
-		{"denied with a reason", with(func(a *store.Approval) { a.Status, a.DecidedBy, a.Note = store.ApprovalDenied, "bob", " " + denyNote + "\n" }), deniedRead},
+		{"denied with a reason", with(func(a *store.Approval) {
+			a.Status, a.DecidedBy, a.Note = store.ApprovalDenied, "bob", " "+denyNote+"\n"
+		}), deniedRead},
 		{"denied without a reason", with(func(a *store.Approval) { a.Status, a.DecidedBy = store.ApprovalDenied, "bob" }),
 			"[denied] A person reviewed this call of refund and denied it, so it did not run. No reason was given."},
 		{"denied, approver revealed", with(func(a *store.Approval) {
 			a.Status, a.DecidedBy, a.RevealApprover = store.ApprovalDenied, "Bob Stone <bob@acme.example>", true
 		}), "[denied] Bob Stone <bob@acme.example> reviewed this call of refund and denied it, so it did not run. No reason was given."},
-		{"expired after days", with(func(a *store.Approval) { a.Status, a.ExpiresAt = store.ApprovalExpired, a.RequestedAt.Add(72 * time.Hour) }), expiredRead},
-		{"expired after a day", with(func(a *store.Approval) { a.Status, a.ExpiresAt = store.ApprovalExpired, a.RequestedAt.Add(24 * time.Hour) }),
+		{"expired after days", with(func(a *store.Approval) {
+			a.Status, a.ExpiresAt = store.ApprovalExpired, a.RequestedAt.Add(72*time.Hour)
+		}), expiredRead},
+		{"expired after a day", with(func(a *store.Approval) {
+			a.Status, a.ExpiresAt = store.ApprovalExpired, a.RequestedAt.Add(24*time.Hour)
+		}),
 			"[expired] This call of refund needed a person's approval, and no decision came within 1 day, so it did not run."},
-		{"expired after hours", with(func(a *store.Approval) { a.Status, a.ExpiresAt = store.ApprovalExpired, a.RequestedAt.Add(36 * time.Hour) }),
+		{"expired after hours", with(func(a *store.Approval) {
+			a.Status, a.ExpiresAt = store.ApprovalExpired, a.RequestedAt.Add(36*time.Hour)
+		}),
 			"[expired] This call of refund needed a person's approval, and no decision came within 36 hours, so it did not run."},
-		{"expired after minutes", with(func(a *store.Approval) { a.Status, a.ExpiresAt = store.ApprovalExpired, a.RequestedAt.Add(90 * time.Minute) }),
+		{"expired after minutes", with(func(a *store.Approval) {
+			a.Status, a.ExpiresAt = store.ApprovalExpired, a.RequestedAt.Add(90*time.Minute)
+		}),
 			"[expired] This call of refund needed a person's approval, and no decision came within 90 minutes, so it did not run."},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -31,7 +31,7 @@ type attempt struct {
 	holder string
 	log    *slog.Logger
 	tracer trace.Tracer
-	chain  runtime.ChainKind        // the run's chain: which of the persona's tools it offers
+	chain  runtime.ChainKind       // the run's chain: which of the persona's tools it offers
 	tools  map[string]runtime.Tool // the tools the run offers, by name
 	defs   []chat.ToolDefinition   // what the model reads about them
 
