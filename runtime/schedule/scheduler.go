@@ -502,7 +502,8 @@ func (s *Scheduler) claim(ctx, runCtx context.Context, j *job, at, now time.Time
 			return nil, nil
 		case errors.As(err, &busy):
 			r := busy.Running
-			if r.Lease.Live(now) || s.isActive(r.Key) {
+			// A run waiting for approval holds no lease but keeps its responsibility: overlap.
+			if r.Lease.Live(now) || s.isActive(r.Key) || r.Status == store.RunWaiting {
 				return nil, s.skip(ctx, j, at, ReasonOverlap)
 			}
 			if err := s.abandon(ctx, r); err != nil {
@@ -575,6 +576,11 @@ func (s *Scheduler) execute(a *activeRun) {
 	close(renewed)
 	cause := context.Cause(a.ctx)
 	switch {
+	case errors.Is(err, store.ErrWaiting):
+		// The runner paused the run for approval and recorded it so, releasing the lease: there
+		// is nothing to finish. Whoever resumes it after the decision (runtime/service) finishes it.
+		s.log.Info("schedule: a run waits for approval", "run", a.fire.Run.Key, "error", err)
+		return
 	case errors.Is(cause, errLeaseLost):
 		s.log.Warn("schedule: a run lost its lease and was taken over; its result is dropped",
 			"run", a.fire.Run.Key, "holder", s.holder, "error", err)

@@ -879,8 +879,9 @@ func (s *Store) FinishRun(ctx context.Context, key, holder string, f Finish) (Ou
 // is already abandoned with this reason (a retry).
 //
 // Errors: ErrInvalid (wrapped) for an empty or malformed key or a bad store clock;
-// ErrRunNotFound; ErrLeaseHeld while the lease is live; ErrRunFinished when the run has another
-// final state; ctx's error; the database's (wrapped).
+// ErrRunNotFound; ErrLeaseHeld while the lease is live; ErrWaiting (wrapped) for a run that
+// waits for approval; ErrRunFinished when the run has another final state; ctx's error; the
+// database's (wrapped).
 func (s *Store) AbandonRun(ctx context.Context, key, reason string) (Outcome, error) {
 	if err := checkKey("run key", key, MaxNameChars); err != nil {
 		return 0, err
@@ -908,6 +909,8 @@ func (s *Store) AbandonRun(ctx context.Context, key, reason string) (Outcome, er
 	case stored.Status == RunRunning:
 		return 0, fmt.Errorf("%w: run %q is held by %q until %s", ErrLeaseHeld, key, stored.Lease.Holder,
 			stored.Lease.Expires.Format(time.RFC3339Nano))
+	case stored.Status == RunWaiting:
+		return 0, fmt.Errorf("%w: run %q has no lease to expire: decide its calls, or let their deadline pass", ErrWaiting, key)
 	case stored.Status == RunAbandoned && stored.Reason == reason:
 		return AlreadyStored, nil
 	}
