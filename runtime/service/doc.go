@@ -36,6 +36,15 @@
 //     persona's runs in a process, so a burst for one persona leaves room for the others;
 //     Models.Limits bounds the calls per model (concurrent and per minute). Every limit is per
 //     process: N replicas allow N times as much.
+//   - Approval: a run that waits for approval (runtime/agent; store.RunWaiting) holds no worker
+//     and is neither stuck nor failing: its thread's work is given back, not counted as an
+//     attempt, until the earliest deadline of the run's calls, and later messages of the thread
+//     wait with it. A decision (store.Approve, store.Deny, `personagen approve`) makes the work
+//     available at once, and any replica's next claim resumes the run; every poll interval each
+//     replica also looks for waiting runs whose calls are all decided or whose deadline passed
+//     (approval timeouts are service work, like fires) and resumes them — a reply run through
+//     its thread's work, a scheduled run with the runner's Fire. Config.NotifyApproval is
+//     called once for each call that starts waiting.
 //   - Crashes: a claim lasts the run's lease plus 5 s. A replica that dies leaves its runs'
 //     leases to expire (30 s by default, see runtime/agent) and its claims with them; another
 //     replica then claims the thread and resumes the run where it stopped (recorded rounds are
