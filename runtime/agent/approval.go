@@ -129,7 +129,7 @@ func (a *attempt) pause(ctx context.Context, t store.Turn, waiting []store.Appro
 	}
 	res = a.result()
 	res.Approvals, res.WaitUntil = waiting, we.Until
-	return res, fmt.Errorf("agent: %w", we), false
+	return res, we, false
 }
 
 // waitingResult returns, for err wrapping a *store.WaitingError (a run found waiting), the

@@ -252,7 +252,7 @@ func (a *attempt) resumeWaiting(ctx context.Context, run store.Run) (done bool, 
 	switch {
 	case errors.As(err, &we):
 		a.run = we.Run
-		return false, fmt.Errorf("agent: %w", we)
+		return false, we
 	case errors.Is(err, store.ErrRunFinished):
 		if run, rerr := a.st.Run(ctx, a.key); rerr == nil {
 			a.run, a.resumed = run, true

@@ -6,9 +6,10 @@
 // that answered the earlier messages and compacts the thread's beginning, and then
 //
 //   - runs the support agent on the newest email: its tools execute against the example host's
-//     data (an order lookup and a help-center search in parallel, then an escalation ticket), its
-//     reply is stored in the thread, and the outbox sends it (mail.Render; the demo's sender
-//     prints it) and marks it sent;
+//     data (an order lookup and a help-center search in parallel, then an escalation ticket,
+//     which waits for approval: the run pauses, the demo approves the call as `personagen
+//     approve` would, and the run resumes where it paused), its reply is stored in the thread,
+//     and the outbox sends it (mail.Render; the demo's sender prints it) and marks it sent;
 //   - ingests the customer's follow-up (examples/mail/06-customer-follow-up.eml, an answer to
 //     that reply) and answers it in the same thread, whose request replays the first run's tool
 //     rounds from the store, and sends that reply too;
@@ -114,6 +115,8 @@ type demoRun struct {
 	Result *agent.Result
 	Tools  []runtime.Tool
 	Sent   []sentReply
+	// Approvals are the calls the run waited for, with the demo operator's decisions.
+	Approvals []store.Approval
 }
 
 // demo is what both modes share: the store, the clock, the host's data, the personas and the
@@ -204,7 +207,7 @@ func (d *demo) runThread(ctx context.Context, w io.Writer) error {
 	}
 
 	// 1. The support agent answers the newest email, and the outbox sends the reply.
-	first, err := d.runner(newest.MessageID, nil, nil).Reply(ctx, agent.Inbound{Persona: d.support, Message: newest, CorrelationID: "demo-reply"})
+	first, approved, err := d.reply(ctx, d.runner(newest.MessageID, nil, nil), agent.Inbound{Persona: d.support, Message: newest, CorrelationID: "demo-reply"})
 	if err != nil {
 		return fmt.Errorf("support-agent reply: %w", err)
 	}
@@ -219,7 +222,7 @@ func (d *demo) runThread(ctx context.Context, w io.Writer) error {
 		return fmt.Errorf("follow-up: %w", err)
 	}
 	ingested = append(ingested, followed)
-	second, err := d.runner(next.MessageID, nil, nil).Reply(ctx, agent.Inbound{Persona: d.support, Message: next, CorrelationID: "demo-follow-up"})
+	second, approvedSecond, err := d.reply(ctx, d.runner(next.MessageID, nil, nil), agent.Inbound{Persona: d.support, Message: next, CorrelationID: "demo-follow-up"})
 	if err != nil {
 		return fmt.Errorf("support-agent follow-up: %w", err)
 	}
@@ -240,9 +243,10 @@ func (d *demo) runThread(ctx context.Context, w io.Writer) error {
 	}
 
 	runs := []demoRun{
-		{Title: fmt.Sprintf("support-agent answers %s (%s store)", newest.MessageID, st.Dialect()), Result: first, Tools: d.support.Tools, Sent: sentFirst},
+		{Title: fmt.Sprintf("support-agent answers %s (%s store)", newest.MessageID, st.Dialect()), Result: first, Tools: d.support.Tools,
+			Sent: sentFirst, Approvals: approved},
 		{Title: fmt.Sprintf("support-agent answers the follow-up %s: the first run's rounds are replayed from the store", next.MessageID),
-			Result: second, Tools: d.support.Tools, Sent: sentSecond},
+			Result: second, Tools: d.support.Tools, Sent: sentSecond, Approvals: approvedSecond},
 		{Title: "research-assistant: scheduled run of daily-digest (" + resp.Schedule + ", " + resp.Timezone + ")",
 			Result: digest, Tools: d.research.Tools},
 	}
