@@ -32,9 +32,10 @@
 //     lost after the server committed included) never duplicates and yields the stored key:
 //     AppendMessage by (mailbox, message id) (a stored id returns its seq, AlreadyStored, and
 //     the fields a second copy differs in), RecordRound by (owner, run id, turn), StartRun by
-//     run key, RenewLease / TakeOverRun / StopRun / FinishRun by run key and holder, AbandonRun
-//     by run key, Compact by (thread, boundary), DeleteThread by thread id. ResumeRun is the
-//     exception: it counts a fault each time it takes a lease that was not released.
+//     run key, RenewLease / TakeOverRun / StopRun / FinishRun / WaitRun by run key and holder,
+//     AbandonRun by run key, Approve / Deny by run key and call id, Compact by (thread,
+//     boundary), DeleteThread by thread id. ResumeRun is the exception: it counts a fault each
+//     time it takes a lease that was not released.
 //   - A message is one row, written by one statement: its attachments' metadata is a column of
 //     it (JSON), and a thread is its first message (thread_start), so storing a message — into a
 //     new thread or a stored one — can never leave half of it. On SQLite it costs one round trip.
@@ -48,6 +49,13 @@
 //     An attempt that stops without finishing its run records why (Reason, a FailureClass, a
 //     retry time) and releases the lease in one statement (StopRun); the run keeps its thread
 //     or responsibility, and StartRun's BusyError says whether it is resumable now.
+//   - Approvals: a call that needs approval is recorded with its turn (StartTurn), waiting; the
+//     run pauses as RunWaiting with its lease released (WaitRun) and keeps its thread or
+//     responsibility. Each call is decided once (Approve, Deny: idempotent for the same decision,
+//     ErrConflict for another) or expires at its deadline on the store's clock; ResumeWaiting
+//     lets one worker resume the run when none waits, and StartApprovedCall marks an approved
+//     call started before it runs, so it runs at most once. Approvals lists them (see
+//     approvals.go).
 //   - DeleteThread removes a thread and everything recorded for it (tool uses, compactions, reply
 //     runs, outbox entries, messages) in one transaction.
 //   - RecordRound stores a tool-calling round in one transaction with one multi-row INSERT (three
