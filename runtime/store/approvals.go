@@ -321,7 +321,8 @@ func (s *Store) WaitRun(ctx context.Context, key, holder string) (Run, error) {
 	n, err := s.affected(ctx, d.rebind(`UPDATE runs SET status = 'waiting', lease_holder = '', lease_expires_at = ?,
 		reason = 'waiting for approval', failure_class = '', retry_at = NULL
 		WHERE run_key = ? AND status = 'running' AND lease_holder = ?
-		AND EXISTS (SELECT 1 FROM run_approvals a WHERE a.run_id = runs.id AND a.status = 'waiting' AND a.expires_at > ?)`),
+		AND EXISTS (SELECT 1 FROM `+d.indexed("run_approvals a", indexRunApprovals)+`
+			WHERE a.run_id = runs.id AND a.status = 'waiting' AND a.expires_at > ?)`),
 		d.timeArg(now), key, holder, d.timeArg(now))
 	if err != nil {
 		return fail(err)
@@ -376,7 +377,8 @@ func (s *Store) ResumeWaiting(ctx context.Context, key, holder string, d time.Du
 		n, err := s.affected(ctx, dl.rebind(`UPDATE runs SET status = 'running', lease_holder = ?, lease_expires_at = ?,
 			attempt = attempt + 1, reason = ''
 			WHERE id = ? AND status = 'waiting'
-			AND NOT EXISTS (SELECT 1 FROM run_approvals a WHERE a.run_id = runs.id AND a.status = 'waiting' AND a.expires_at > ?)`),
+			AND NOT EXISTS (SELECT 1 FROM `+dl.indexed("run_approvals a", indexRunApprovals)+`
+				WHERE a.run_id = runs.id AND a.status = 'waiting' AND a.expires_at > ?)`),
 			holder, dl.timeArg(now.Add(leaseFor(d))), run.ID, dl.timeArg(now))
 		if err != nil {
 			return fail(err)
@@ -620,19 +622,13 @@ func (s *Store) DueWaits(ctx context.Context, personas []string) ([]Run, error) 
 	if err != nil {
 		return nil, err
 	}
-	from, waiting := "runs INDEXED BY runs_waiting", "status = 'waiting' AND persona IN "
-	if s.dialect == DialectMySQL {
-		from, waiting = "runs", "waiting_persona IN " // the generated column's key
-	}
 	var out []Run
 	for len(personas) > 0 {
 		chunk := personas[:min(len(personas), maxDueWaitsPersonas)]
 		personas = personas[len(chunk):]
 		args := append(stringArgs(chunk), s.dialect.timeArg(now))
 		var rows []runRow
-		q := "SELECT " + runColumns + " FROM " + from + " WHERE " + waiting + "(" + placeholders(len(chunk)) + `)
-			AND NOT EXISTS (SELECT 1 FROM run_approvals a WHERE a.run_id = runs.id AND a.status = 'waiting' AND a.expires_at > ?)`
-		if err := s.db.SelectContext(ctx, &rows, s.dialect.rebind(q), args...); err != nil {
+		if err := s.db.SelectContext(ctx, &rows, s.dueWaitsQuery(len(chunk)), args...); err != nil {
 			return nil, fmt.Errorf("store: read the waiting runs that can resume: %w", err)
 		}
 		for _, r := range rows {
@@ -641,6 +637,23 @@ func (s *Store) DueWaits(ctx context.Context, personas []string) ([]Run, error) 
 	}
 	slices.SortFunc(out, func(a, b Run) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
+}
+
+// indexRunApprovals is the index of a run's approvals by status and deadline, which the
+// checks for a call that still waits read through.
+const indexRunApprovals = "run_approvals_run"
+
+// dueWaitsQuery is DueWaits' query for n personas: the waiting runs through their index (on
+// SQLite the partial index, named as RunningFires names its own; on MySQL the generated
+// column's key), each checked for a call that still waits through the approvals' key.
+func (s *Store) dueWaitsQuery(n int) string {
+	from, waiting := "runs INDEXED BY runs_waiting", "status = 'waiting' AND persona IN "
+	if s.dialect == DialectMySQL {
+		from, waiting = "runs", "waiting_persona IN "
+	}
+	return s.dialect.rebind("SELECT " + runColumns + " FROM " + from + " WHERE " + waiting + "(" + placeholders(n) + `)
+		AND NOT EXISTS (SELECT 1 FROM ` + s.dialect.indexed("run_approvals a", indexRunApprovals) + `
+			WHERE a.run_id = runs.id AND a.status = 'waiting' AND a.expires_at > ?)`)
 }
 
 // ApprovalQuery selects approvals for Approvals; every field left zero selects all.

@@ -459,3 +459,44 @@ func TestWaitingFireKeepsItsResponsibility(t *testing.T) {
 		}
 	})
 }
+
+// TestDueWaitsReadsOnlyWaitingRuns: DueWaits reads the waiting runs through their index, never
+// the status trail, and each one's approvals through their key.
+func TestDueWaitsReadsOnlyWaitingRuns(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		for i := range 100 { // a trail not to scan
+			seq := mustAppend(t, s, msg(fmt.Sprintf("done-%d", i), fmt.Sprintf("done-%d", i), baseTime))
+			run := startReply(t, s, "p", fmt.Sprintf("done-%d", i), seq)
+			if _, err := s.FinishRun(ctx, run.Key, "w1", Finish{Status: RunSucceeded}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run, _ := waitingReply(t, s, "t1", 0, "")
+		if _, _, err := s.Approve(ctx, run.Key, "c2", "ann", ""); err != nil {
+			t.Fatal(err)
+		}
+		plan := explain(t, s, s.dueWaitsQuery(1), "p", s.dialect.timeArg(time.Now()))
+		var runsStep *planStep
+		for i, st := range plan.Steps {
+			if st.Table == "runs" {
+				runsStep = &plan.Steps[i]
+			}
+		}
+		if runsStep == nil || runsStep.Index != "runs_waiting" || runsStep.Rows > 1 || plan.Sorts {
+			t.Errorf("DueWaits does not read just the waiting runs through runs_waiting:\n%s", plan.Raw)
+		}
+		approvals := 0
+		for _, st := range plan.Steps {
+			if st.Table == "a" {
+				approvals++
+				if st.Index != "run_approvals_run" {
+					t.Errorf("DueWaits reads the approvals through %q, not the run's:\n%s", st.Index, plan.Raw)
+				}
+			}
+		}
+		if approvals != 1 {
+			t.Errorf("DueWaits reads the approvals %d times:\n%s", approvals, plan.Raw)
+		}
+	})
+}

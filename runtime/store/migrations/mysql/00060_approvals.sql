@@ -52,6 +52,7 @@ CREATE TABLE run_approvals (
     PRIMARY KEY (id),
     UNIQUE KEY run_approvals_call (run_id, turn_index, position),
     KEY run_approvals_call_id (run_id, tool_call_id),
+    KEY run_approvals_run (run_id, status, expires_at),
     KEY run_approvals_status (status, expires_at),
     KEY run_approvals_notice (notice_at),
     CONSTRAINT run_approvals_turn FOREIGN KEY (run_id, turn_index) REFERENCES run_turns (run_id, turn_index) ON DELETE CASCADE,

@@ -101,6 +101,7 @@ CREATE TABLE run_approvals (
 );
 CREATE UNIQUE INDEX run_approvals_call ON run_approvals (run_id, turn_index, position);
 CREATE INDEX run_approvals_call_id ON run_approvals (run_id, tool_call_id);
+CREATE INDEX run_approvals_run ON run_approvals (run_id, status, expires_at);
 CREATE INDEX run_approvals_status ON run_approvals (status, expires_at);
 CREATE INDEX run_approvals_notice ON run_approvals (notice_at) WHERE notice_at IS NOT NULL;
 
