@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf16"
 
 	"github.com/personagen/personagen/runtime/store"
 )
@@ -183,16 +184,17 @@ func printApprovalsJSON(stdout, stderr io.Writer, list []store.Approval) int {
 }
 
 // safeText is s with every control, format (bidi, zero-width) and line or paragraph separator
-// character written as a \uXXXX escape, so that text from a model or an email cannot move the
-// terminal's cursor, recolour it or reorder what it shows.
+// character written as a JSON \uXXXX escape (a surrogate pair above U+FFFF), so that text from a
+// model or an email cannot move the terminal's cursor, recolour it or reorder what it shows.
 func safeText(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {
 		case r == unicode.ReplacementChar || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) ||
 			unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r):
-			if r > 0xFFFF {
-				fmt.Fprintf(&b, "\\U%08X", r)
+			if r > 0xFFFF { // as JSON writes it: a surrogate pair
+				r1, r2 := utf16.EncodeRune(r)
+				fmt.Fprintf(&b, "\\u%04x\\u%04x", r1, r2)
 			} else {
 				fmt.Fprintf(&b, "\\u%04x", r)
 			}

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
@@ -186,10 +188,39 @@ func TestSafeTextEscapesWhatATerminalWouldObey(t *testing.T) {
 		"\u202eright-to-left\u2066": `\u202eright-to-left\u2066`,
 		"zero\u200bwidth\ufeff":     `zero\u200bwidth\ufeff`,
 		"line\u2028para\u2029":      `line\u2028para\u2029`,
-		"\U000e0041 tag":            `\U000E0041 tag`,
+		"\U000e0041 tag":            `\udb40\udc41 tag`,
 	} {
 		if got := safeText(in); got != want {
 			t.Errorf("safeText(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// FuzzSafeJSON holds that what `personagen approvals` prints of a call's arguments has no
+// character a terminal obeys, and that arguments that are JSON stay the same JSON value.
+func FuzzSafeJSON(f *testing.F) {
+	for _, s := range []string{hostileArgs, `{"a":1}`, "plain \x1b[1m text", `{"s":"\u202e"}`, "{\"s\":\"\u2028\u200b\U000e0041\"}", `[1, "x"]`, "\xff\xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := safeJSON(s)
+		for _, r := range out {
+			if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r) {
+				t.Fatalf("safeJSON(%q) = %q keeps %U", s, out, r)
+			}
+		}
+		if !json.Valid([]byte(s)) {
+			return
+		}
+		var want, got any
+		if err := json.Unmarshal([]byte(s), &want); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("safeJSON(%q) = %q is not JSON: %v", s, out, err)
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Fatalf("safeJSON(%q) = %q decodes to %v, want %v", s, out, got, want)
+		}
+	})
 }
