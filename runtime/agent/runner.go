@@ -320,6 +320,14 @@ func (r *Runner) check() error {
 // busy.Running.MessageSeq}}, Key: busy.Running.Key}), or waits for a held one, then calls Reply
 // again; the later run sees the earlier run's reply.
 //
+// A run offers the model only the tools of the reply chain (runtime.ToolRule.Chains). When the
+// model asks for a call whose tool's rule requires approval, the run records the call waiting,
+// runs the round's other calls and pauses: the Result has Run.Status store.RunWaiting, the
+// waiting calls (Approvals) and WaitUntil, and the error is a *store.WaitingError (errors.Is
+// store.ErrWaiting) — not a failure: the run holds no lease and keeps its thread. Reply of the
+// run's message returns the same while a call waits, touching nothing, and resumes the run once
+// every call is decided or timed out (see the package documentation).
+//
 // Before the first model call the reply is composed once with the default Compose (no text):
 // a persona without a mailbox address, or a message with nobody to reply to, fails the run
 // without a model call. The answer is appended to the thread as an outbound message (Compose, in
