@@ -339,6 +339,9 @@ func (e *emitter) personaFields() jen.Code {
 		}
 		items = append(items, field("Tools", jen.Index().Add(rt("Tool")).Add(multi("{", "}", tools))))
 	}
+	if rules := e.toolRules(); rules != nil {
+		items = append(items, field("ToolRules", rules))
+	}
 	if len(fp.responsibilities) > 0 {
 		var rs []jen.Code
 		for _, r := range fp.responsibilities {
@@ -353,6 +356,64 @@ func (e *emitter) personaFields() jen.Code {
 		items = append(items, field("Responsibilities", jen.Index().Add(rt("Responsibility")).Add(multi("{", "}", rs))))
 	}
 	return multi("{", "}", items)
+}
+
+// toolRules renders the persona's ToolRules, keyed by tool name — a value tool's own
+// Name(), behind a directive at the spec — or nil when no entry has chains or approval:
+//
+//	map[string]runtime.ToolRule{
+//		"escalate_ticket": {
+//			Chains:   []runtime.ChainKind{runtime.ChainReply},
+//			Approval: &runtime.ApprovalRule{Timeout: 48 * time.Hour},
+//		},
+//	}
+func (e *emitter) toolRules() jen.Code {
+	var entries []jen.Code
+	for _, t := range e.fp.tools {
+		r := t.rule
+		if r == nil {
+			continue
+		}
+		var key *jen.Statement
+		if t.value != nil {
+			key = e.at(t.value.pos, qual(*t.value).Dot("Name").Call())
+		} else {
+			key = jen.Lit(t.derived.name)
+		}
+		var fs []jen.Code
+		if len(r.chains) > 0 {
+			var chains []jen.Code
+			for _, c := range r.chains {
+				name := "ChainReply"
+				if c == spec.ChainScheduled {
+					name = "ChainScheduled"
+				}
+				chains = append(chains, rt(name))
+			}
+			fs = append(fs, field("Chains", jen.Index().Add(rt("ChainKind")).Values(chains...)))
+		}
+		if a := r.approval; a != nil {
+			var af []jen.Code
+			if a.Timeout.Value > 0 {
+				af = append(af, field("Timeout", durationCode(a.Timeout.Value)))
+			}
+			switch a.OnTimeout.Value {
+			case spec.OnTimeoutApprove:
+				af = append(af, field("OnTimeout", rt("TimeoutApprove")))
+			case spec.OnTimeoutDeny:
+				af = append(af, field("OnTimeout", rt("TimeoutDeny")))
+			}
+			if a.RevealApprover.Value {
+				af = append(af, field("RevealApprover", jen.True()))
+			}
+			fs = append(fs, field("Approval", jen.Op("&").Add(rt("ApprovalRule")).Values(af...)))
+		}
+		entries = append(entries, key.Op(":").Add(multi("{", "}", fs)))
+	}
+	if entries == nil {
+		return nil
+	}
+	return jen.Map(jen.String()).Add(rt("ToolRule")).Add(multi("{", "}", entries))
 }
 
 // derivedTools renders the statements that build the method and function

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -72,6 +73,14 @@ type qualPlan struct {
 type toolPlan struct {
 	value   *qualPlan
 	derived *derivedToolPlan
+	rule    *toolRulePlan // the entry's chains and approval keys; nil for none
+}
+
+// toolRulePlan is the runtime.ToolRule a tools entry's chains and approval keys make: the
+// constructor sets it in the persona's ToolRules under the tool's name.
+type toolRulePlan struct {
+	chains   []string       // spec.ChainReply, spec.ChainScheduled; nil for both
+	approval *spec.Approval // nil: calls run at once
 }
 
 // derivedToolPlan is a method or function tool: the constructor builds it
@@ -322,8 +331,37 @@ func (pl *genPlan) String() string {
 	return b.String()
 }
 
-// describe lists a tool on one line (a derived one on two).
+// describe lists a tool on one line (a derived one on two), and its rule on one more.
 func (t toolPlan) describe() string {
+	return t.describeTool() + t.rule.describe()
+}
+
+// describe is the line about a tool's rule: its chains and its approval; "" for none.
+func (r *toolRulePlan) describe() string {
+	if r == nil {
+		return ""
+	}
+	var parts []string
+	if len(r.chains) > 0 {
+		parts = append(parts, "offered to the "+strings.Join(r.chains, " and ")+" chain")
+	}
+	if a := r.approval; a != nil {
+		timeout := "72h (default)"
+		if a.Timeout.Value > 0 {
+			timeout = a.Timeout.Value.String() + " @" + at(a.Timeout.Pos)
+		}
+		onTimeout := cmp.Or(a.OnTimeout.Value, spec.OnTimeoutDeny)
+		approver := "approver hidden from the model"
+		if a.RevealApprover.Value {
+			approver = "approver revealed to the model"
+		}
+		parts = append(parts, fmt.Sprintf("calls wait for approval @%s: timeout %s, then %s; %s", at(a.Pos), timeout, onTimeout, approver))
+	}
+	return "    " + strings.Join(parts, "; ") + "\n"
+}
+
+// describeTool lists the tool itself.
+func (t toolPlan) describeTool() string {
 	if t.value != nil {
 		return fmt.Sprintf("  tool %s: %s\n", t.value, t.value.goType)
 	}

@@ -47,6 +47,10 @@ type Persona struct {
 	MessageChain        *Chain
 	ResponsibilityChain *Chain
 	Responsibilities    []Responsibility
+	// ToolRules holds the rules of the persona's tools by tool name (see ToolRule): which chains
+	// offer a tool and whether its calls wait for approval. A tool without an entry is offered to
+	// both chains and runs at once; an entry naming no tool of Tools is ignored.
+	ToolRules map[string]ToolRule
 	// Mailbox is the persona's email identity: Address, the address it receives mail at and
 	// sends its replies from (an addr-spec such as "support@acme.example", no display name),
 	// Aliases, other addresses that also reach it, and Name, the display name of its replies'

@@ -107,6 +107,7 @@ func (b *personaBuilder) persona(t *tnode) *Persona {
 	if n := t.get("mailbox"); n != nil && n.kind == ValueMap {
 		p.Mailbox = b.mailbox(n, p.Name)
 	}
+	b.checkToolChains(p, t.get("message_resolvers") != nil, t.get("responsibility_resolvers") != nil)
 	return p
 }
 
@@ -137,6 +138,15 @@ func (b *personaBuilder) tools(entries []*tnode) []Tool {
 			if !ok {
 				continue
 			}
+			if t.Value != nil {
+				if first, dup := values[t.Value.String()]; dup {
+					b.errorf(t.Value.Pos, "tool %s is listed twice (first at line %d)", t.Value, first.Line)
+					continue
+				}
+				values[t.Value.String()] = t.Value.Pos
+				out = append(out, t)
+				continue
+			}
 			at := t.Name.Pos
 			if !at.IsValid() {
 				at = t.Ref().Pos
@@ -156,9 +166,12 @@ func (b *personaBuilder) tools(entries []*tnode) []Tool {
 func (b *personaBuilder) tool(n *tnode) (Tool, bool) {
 	t := Tool{Pos: n.pos}
 	method, fn := n.get("method"), n.get("func")
+	if value := n.get("value"); value != nil {
+		return b.valueTool(n, value, method, fn)
+	}
 	switch {
 	case method == nil && fn == nil:
-		b.errorf(n.pos, "a tools mapping names a method of env (method: Name) or a package function (func: import/path.Func); write one of them")
+		b.errorf(n.pos, "a tools mapping names a method of env (method: Name), a package function (func: import/path.Func) or a value (value: import/path.Name); write one of them")
 		return t, false
 	case method != nil && fn != nil:
 		b.errorf(fn.pos, "a tools mapping names a method or a function, not both; keep method: or func:")
@@ -200,6 +213,7 @@ func (b *personaBuilder) tool(n *tnode) (Tool, bool) {
 	}
 	t.Description, _ = str(n.get("description"))
 	t.Idempotent = boolean(n.get("idempotent"), false)
+	b.toolRule(n, &t)
 	return t, true
 }
 

@@ -144,11 +144,13 @@ type Model struct {
 // Tool is one entry of a spec's tools list. Exactly one of Value, Method
 // and Func is set.
 //
-// The string form names a Value; the mapping form names a Method of the
-// env type (a bare name) or a package Func (import/path.Func), each of
-// signature func(ctx context.Context, inv *runtime.Invocation, in In)
-// (Out, error) with In a struct (or a pointer to one), from which the
-// generator derives the tool's input schema.
+// The string form names a Value; the mapping form names a Value (value:),
+// a Method of the env type (a bare name) or a package Func
+// (import/path.Func), each of signature func(ctx context.Context, inv
+// *runtime.Invocation, in In) (Out, error) with In a struct (or a pointer
+// to one), from which the generator derives the tool's input schema. Every
+// mapping may limit the tool to some chains (chains:) and make its calls
+// wait for approval (approval:); see ToolRule.
 type Tool struct {
 	// Pos is the position of the entry: its scalar (string form) or its
 	// mapping.
@@ -175,6 +177,13 @@ type Tool struct {
 	// twice for one call does no harm. Default false (the runner runs each
 	// call at most once).
 	Idempotent Bool
+	// Chains is the entry's chains key: the chains whose runs offer the
+	// tool, ChainReply and/or ChainScheduled, in spec order; nil when
+	// absent (both chains).
+	Chains []String
+	// Approval is the entry's approval key; nil when absent (calls run at
+	// once).
+	Approval *Approval
 }
 
 // Ref returns the Go reference the entry names: Value, Method or Func.

@@ -314,7 +314,7 @@ type skippedFire struct {
 
 // covers reports whether run r, a run of a responsibility, was running at the instant f, as
 // its record shows: it started at or before f and ended after f, or is running under a lease
-// that had not expired at f. A run abandoned because its lease expired covers nothing: its
+// that had not expired at f, or is waiting for approval. A run abandoned because its lease expired covers nothing: its
 // holder was gone, and only its record stood in the way.
 func covers(r store.Run, f time.Time) bool {
 	if r.Status == store.RunSkipped || r.StartedAt.After(f) {
@@ -323,6 +323,8 @@ func covers(r store.Run, f time.Time) bool {
 	switch {
 	case r.Status == store.RunRunning:
 		return f.Before(r.Lease.Expires)
+	case r.Status == store.RunWaiting:
+		return true // waiting for approval: it holds its responsibility, lease or not
 	case r.Status == store.RunAbandoned && r.Reason == ReasonLeaseExpired:
 		return false
 	}

@@ -480,6 +480,15 @@ func (s *Store) RequeueReply(ctx context.Context, mailbox, threadID string, seq 
 	if m.Mailbox != mailbox || m.ThreadID != threadID || m.Direction != history.Inbound {
 		return fmt.Errorf("store: requeue message %d: %w: not an inbound message of thread %q in mailbox %q", seq, ErrMessageNotFound, threadID, mailbox)
 	}
+	if err := s.requeue(ctx, mailbox, threadID, seq); err != nil {
+		return fmt.Errorf("store: requeue message %d: %w", seq, err)
+	}
+	return nil
+}
+
+// requeue creates the reply work of the thread threadID in mailbox with the message seq, or
+// widens it to include seq and makes it available now when no worker holds it. One statement.
+func (s *Store) requeue(ctx context.Context, mailbox, threadID string, seq int64) error {
 	at := s.dialect.timeArg(notBefore)
 	var q string
 	if s.dialect == DialectSQLite {
@@ -492,10 +501,8 @@ func (s *Store) RequeueReply(ctx context.Context, mailbox, threadID string, seq 
 			ON DUPLICATE KEY UPDATE first_seq = LEAST(first_seq, VALUES(first_seq)), last_seq = GREATEST(last_seq, VALUES(last_seq)),
 				available_at = CASE WHEN holder = '' THEN VALUES(available_at) ELSE available_at END`
 	}
-	if _, err := s.exec(ctx, s.dialect.rebind(q), mailbox, threadID, seq, seq, at); err != nil {
-		return fmt.Errorf("store: requeue message %d: %w", seq, err)
-	}
-	return nil
+	_, err := s.exec(ctx, s.dialect.rebind(q), mailbox, threadID, seq, seq, at)
+	return err
 }
 
 // Resend puts the reply seq back into the outbox, to be sent at once with the same Message-ID

@@ -6,6 +6,27 @@
 // answers the .eml files named by its arguments instead. The model is scripted unless -model
 // names a provider. What each run does, the flags and the -eml rules are in docs/demo.md.
 //
+//   - runs the support agent on the newest email: its tools execute against the example host's
+//     data (an order lookup and a help-center search in parallel, then an escalation ticket,
+//     which waits for approval: the run pauses, the demo approves the call as `personagen
+//     approve` would, and the run resumes where it paused), its reply is stored in the thread,
+//     and the outbox sends it (mail.Render; the demo's sender prints it) and marks it sent;
+//   - ingests the customer's follow-up (examples/mail/06-customer-follow-up.eml, an answer to
+//     that reply) and answers it in the same thread, whose request replays the first run's tool
+//     rounds from the store, and sends that reply too;
+//   - runs the research assistant's daily digest through the scheduler (runtime/schedule: one
+//     Tick with a fixed clock just after the fire), with the runner as its schedule.Runner, and
+//     prints the fire's status trail.
+//
+// With -eml it ingests the .eml files named by its arguments instead, in order, answers the last
+// one that is to be answered (an auto-reply, bulk mail or the persona's own mail is stored and
+// not answered) and sends the reply the same way.
+//
+// Each run prints as its whole conversation in the transcript format (the request, the tool
+// rounds, the answer), or everything as JSON with -json. The model is scripted unless -model
+// names a provider: then the real SDK adapter is used with its standard environment variables
+// (ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL; OPENAI_API_KEY and OPENAI_BASE_URL).
+//
 //	go run ./examples/cmd/demo
 //	go run ./examples/cmd/demo -model anthropic -model-name claude-sonnet-4-5
 //	go run ./examples/cmd/demo -out-eml /tmp/sent -eml examples/mail/0[1-5]*.eml
@@ -95,6 +116,8 @@ type demoRun struct {
 	Result *agent.Result
 	Tools  []runtime.Tool
 	Sent   []sentReply
+	// Approvals are the calls the run waited for, with the demo operator's decisions.
+	Approvals []store.Approval
 }
 
 // demo is what both modes share: the store, the clock, the host's data, the personas and the
@@ -185,7 +208,7 @@ func (d *demo) runThread(ctx context.Context, w io.Writer) error {
 	}
 
 	// 1. The support agent answers the newest email, and the outbox sends the reply.
-	first, err := d.runner(newest.MessageID, nil, nil).Reply(ctx, agent.Inbound{Persona: d.support, Message: newest, CorrelationID: "demo-reply"})
+	first, approved, err := d.reply(ctx, d.runner(newest.MessageID, nil, nil), agent.Inbound{Persona: d.support, Message: newest, CorrelationID: "demo-reply"})
 	if err != nil {
 		return fmt.Errorf("support-agent reply: %w", err)
 	}
@@ -200,7 +223,7 @@ func (d *demo) runThread(ctx context.Context, w io.Writer) error {
 		return fmt.Errorf("follow-up: %w", err)
 	}
 	ingested = append(ingested, followed)
-	second, err := d.runner(next.MessageID, nil, nil).Reply(ctx, agent.Inbound{Persona: d.support, Message: next, CorrelationID: "demo-follow-up"})
+	second, approvedSecond, err := d.reply(ctx, d.runner(next.MessageID, nil, nil), agent.Inbound{Persona: d.support, Message: next, CorrelationID: "demo-follow-up"})
 	if err != nil {
 		return fmt.Errorf("support-agent follow-up: %w", err)
 	}
@@ -221,9 +244,10 @@ func (d *demo) runThread(ctx context.Context, w io.Writer) error {
 	}
 
 	runs := []demoRun{
-		{Title: fmt.Sprintf("support-agent answers %s (%s store)", newest.MessageID, st.Dialect()), Result: first, Tools: d.support.Tools, Sent: sentFirst},
+		{Title: fmt.Sprintf("support-agent answers %s (%s store)", newest.MessageID, st.Dialect()), Result: first, Tools: d.support.Tools,
+			Sent: sentFirst, Approvals: approved},
 		{Title: fmt.Sprintf("support-agent answers the follow-up %s: the first run's rounds are replayed from the store", next.MessageID),
-			Result: second, Tools: d.support.Tools, Sent: sentSecond},
+			Result: second, Tools: d.support.Tools, Sent: sentSecond, Approvals: approvedSecond},
 		{Title: "research-assistant: scheduled run of daily-digest (" + resp.Schedule + ", " + resp.Timezone + ")",
 			Result: digest, Tools: d.research.Tools},
 	}

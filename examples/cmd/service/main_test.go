@@ -270,13 +270,30 @@ func TestRedeliveredMessageMakesNoSecondRun(t *testing.T) {
 	})
 }
 
-// kill -9 after the non-idempotent escalation ran but before its result was recorded: the
-// restarted service answers the message, and the escalation has run exactly once.
-func TestKillDuringANonIdempotentToolRunsItOnce(t *testing.T) {
+// The escalation needs a person's approval: the run pauses; `personagen approve`, another
+// process, resumes it; kill -9 after the non-idempotent escalation ran but before its result
+// was recorded: the restarted service answers the message, and the escalation has run exactly
+// once.
+func TestApprovedEscalationSurvivesAKillAndRunsOnce(t *testing.T) {
 	eachDB(t, func(t *testing.T, dsn string) {
 		h := newTestHost(t, dsn)
 		p := h.start("-tool-latency", "30s")
 		h.drop("a.eml", email("q1@brightline.io", "Refund", "Please refund the duplicate charge on INV-2025-0117."))
+		var waiting []struct {
+			RunKey string `json:"run_key"`
+			CallID string `json:"call_id"`
+		}
+		waitFor(t, "the escalation waiting for approval", p, func() bool {
+			out, err := exec.Command(cliBinary(t), "approvals", "-dsn", dsn, "-format", "json").Output()
+			return err == nil && json.Unmarshal(out, &waiting) == nil && len(waiting) == 1
+		})
+		if n := h.tickets(); n != 0 {
+			t.Fatalf("%d tickets opened before the approval", n)
+		}
+		if out, err := exec.Command(cliBinary(t), "approve", "-dsn", dsn, "-by", "ops@acme.example", "-note", "duplicate charge confirmed",
+			waiting[0].RunKey, waiting[0].CallID).CombinedOutput(); err != nil {
+			t.Fatalf("personagen approve: %v\n%s", err, out)
+		}
 		waitFor(t, "the ticket opened", p, func() bool { return h.tickets() == 1 })
 		p.kill()
 		p = h.start()
@@ -286,10 +303,36 @@ func TestKillDuringANonIdempotentToolRunsItOnce(t *testing.T) {
 			t.Errorf("%d tickets opened, want 1", n)
 		}
 		runs := replyRuns(t, dsn)
-		if len(runs) != 1 || runs[0].Status != store.RunSucceeded || runs[0].Attempt != 2 {
+		if len(runs) != 1 || runs[0].Status != store.RunSucceeded {
 			t.Errorf("runs: %+v", runs)
 		}
 	})
+}
+
+var (
+	cliOnce sync.Once
+	cli     string
+	cliErr  error
+)
+
+// cliBinary builds the personagen command once per test run.
+func cliBinary(t *testing.T) string {
+	t.Helper()
+	cliOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "personagen-cli-*")
+		if err != nil {
+			cliErr = err
+			return
+		}
+		cli = filepath.Join(dir, "personagen")
+		if out, err := exec.Command("go", "build", "-o", cli, "../../../cmd/personagen").CombinedOutput(); err != nil {
+			cliErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if cliErr != nil {
+		t.Fatal(cliErr)
+	}
+	return cli
 }
 
 // A model outage: the first calls fail transiently, the message is answered after it, with one
