@@ -170,7 +170,7 @@ func (s *Store) Prune(ctx context.Context, p Prune) (PruneReport, error) {
 // address (lower case), batch ids at a time, in the order their first such message was stored.
 func (s *Store) threadsOfAddress(ctx context.Context, address string, batch int, each func([]string) error) error {
 	d := s.dialect
-	pattern := "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(address) + "%"
+	pattern := "%" + strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(address) + "%"
 	seen := map[string]bool{}
 	var pending []string
 	var from int64
@@ -190,7 +190,7 @@ func (s *Store) threadsOfAddress(ctx context.Context, address string, batch int,
 			Cc         string  `db:"cc"`
 			ReplyTo    *string `db:"reply_to"`
 		}
-		like := func(col string) string { return "LOWER(" + col + `) LIKE ? ESCAPE '\'` }
+		like := func(col string) string { return "LOWER(" + col + ") LIKE ? ESCAPE '!'" }
 		if err := s.db.SelectContext(ctx, &rows, d.rebind(`SELECT thread_id, sender, recipients, cc, reply_to FROM messages
 			WHERE seq > ? AND seq <= ? AND (`+like("sender")+` OR `+like("recipients")+` OR `+like("cc")+` OR `+like("COALESCE(reply_to, '')")+`)
 			ORDER BY seq`), from, to, pattern, pattern, pattern, pattern); err != nil {
