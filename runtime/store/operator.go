@@ -39,7 +39,7 @@ const (
 )
 
 // ReplyTarget and ThreadTarget name the targets of operator actions.
-func ReplyTarget(seq int64) string       { return "reply:" + strconv.FormatInt(seq, 10) }
+func ReplyTarget(seq int64) string        { return "reply:" + strconv.FormatInt(seq, 10) }
 func ThreadTarget(threadID string) string { return "thread:" + threadID }
 
 // recordAction inserts an operator action in tx, stamped now.
