@@ -15,6 +15,7 @@ import (
 
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/chat"
+	"github.com/personagen/personagen/runtime/schedule"
 	"github.com/personagen/personagen/runtime/store"
 )
 
@@ -363,5 +364,32 @@ func TestHandlerServesHealthReadinessAndMetrics(t *testing.T) {
 	stop()
 	if code, body := get("/readyz"); code != 503 || !strings.Contains(body, "stopping") {
 		t.Errorf("/readyz after the stop = %d %q", code, body)
+	}
+}
+
+// A persona's responsibility fires while the service runs; the host's OnFire hook gets the
+// run's output, and the log records it.
+func TestServiceFiresResponsibilities(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, "sqlite:"+t.TempDir()+"/store.db")
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d := newDesk()
+	d.persona.ResponsibilityChain = runtime.NewChain(runtime.Step{Kind: "load_text",
+		Resolver: &runtime.LoadText{Text: "Write the digest.", Role: chat.RoleUser}})
+	d.persona.Responsibilities = []runtime.Responsibility{{Name: "digest", Schedule: "@every 1s", Enabled: true}}
+	cfg := config(st, d, &memSender{}, "w1", &logBuffer{})
+	cfg.NoSchedule = false
+	reports := make(chan schedule.Report, 10)
+	cfg.OnFire = func(r schedule.Report) { reports <- r }
+	start(t, cfg)
+	select {
+	case r := <-reports:
+		if r.Recorded.Status != store.RunSucceeded || r.Result.Text != "Thanks for writing." || r.Fire.Responsibility.Name != "digest" {
+			t.Errorf("report: %+v", r)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("no fire within 60 s")
 	}
 }

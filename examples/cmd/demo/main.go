@@ -253,15 +253,15 @@ func (d *demo) runThread(ctx context.Context, w io.Writer) error {
 // the run is read back (AlreadyFinished) instead.
 func scheduleDigest(ctx context.Context, st *store.Store, research *runtime.Persona, runner *agent.Runner) (*agent.Result, []store.Run, error) {
 	var digest *agent.Result
-	fires := schedule.RunnerFunc(func(ctx context.Context, f schedule.Fire) (store.Finish, error) {
+	fires := schedule.RunnerFunc(func(ctx context.Context, f schedule.Fire) (schedule.FireResult, error) {
 		run := f.Run
 		res, err := runner.Fire(ctx, agent.Fire{Persona: f.Persona, Responsibility: f.Responsibility.Name, At: f.At, Run: &run,
 			CorrelationID: "demo-digest"})
 		if res == nil {
-			return store.Finish{}, err
+			return schedule.FireResult{}, err
 		}
 		digest = res
-		return res.Finish, err
+		return schedule.FireResult{Finish: res.Finish, Text: res.Text}, err
 	})
 	s, err := schedule.New(st, []*runtime.Persona{research}, fires,
 		schedule.WithClock(digestClock), schedule.WithHolder("demo"), schedule.WithLogger(slog.New(slog.DiscardHandler)))
