@@ -23,13 +23,6 @@ func setActivity(t *testing.T, s *Store, thread string, at time.Time) {
 	}
 }
 
-func finish(t *testing.T, s *Store, key string, f Finish) {
-	t.Helper()
-	if _, err := s.FinishRun(context.Background(), key, "w1", f); err != nil {
-		t.Fatalf("FinishRun(%s): %v", key, err)
-	}
-}
-
 func threadIDs(ts []ThreadSummary) []string {
 	var out []string
 	for _, t := range ts {
@@ -87,9 +80,9 @@ func TestThreadsListNewestActivityFirstWithTheirState(t *testing.T) {
 		if _, err := s.db.Exec(`DELETE FROM pending_replies WHERE thread_id <> 'support/pending'`); err != nil {
 			t.Fatal(err)
 		}
-		finish(t, s, fmt.Sprintf("support/support/failed/%d", seqs["failed"]), Finish{Status: RunFailed, Reason: "no", Class: FailureHostError})
-		finish(t, s, fmt.Sprintf("support/support/answered/%d", seqs["answered"]), Finish{Status: RunSucceeded})
-		finish(t, s, fmt.Sprintf("support/support/skipped/%d", seqs["skipped"]), Finish{Status: RunSkipped, Reason: "bulk"})
+		finish(t, s, fmt.Sprintf("support/support/failed/%d", seqs["failed"]), "w1", Finish{Status: RunFailed, Reason: "no", Class: FailureHostError})
+		finish(t, s, fmt.Sprintf("support/support/answered/%d", seqs["answered"]), "w1", Finish{Status: RunSucceeded})
+		finish(t, s, fmt.Sprintf("support/support/skipped/%d", seqs["skipped"]), "w1", Finish{Status: RunSkipped, Reason: "bulk"})
 		order := []string{"support/skipped", "sales/quiet", "support/running", "support/answered", "support/pending", "support/failed"}
 		for i, th := range order {
 			setActivity(t, s, th, baseTime.Add(-time.Duration(i)*time.Hour))
@@ -159,7 +152,7 @@ func TestThreadDetailHoldsMessagesRoundsRunsAndSends(t *testing.T) {
 		reply := withMailbox(msg("support/t", "r@acme", baseTime.Add(time.Minute)), "support")
 		reply.Direction, reply.RunKey = history.Outbound, run.Key
 		rseq := mustAppend(t, s, reply)
-		finish(t, s, run.Key, Finish{Status: RunSucceeded})
+		finish(t, s, run.Key, "w1", Finish{Status: RunSucceeded})
 		if _, err := s.CompleteReply(ctx, "support", "support/t", in, ""); err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +210,7 @@ func TestListRunsFiltersAndPages(t *testing.T) {
 			}
 			keys = append(keys, r.Key)
 			if c.f.Status != "" {
-				finish(t, s, r.Key, c.f)
+				finish(t, s, r.Key, "w1", c.f)
 			}
 			clock.Advance(time.Minute)
 		}
@@ -302,7 +295,7 @@ func testUsagePerDay(t *testing.T, s *Store, clock *storetest.Clock) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			finish(t, s, r.Key, Finish{Status: RunSucceeded, Usage: u})
+			finish(t, s, r.Key, "w1", Finish{Status: RunSucceeded, Usage: u})
 			clock.Advance(20 * time.Minute) // the second and third start the next day
 		}
 		days, err := s.UsagePerDay(ctx, time.Date(2024, 5, 6, 0, 0, 0, 0, time.UTC))
@@ -517,7 +510,7 @@ func TestPruneDeletesOldThreadsWithEverythingDerivedAndKeepsUnfinishedOnes(t *te
 		reply := withMailbox(msg("support/old-answered", "reply@acme", baseTime), "support")
 		reply.Direction, reply.RunKey = history.Outbound, answered.Key
 		mustAppend(t, s, reply)
-		finish(t, s, answered.Key, Finish{Status: RunSucceeded})
+		finish(t, s, answered.Key, "w1", Finish{Status: RunSucceeded})
 		startReply(t, s, "support", "support/old-running", seqs["old-running"])
 		for i, th := range []string{"old-answered", "old-running", "old-attachments"} {
 			setActivity(t, s, "support/"+th, cutoff.Add(-time.Duration(3-i)*time.Hour))
