@@ -17,7 +17,9 @@ import (
 
 type whoKey struct{}
 
-func withWho(ctx context.Context, who string) context.Context { return context.WithValue(ctx, whoKey{}, who) }
+func withWho(ctx context.Context, who string) context.Context {
+	return context.WithValue(ctx, whoKey{}, who)
+}
 
 // who is who the request authenticated as.
 func who(ctx context.Context) string {

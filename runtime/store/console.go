@@ -536,11 +536,13 @@ type Timeline struct {
 	// Reply is the run's reply (nil for none) and ReplyState its outbox state.
 	Reply      *Message
 	ReplyState *SendState
+	// Events are the run's events (who reopened or abandoned it, when, why), oldest first.
+	Events []RunEvent
 }
 
-// RunTimeline returns the timeline of the run key. Six queries at most, each by the run's keys:
-// the run, the answered message, the turns and their outcomes (two), the recorded rounds, the
-// reply and its send state. Errors: ErrRunNotFound (wrapped); the database's (wrapped).
+// RunTimeline returns the timeline of the run key. Eight queries at most, each by the run's
+// keys: the run, the answered message, the turns and their outcomes (two), the recorded rounds,
+// the reply and its send state, the events. Errors: ErrRunNotFound (wrapped); the database's (wrapped).
 func (s *Store) RunTimeline(ctx context.Context, key string) (Timeline, error) {
 	run, err := s.Run(ctx, key)
 	if err != nil {
@@ -604,6 +606,9 @@ func (s *Store) RunTimeline(ctx context.Context, key string) (Timeline, error) {
 		case !isNotFound(err):
 			return fail(err)
 		}
+	}
+	if tl.Events, err = s.RunEvents(ctx, key); err != nil {
+		return fail(err)
 	}
 	return tl, nil
 }
