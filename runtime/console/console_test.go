@@ -3,8 +3,8 @@ package console
 import (
 	"bytes"
 	"context"
-	"errors"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -249,7 +249,9 @@ func TestTheConsoleIsLockedDown(t *testing.T) {
 	}
 }
 
-func basic(user, pass string) string { return base64.StdEncoding.EncodeToString([]byte(user + ":" + pass)) }
+func basic(user, pass string) string {
+	return base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
+}
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
