@@ -380,7 +380,7 @@ func TestBrowserRunsNoHostileContent(t *testing.T) {
 		if len(flags) > 0 {
 			t.Errorf("%s: payloads ran: %v", p, flags)
 		}
-		added := run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('script, iframe, object, embed, img, base, meta[http-equiv], ` +
+		added := run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('script, iframe, object, embed, img, base, meta[http-equiv], `+
 			`style, [style], [onload], [onerror], a[href^="javascript:"], a[href^="data:"], link:not([href$="/static/console.css"])').length`))
 		if added != 0 {
 			t.Errorf("%s: %d elements of the payloads are in the page", p, added)

@@ -270,7 +270,7 @@ type ThreadDetail struct {
 	Runs []Run
 	// Sends holds the outbox state of each reply of Messages, by its seq.
 	Sends map[int64]SendState
-	// Compactions are the thread's compactions, by boundary.
+	// Compactions are the thread's completed compactions, by boundary.
 	Compactions []history.Compaction
 }
 
@@ -364,7 +364,7 @@ func (s *Store) ThreadDetailOf(ctx context.Context, threadID string, limit int) 
 		CompletedAt dbTime `db:"completed_at"`
 	}
 	if err := s.db.SelectContext(ctx, &comps, d.rebind(`SELECT boundary_seq, boundary_message_id, status, summary, claim_token,
-		claimed_at, completed_at FROM compactions WHERE thread_id = ? ORDER BY boundary_seq`), threadID); err != nil {
+		claimed_at, completed_at FROM compactions WHERE thread_id = ? AND status = 'completed' ORDER BY boundary_seq`), threadID); err != nil {
 		return fail(err)
 	}
 	for _, c := range comps {
