@@ -143,4 +143,6 @@ func clean(s string) string {
 	}, s)
 }
 
-func indent(s string) string { return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ") }
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}
