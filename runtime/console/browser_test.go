@@ -150,7 +150,7 @@ func (tr *traffic) header(u, name string) string {
 // screenshot saves the tab's page as testdata/artifacts/name.png.
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ func stacked(title string, n int, ss []series, label func(i int) string, format 
 		}
 		top = math.Max(top, sum)
 	}
-	top = niceCeil(top)
+	top = niceCeil(top/chartGridLines) * chartGridLines // every grid line at a round value
 	plotH := float64(chartH - chartTop - chartBottom)
 	plotW := float64(chartW - chartLeft)
 	slot := plotW / float64(n)
