@@ -38,8 +38,10 @@ const (
 	ActionDeleteThread = "delete_thread"
 )
 
-// ReplyTarget and ThreadTarget name the targets of operator actions.
-func ReplyTarget(seq int64) string        { return "reply:" + strconv.FormatInt(seq, 10) }
+// ReplyTarget is the OperatorAction.Target of the reply seq: "reply:SEQ".
+func ReplyTarget(seq int64) string { return "reply:" + strconv.FormatInt(seq, 10) }
+
+// ThreadTarget is the OperatorAction.Target of the thread threadID: "thread:ID".
 func ThreadTarget(threadID string) string { return "thread:" + threadID }
 
 // recordAction inserts an operator action in tx, stamped now.
