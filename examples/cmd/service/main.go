@@ -43,8 +43,8 @@ import (
 // config is the command line.
 type config struct {
 	dsn, maildir, sent, health, console, holder, tickets, logFormat string
-	modelLatency, toolLatency, grace                       time.Duration
-	outage                                                 int64
+	modelLatency, toolLatency, grace                                time.Duration
+	outage                                                          int64
 }
 
 func main() {
