@@ -99,7 +99,7 @@ func runFire(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func runOutbox(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("outbox", "", stderr)
 	sf := addStoreFlags(fs, true)
-	status := fs.String("status", "", "only unsent or failed replies (default both)")
+	status := fs.String("status", "", "only unsent, failed or bounced replies (default all three)")
 	persona := fs.String("persona", "", "only this persona's replies")
 	limit := fs.Int("limit", store.DefaultListLimit, "at most this many replies of each status")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -108,7 +108,7 @@ func runOutbox(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !wantArgs(fs, "outbox", 0, stderr) {
 		return exitUsage
 	}
-	statuses := []string{store.OutboxFailed, store.OutboxUnsent}
+	statuses := []string{store.OutboxBounced, store.OutboxFailed, store.OutboxUnsent}
 	if *status != "" {
 		statuses = []string{*status}
 	}
@@ -130,13 +130,16 @@ func runOutbox(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	var rows [][]string
 	for _, e := range all {
-		when := stamp(e.State.FailedAt)
-		if e.State.Status != "failed" {
-			when = stamp(e.State.NextAt)
+		when, why := stamp(e.State.NextAt), e.State.LastError
+		switch e.State.Status {
+		case "failed":
+			when = stamp(e.State.FailedAt)
+		case "bounced":
+			when, why = stamp(e.State.BouncedAt), e.State.BounceStatus+" "+e.State.BounceDiagnostic
 		}
-		rows = append(rows, []string{strconv.FormatInt(e.Seq, 10), e.State.Status, strconv.Itoa(e.State.Attempts), when, e.Mailbox, e.Subject, e.State.LastError})
+		rows = append(rows, []string{strconv.FormatInt(e.Seq, 10), e.State.Status, strconv.Itoa(e.State.Attempts), when, e.Mailbox, e.Subject, why})
 	}
-	table(stdout, []string{"SEQ", "STATE", "ATTEMPTS", "FAILED/NEXT", "PERSONA", "SUBJECT", "LAST ERROR"}, rows)
+	table(stdout, []string{"SEQ", "STATE", "ATTEMPTS", "WHEN", "PERSONA", "SUBJECT", "WHY"}, rows)
 	return exitOK
 }
 

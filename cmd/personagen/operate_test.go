@@ -156,7 +156,7 @@ func TestStoreCommands(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &runs); err != nil || len(runs) != 1 || runs[0].Key != "reply:q1" || runs[0].Reason != "called the customer" {
 		t.Errorf("runs -json = %+v, %v", runs, err)
 	}
-	for _, args := range [][]string{{"threads", "-json"}, {"thread", "-json", "support/t2"}, {"run", "-json", "reply:q2"}, {"fires", "-json"}, {"outbox", "-json"}} {
+	for _, args := range [][]string{{"threads", "-json"}, {"thread", "-json", "support/t2"}, {"run", "-json", "reply:q2"}, {"fires", "-json"}, {"outbox", "-json"}, {"outbox", "-json", "-status", "bounced"}} {
 		stdout.Reset()
 		if code := run(context.Background(), args, &stdout, &stderr); code != exitOK || !json.Valid(stdout.Bytes()) {
 			t.Errorf("%v: exit %d, valid JSON %v: %s", args, code, json.Valid(stdout.Bytes()), stderr.String())

@@ -130,6 +130,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "\nreply %d (%s)", tl.Reply.Seq, tl.Reply.MessageID)
 		if s := tl.ReplyState; s != nil {
 			fmt.Fprintf(stdout, ": %s after %d attempts %s", s.Status, s.Attempts, oneLine(s.LastError, 160))
+			if s.Status == "bounced" {
+				fmt.Fprintf(stdout, "; bounced %s: %s %s", stamp(s.BouncedAt), s.BounceStatus, oneLine(s.BounceDiagnostic, 160))
+			}
 		}
 		fmt.Fprintln(stdout)
 	}

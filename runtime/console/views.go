@@ -306,6 +306,7 @@ type outboxData struct {
 	Persona string
 	Unsent  []store.OutboxEntry
 	Failed  []store.OutboxEntry
+	Bounced []store.OutboxEntry
 }
 
 func (c *Console) outbox(w http.ResponseWriter, r *http.Request) {
@@ -314,6 +315,10 @@ func (c *Console) outbox(w http.ResponseWriter, r *http.Request) {
 	d.Persona = persona
 	var err error
 	if d.Failed, err = c.st.Outbox(r.Context(), store.OutboxQuery{Status: store.OutboxFailed, Mailbox: persona, Limit: pageSize}); err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	if d.Bounced, err = c.st.Outbox(r.Context(), store.OutboxQuery{Status: store.OutboxBounced, Mailbox: persona, Limit: pageSize}); err != nil {
 		c.fail(w, r, err)
 		return
 	}

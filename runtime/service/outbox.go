@@ -18,31 +18,11 @@ const sendTimeout = 2 * time.Minute
 // sendLoop claims unsent replies while ctx lives and sends each on work, at most Senders at
 // once.
 func (s *Service) sendLoop(ctx, work context.Context, flights *sync.WaitGroup) {
-	slots := make(chan struct{}, s.senders)
-	for {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		t0 := time.Now()
-		seq, ok, err := s.st.ClaimSend(ctx, store.SendClaim{Mailboxes: s.names, Holder: s.holder, LeaseFor: sendTimeout + time.Minute})
-		s.metrics.claimed(ctx, "send", time.Since(t0), err)
-		if err != nil || !ok {
-			<-slots
-			if err != nil && ctx.Err() == nil {
-				s.log.Warn("claiming send work failed; trying again", "error", err)
-			}
-			s.idle(ctx, s.wakeSend)
-			continue
-		}
-		flights.Add(1)
-		go func() {
-			defer flights.Done()
-			defer func() { <-slots }()
-			s.send(work, seq)
-		}()
-	}
+	claimLoop(s, ctx, work, flights, "send", s.senders, s.wakeSend,
+		func(ctx context.Context) (int64, bool, error) {
+			return s.st.ClaimSend(ctx, store.SendClaim{Mailboxes: s.names, Holder: s.holder, LeaseFor: sendTimeout + time.Minute})
+		},
+		s.send)
 }
 
 // send sends the claimed reply seq and records the outcome.

@@ -351,7 +351,7 @@ func (s *Store) ThreadDetailOf(ctx context.Context, threadID string, limit int) 
 	}
 	if len(replies) > 0 {
 		var states []outboxRow
-		if err := s.db.SelectContext(ctx, &states, d.rebind(`SELECT message_seq, sent_at, failed_at, available_at, attempts, last_error
+		if err := s.db.SelectContext(ctx, &states, d.rebind(`SELECT `+outboxStateColumns+`
 			FROM mail_outbox WHERE message_seq IN (`+placeholders(len(replies))+`)`), seqArgs(replies)...); err != nil {
 			return fail(err)
 		}
@@ -373,23 +373,35 @@ func (s *Store) ThreadDetailOf(ctx context.Context, threadID string, limit int) 
 	return detail, nil
 }
 
-// outboxRow is a mail_outbox row's send state columns.
+// outboxRow is a mail_outbox row's send state columns (outboxStateColumns).
 type outboxRow struct {
-	Seq       int64          `db:"message_seq"`
-	SentAt    dbTime         `db:"sent_at"`
-	FailedAt  dbTime         `db:"failed_at"`
-	NextAt    dbTime         `db:"available_at"`
-	Attempts  int            `db:"attempts"`
-	LastError sql.NullString `db:"last_error"`
+	Seq              int64          `db:"message_seq"`
+	SentAt           dbTime         `db:"sent_at"`
+	FailedAt         dbTime         `db:"failed_at"`
+	NextAt           dbTime         `db:"available_at"`
+	Attempts         int            `db:"attempts"`
+	LastError        sql.NullString `db:"last_error"`
+	BouncedAt        dbTime         `db:"bounced_at"`
+	BounceStatus     sql.NullString `db:"bounce_status"`
+	BounceDiagnostic sql.NullString `db:"bounce_diagnostic"`
 }
 
-// state is the SendState the row says: sent, failed for good, or unsent (NextAt set while a
-// claim or a retry time keeps it).
+// outboxStateColumns are the columns of an outboxRow.
+const outboxStateColumns = `message_seq, sent_at, failed_at, available_at, attempts, last_error, bounced_at, bounce_status, bounce_diagnostic`
+
+// state is the SendState the row says: bounced, sent, failed for good, or unsent (NextAt set
+// while a claim or a retry time keeps it).
 func (r outboxRow) state() SendState {
 	st := SendState{Attempts: r.Attempts, LastError: r.LastError.String}
+	if r.SentAt.Valid {
+		st.SentAt = r.SentAt.Time
+	}
 	switch {
+	case r.BouncedAt.Valid:
+		st.Status, st.BouncedAt = "bounced", r.BouncedAt.Time
+		st.BounceStatus, st.BounceDiagnostic = r.BounceStatus.String, r.BounceDiagnostic.String
 	case r.SentAt.Valid:
-		st.Status, st.SentAt = "sent", r.SentAt.Time
+		st.Status = "sent"
 	case r.FailedAt.Valid:
 		st.Status, st.FailedAt = "failed", r.FailedAt.Time
 	default:
@@ -698,11 +710,14 @@ const (
 	OutboxUnsent = "unsent"
 	// OutboxFailed: replies whose sending failed for good, the latest failure first.
 	OutboxFailed = "failed"
+	// OutboxBounced: replies a delivery report said could not be delivered (MarkBounced), the
+	// latest reply first.
+	OutboxBounced = "bounced"
 )
 
 // OutboxQuery selects a page of Outbox.
 type OutboxQuery struct {
-	// Status is OutboxUnsent or OutboxFailed.
+	// Status is OutboxUnsent, OutboxFailed or OutboxBounced.
 	Status string
 	// Mailbox keeps one persona's replies ("" for all).
 	Mailbox string
@@ -711,8 +726,11 @@ type OutboxQuery struct {
 }
 
 // Outbox returns a page of the outbox's replies in q.Status: the unsent ones in the order they
-// are claimed (mail_outbox_available), or the failed ones, the latest failure first
-// (mail_outbox_failed), each joined with its message by seq. One query. Errors: ErrInvalid
+// are claimed (mail_outbox_available), the failed ones, the latest failure first
+// (mail_outbox_failed), or the bounced ones, the latest reply first, each joined with its
+// message by seq. One query. The bounced ones have no index of their own (the bounce columns
+// came without one): that page reads the outbox backwards from its newest reply until it found
+// Limit bounced ones, which on an outbox of few bounces is most of it. Errors: ErrInvalid
 // (wrapped) for an unknown status or a bad limit; the database's (wrapped).
 func (s *Store) Outbox(ctx context.Context, q OutboxQuery) ([]OutboxEntry, error) {
 	limit, err := listLimit("outbox", q.Limit)
@@ -725,9 +743,11 @@ func (s *Store) Outbox(ctx context.Context, q OutboxQuery) ([]OutboxEntry, error
 	case OutboxUnsent:
 		from, where, order = d.indexed("mail_outbox o", indexOutbox), "o.available_at IS NOT NULL", "o.available_at, o.message_seq"
 	case OutboxFailed:
-		from, where, order = d.indexed("mail_outbox o", indexOutboxFailed), "o.failed_at IS NOT NULL", "o.failed_at DESC, o.message_seq DESC"
+		from, where, order = d.indexed("mail_outbox o", indexOutboxFailed), "o.failed_at IS NOT NULL AND o.bounced_at IS NULL", "o.failed_at DESC, o.message_seq DESC"
+	case OutboxBounced:
+		from, where, order = "mail_outbox o", "o.bounced_at IS NOT NULL", "o.message_seq DESC"
 	default:
-		return nil, fmt.Errorf("%w: outbox: status %q (want %s or %s)", ErrInvalid, q.Status, OutboxUnsent, OutboxFailed)
+		return nil, fmt.Errorf("%w: outbox: status %q (want %s, %s or %s)", ErrInvalid, q.Status, OutboxUnsent, OutboxFailed, OutboxBounced)
 	}
 	args := []any{}
 	if q.Mailbox != "" {
@@ -744,7 +764,7 @@ func (s *Store) Outbox(ctx context.Context, q OutboxQuery) ([]OutboxEntry, error
 		Recipients string         `db:"recipients"`
 		Date       dbTime         `db:"sent_on"`
 	}
-	query := `SELECT o.message_seq, o.sent_at, o.failed_at, o.available_at, o.attempts, o.last_error, o.mailbox,
+	query := `SELECT ` + prefixedColumns("o.", outboxStateColumns) + `, o.mailbox,
 		m.thread_id, m.message_id, m.run_key, m.subject, m.recipients, m.sent_at AS sent_on
 		FROM ` + from + ` ` + d.joinInOrder() + ` messages m ON m.seq = o.message_seq WHERE ` + where + ` ORDER BY ` + order + ` LIMIT ?`
 	if err := s.db.SelectContext(ctx, &rows, d.rebind(query), append(args, limit)...); err != nil {

@@ -631,3 +631,50 @@ func TestPruneRefusesBadRequests(t *testing.T) {
 		}
 	}
 }
+
+// A bounced reply is listed as bounced (not as failed), and Resend puts it back into the
+// outbox with its bounce cleared, keeping the bounce in the action's detail.
+func TestOutboxListsBouncedRepliesAndResendClearsTheBounce(t *testing.T) {
+	clock := storetest.NewClock(time.Date(2024, 5, 6, 8, 0, 0, 0, time.UTC))
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		mustAppend(t, s, withMailbox(msg("support/t", "q@x", baseTime), "support"))
+		m := withMailbox(msg("support/t", "r@acme.example", baseTime), "support")
+		m.Direction, m.RunKey = history.Outbound, "run-1"
+		seq := mustAppend(t, s, m)
+		if _, err := s.MarkSent(ctx, seq); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := s.MarkBounced(ctx, "support", "r@acme.example", "5.1.1", "ann@cust.example: 550 no such user"); err != nil || !ok {
+			t.Fatalf("MarkBounced = %v, %v", ok, err)
+		}
+		bounced, err := s.Outbox(ctx, OutboxQuery{Status: OutboxBounced})
+		if err != nil || len(bounced) != 1 || bounced[0].Seq != seq || bounced[0].State.Status != "bounced" || bounced[0].State.BounceStatus != "5.1.1" {
+			t.Fatalf("bounced = %+v, %v", bounced, err)
+		}
+		if failed, err := s.Outbox(ctx, OutboxQuery{Status: OutboxFailed}); err != nil || len(failed) != 0 {
+			t.Errorf("failed = %+v, %v", failed, err)
+		}
+		if out, err := s.Resend(ctx, seq, "console:ada", "address corrected"); err != nil || out != Stored {
+			t.Fatalf("Resend = %v, %v", out, err)
+		}
+		if st, err := s.ReplyState(ctx, seq); err != nil || st.Status != "unsent" || !st.BouncedAt.IsZero() {
+			t.Errorf("state after the resend = %+v, %v", st, err)
+		}
+		if bounced, _ := s.Outbox(ctx, OutboxQuery{Status: OutboxBounced}); len(bounced) != 0 {
+			t.Errorf("still bounced after the resend: %+v", bounced)
+		}
+		acts, err := s.OperatorActions(ctx, ReplyTarget(seq), 0)
+		at := clock.Now().UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)
+		if err != nil || len(acts) != 1 || acts[0].Detail != "bounced at "+at+" (5.1.1: ann@cust.example: 550 no such user) after 0 attempts" {
+			t.Errorf("actions = %+v, %v", acts, err)
+		}
+		// A second bounce of the resent reply is recorded again.
+		if _, err := s.MarkSent(ctx, seq); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := s.MarkBounced(ctx, "support", "r@acme.example", "5.2.2", "mailbox full"); err != nil || !ok {
+			t.Errorf("second bounce = %v, %v; want recorded", ok, err)
+		}
+	}, WithClock(clock.Now))
+}

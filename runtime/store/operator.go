@@ -90,8 +90,9 @@ func (s *Store) OperatorActions(ctx context.Context, target string, limit int) (
 func checkActor(by string) error { return checkKey("actor", by, MaxNameChars) }
 
 // Resend puts the reply seq back into the outbox, to be sent at once with the same Message-ID
-// (it is the same message): after a permanent failure, a bounce, or a send an operator wants
-// repeated. by names who asks (required) and reason why; both are recorded as an
+// (it is the same message): after a permanent failure, a bounce (its bounce is cleared, so a
+// second bounce is recorded again; the first is kept in the action's detail), or a send an
+// operator wants repeated. by names who asks (required) and reason why; both are recorded as an
 // OperatorAction (ActionResend, with the reply's send state before) in the transaction that
 // changes the outbox. It returns Stored, or AlreadyStored when the reply is already waiting to
 // be sent (nothing is changed or recorded), so a repeated request sends it once. Errors:
@@ -108,7 +109,7 @@ func (s *Store) Resend(ctx context.Context, seq int64, by, reason string) (Outco
 	var outcome Outcome
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var rows []outboxRow
-		if err := tx.SelectContext(ctx, &rows, s.dialect.rebind(`SELECT message_seq, sent_at, failed_at, available_at, attempts, last_error
+		if err := tx.SelectContext(ctx, &rows, s.dialect.rebind(`SELECT `+outboxStateColumns+`
 			FROM mail_outbox WHERE message_seq = ?`+s.dialect.forUpdate()), seq); err != nil {
 			return err
 		}
@@ -120,8 +121,8 @@ func (s *Store) Resend(ctx context.Context, seq int64, by, reason string) (Outco
 			outcome = AlreadyStored
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, s.dialect.rebind(`UPDATE mail_outbox SET sent_at = NULL, failed_at = NULL, available_at = ?, holder = ''
-			WHERE message_seq = ?`), s.dialect.timeArg(notBefore), seq); err != nil {
+		if _, err := tx.ExecContext(ctx, s.dialect.rebind(`UPDATE mail_outbox SET sent_at = NULL, failed_at = NULL, available_at = ?, holder = '',
+			bounced_at = NULL, bounce_status = NULL, bounce_diagnostic = NULL WHERE message_seq = ?`), s.dialect.timeArg(notBefore), seq); err != nil {
 			return err
 		}
 		outcome = Stored
@@ -137,6 +138,8 @@ func (s *Store) Resend(ctx context.Context, seq int64, by, reason string) (Outco
 func (st SendState) describe() string {
 	var s string
 	switch st.Status {
+	case "bounced":
+		s = fmt.Sprintf("bounced at %s (%s: %s)", st.BouncedAt.Format(time.RFC3339Nano), st.BounceStatus, st.BounceDiagnostic)
 	case "sent":
 		s = "sent at " + st.SentAt.Format(time.RFC3339Nano)
 	case "failed":
