@@ -393,3 +393,44 @@ func TestServiceFiresResponsibilities(t *testing.T) {
 		t.Fatal("no fire within 60 s")
 	}
 }
+
+// A delivery report for a sent reply, delivered like any mail, marks the reply bounced.
+func TestDeliveredBounceMarksTheReply(t *testing.T) {
+	eachDB(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		st := openStore(t, dsn)
+		d := newDesk()
+		sender := &memSender{}
+		svc, _ := start(t, config(st, d, sender, "w1", nil))
+		if _, err := svc.Deliver(ctx, bytes.NewReader(email("q1@cust.example", "", "Hello", "Hi.")), Envelope{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the reply sent", func() bool { return settled(t, st) && len(sender.counts()) == 1 })
+		var replyID string
+		for id := range sender.counts() {
+			replyID = id
+		}
+		dsnMail := "From: Mail Delivery System <MAILER-DAEMON@mx.cust.example>\r\nTo: support@acme.example\r\n" +
+			"Subject: Undelivered Mail Returned to Sender\r\nMessage-ID: <bounce-1@mx.cust.example>\r\nDate: Mon, 02 Mar 2026 11:00:00 +0000\r\n" +
+			"MIME-Version: 1.0\r\nContent-Type: multipart/report; report-type=delivery-status; boundary=\"b\"\r\n\r\n" +
+			"--b\r\nContent-Type: text/plain\r\n\r\nYour message could not be delivered.\r\n" +
+			"--b\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; mx.cust.example\r\n\r\n" +
+			"Final-Recipient: rfc822; ann@cust.example\r\nAction: failed\r\nStatus: 5.1.1\r\nDiagnostic-Code: smtp; 550 5.1.1 <ann@cust.example>: Recipient address rejected\r\n" +
+			"--b\r\nContent-Type: text/rfc822-headers\r\n\r\nMessage-ID: <" + replyID + ">\r\nSubject: Re: Hello\r\n--b--\r\n"
+		if _, err := svc.Deliver(ctx, strings.NewReader(dsnMail), Envelope{Source: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		runs, _ := st.Runs(ctx, store.RunQuery{Kind: store.RunReply})
+		rep, err := st.ReplyOf(ctx, runs[0].Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		state, err := st.ReplyState(ctx, rep.Seq)
+		if err != nil || state.Status != "bounced" || state.BounceStatus != "5.1.1" || !strings.Contains(state.BounceDiagnostic, "Recipient address rejected") {
+			t.Errorf("reply state = %+v, %v", state, err)
+		}
+		if n := d.calls.Load(); n != 1 {
+			t.Errorf("%d model calls: the bounce must not be answered", n)
+		}
+	})
+}

@@ -7,7 +7,9 @@
 //	go run ./examples/cmd/service -dsn personagen.db -maildir /tmp/in -sent /tmp/out -health 127.0.0.1:8080
 //
 // Drop .eml files into -maildir (write them elsewhere and rename them in): each is ingested and
-// moved into -maildir/.done, and its reply appears in -sent as <Message-ID>.eml. -health serves
+// moved into -maildir/.done, and its reply appears in -sent as <Message-ID>.eml. Behind a mail
+// server, -lmtp, -smtp, -imap and -webhook take mail in and -relay (with -dkim-*) sends the
+// replies out (docs/mail-transports.md). -health serves
 // /healthz, /readyz and /metrics; -console serves the web console (runtime/console), with the
 // credentials of PERSONAGEN_CONSOLE_TOKEN or PERSONAGEN_CONSOLE_USER and _PASSWORD. Without -dsn the store is an in-memory SQLite database, gone
 // when the process ends; several processes on one -dsn (a SQLite file or MySQL) share the work.
@@ -42,9 +44,10 @@ import (
 
 // config is the command line.
 type config struct {
-	dsn, maildir, sent, health, console, holder, tickets, logFormat string
-	modelLatency, toolLatency, grace                                time.Duration
-	outage                                                          int64
+	transports
+	dsn, health, console, holder, tickets, logFormat string
+	modelLatency, toolLatency, grace                 time.Duration
+	outage                                           int64
 }
 
 func main() {
@@ -52,6 +55,15 @@ func main() {
 	flag.StringVar(&c.dsn, "dsn", os.Getenv("PERSONAGEN_DSN"), "store `DSN`: a SQLite file, sqlite:PATH, or mysql://… (default $PERSONAGEN_DSN, else in memory)")
 	flag.StringVar(&c.maildir, "maildir", "", "receive the .eml files dropped into `DIR`")
 	flag.StringVar(&c.sent, "sent", "", "send each reply by writing it to `DIR`/<Message-ID>.eml")
+	flag.StringVar(&c.smtp, "smtp", "", "receive mail over SMTP on `ADDR` (e.g. 127.0.0.1:2525)")
+	flag.StringVar(&c.lmtp, "lmtp", "", "receive mail over LMTP on `ADDR` (host:port or unix:/path; what Postfix delivers to)")
+	flag.StringVar(&c.imap, "imap", "", "read mail from an IMAP mailbox: imaps://USER:PASSWORD@HOST/MAILBOX (`URL`)")
+	flag.StringVar(&c.webhook, "webhook", "", "serve the webhooks /raw, /postmark, /sendgrid, /mailgun on `ADDR` (secrets from the environment)")
+	flag.StringVar(&c.relay, "relay", "", "send replies through the SMTP relay at `HOST:PORT` (user and password from $PERSONAGEN_RELAY_USER, $PERSONAGEN_RELAY_PASSWORD)")
+	flag.StringVar(&c.relayTLS, "relay-tls", "starttls", "how -relay is secured: starttls, tls, opportunistic or none")
+	flag.StringVar(&c.dkimDomain, "dkim-domain", "", "DKIM-sign every reply for `DOMAIN` (with -dkim-selector and -dkim-key)")
+	flag.StringVar(&c.dkimSelector, "dkim-selector", "", "the DKIM `SELECTOR` its public key is published under")
+	flag.StringVar(&c.dkimKeyFile, "dkim-key", "", "the DKIM private key, RSA or Ed25519, PEM (`FILE`)")
 	flag.StringVar(&c.health, "health", "", "serve /healthz, /readyz and /metrics on `ADDR` (e.g. 127.0.0.1:8080)")
 	flag.StringVar(&c.console, "console", "", "serve the web console on `ADDR` (e.g. 127.0.0.1:8081; credentials from $"+console.EnvToken+
 		", or $"+console.EnvUser+" and $"+console.EnvPassword+")")
@@ -91,10 +103,14 @@ func run(c config, log *slog.Logger) error {
 		return err
 	}
 	slowTools(personas, c.toolLatency)
+	receivers, sender, err := c.mail(st)
+	if err != nil {
+		return err
+	}
 	model := &deskModel{latency: c.modelLatency, outage: c.outage}
 	svc, err := service.New(service.Config{Store: st, Personas: personas, Holder: c.holder, Logger: log, ShutdownGrace: c.grace,
 		Models:    service.Models{ByProvider: map[string]chat.Model{"anthropic": model, "openai": model, "openai-responses": model}},
-		Receivers: receivers(c), Sender: sender(c)})
+		Receivers: receivers, Sender: sender})
 	if err != nil {
 		return err
 	}
@@ -130,23 +146,6 @@ func dsnOrMemory(dsn string, log *slog.Logger) string {
 	}
 	log.Warn("no -dsn: the store is in memory and is gone when the process ends")
 	return ":memory:"
-}
-
-// receivers are the mail sources the flags name.
-func receivers(c config) []service.Receiver {
-	var out []service.Receiver
-	if c.maildir != "" {
-		out = append(out, service.Dir{Path: c.maildir})
-	}
-	return out
-}
-
-// sender is the reply sender the flags name; nil leaves replies in the outbox.
-func sender(c config) service.Sender {
-	if c.sent == "" {
-		return nil
-	}
-	return service.DirSender{Path: c.sent}
 }
 
 // serve serves h on addr (the value of the flag name) until the returned func is called (""

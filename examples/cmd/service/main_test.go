@@ -5,10 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/smtp"
+	"net/textproto"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,7 +63,7 @@ type testHost struct {
 	dir, in, out, ticket string
 }
 
-func newHost(t *testing.T, dsn string) *testHost {
+func newTestHost(t *testing.T, dsn string) *testHost {
 	dir := t.TempDir()
 	h := &testHost{t: t, dsn: dsn, dir: dir, in: filepath.Join(dir, "in"), out: filepath.Join(dir, "out"), ticket: filepath.Join(dir, "tickets")}
 	for _, d := range []string{h.in, h.out} {
@@ -227,7 +230,7 @@ func replyRuns(t *testing.T, dsn string) []store.Run {
 // is logged with its persona, thread and run.
 func TestRedeliveredMessageMakesNoSecondRun(t *testing.T) {
 	eachDB(t, func(t *testing.T, dsn string) {
-		h := newHost(t, dsn)
+		h := newTestHost(t, dsn)
 		p := h.start()
 		msg := email("q1@brightline.io", "Invoice INV-2025-0117", "Is invoice INV-2025-0117 paid?")
 		h.drop("a.eml", msg)
@@ -271,7 +274,7 @@ func TestRedeliveredMessageMakesNoSecondRun(t *testing.T) {
 // restarted service answers the message, and the escalation has run exactly once.
 func TestKillDuringANonIdempotentToolRunsItOnce(t *testing.T) {
 	eachDB(t, func(t *testing.T, dsn string) {
-		h := newHost(t, dsn)
+		h := newTestHost(t, dsn)
 		p := h.start("-tool-latency", "30s")
 		h.drop("a.eml", email("q1@brightline.io", "Refund", "Please refund the duplicate charge on INV-2025-0117."))
 		waitFor(t, "the ticket opened", p, func() bool { return h.tickets() == 1 })
@@ -293,7 +296,7 @@ func TestKillDuringANonIdempotentToolRunsItOnce(t *testing.T) {
 // model call per retry and no more.
 func TestModelOutageEndsAnswered(t *testing.T) {
 	eachDB(t, func(t *testing.T, dsn string) {
-		h := newHost(t, dsn)
+		h := newTestHost(t, dsn)
 		p := h.start("-model-outage", "2")
 		h.drop("a.eml", email("q1@brightline.io", "Hello", "Just saying hello."))
 		waitFor(t, "the reply", p, func() bool { return len(h.files(h.out)) == 1 })
@@ -321,7 +324,7 @@ func TestHealthEndpoints(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the example service")
 	}
-	h := newHost(t, filepath.Join(t.TempDir(), "store.db"))
+	h := newTestHost(t, filepath.Join(t.TempDir(), "store.db"))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -349,13 +352,75 @@ func TestHealthEndpoints(t *testing.T) {
 	p.stop(t)
 }
 
+// The SMTP listener flag: a message sent over SMTP to the support persona is answered, and a
+// recipient that is no persona is refused at RCPT TO.
+func TestSMTPListenerFlag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the example service")
+	}
+	h := newTestHost(t, filepath.Join(t.TempDir(), "store.db"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	p := h.start("-smtp", addr)
+	var c *smtp.Client
+	waitFor(t, "the SMTP listener", p, func() bool {
+		c, err = smtp.Dial(addr)
+		return err == nil
+	})
+	defer c.Close()
+	if err := c.Mail("jonas.brandt@brightline.io"); err != nil {
+		t.Fatal(err)
+	}
+	var refusal *textproto.Error
+	if err := c.Rcpt("someone@elsewhere.example"); !errors.As(err, &refusal) || refusal.Code != 550 || !strings.HasPrefix(refusal.Msg, "5.1.1 ") {
+		t.Errorf("RCPT TO a stranger = %v; want 550 5.1.1", err)
+	}
+	if err := c.Rcpt("support@acme.example"); err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(email("smtp-1@brightline.io", "Invoice INV-2025-0117", "Is invoice INV-2025-0117 paid?"))
+	if err := w.Close(); err != nil {
+		t.Fatalf("DATA: %v", err)
+	}
+	c.Quit()
+	waitFor(t, "the reply", p, func() bool { return len(h.files(h.out)) == 1 })
+	p.stop(t)
+}
+
+func TestTransportFlagsRefuseHalfConfigurations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the example service")
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-webhook", "127.0.0.1:0"}, "-webhook: set PERSONAGEN_WEBHOOK_SECRET and/or MAILGUN_WEBHOOK_SIGNING_KEY"},
+		{[]string{"-dkim-domain", "acme.example"}, "-dkim-*: DKIM signs what -relay or -sent sends; name one"},
+		{[]string{"-relay", "127.0.0.1:25", "-relay-tls", "maybe"}, `-relay-tls \"maybe\": want starttls, tls, opportunistic or none`},
+	} {
+		out, err := exec.Command(serviceBinary(t), tc.args...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%v: %v\n%s\nwant the error %q", tc.args, err, out, tc.want)
+		}
+	}
+}
+
 // -console serves the web console: it asks for the credentials of the environment and lists
 // the thread the service answered.
 func TestConsoleFlag(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the example service")
 	}
-	h := newHost(t, filepath.Join(t.TempDir(), "store.db"))
+	h := newTestHost(t, filepath.Join(t.TempDir(), "store.db"))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
