@@ -24,10 +24,13 @@ const settleTimeout = 10 * time.Second
 // errToolPanicked is the cause of a failed result whose tool panicked.
 var errToolPanicked = errors.New("tool panicked")
 
-// inDoubtText is the result the model reads for a call of a tool that is not idempotent which
-// a crash cut off: it may have run, so it is not run again.
+// OutcomeUnknown starts the result the model reads, and the store records, for a call of a tool
+// that is not idempotent which a crash cut off: it may have run, so it is not run again.
+const OutcomeUnknown = "[outcome unknown]"
+
+// inDoubtText is the result of such a call of tool.
 func inDoubtText(tool string) string {
-	return "[outcome unknown] The run was interrupted while this call of " + tool + " was running, and " + tool +
+	return OutcomeUnknown + " The run was interrupted while this call of " + tool + " was running, and " + tool +
 		" is not safe to run twice, so it was not run again. It may or may not have taken effect: check before calling it again."
 }
 

@@ -101,6 +101,17 @@
 // fake clock). On SQLite the database's clock is the clock of the machine the process runs
 // on.
 //
+// # The operator's reads and retention
+//
+// The console (runtime/console and the `personagen` commands) lists threads by last activity
+// (Threads, ThreadDetailOf: a table kept by a trigger on messages, as pending work is), runs by
+// status, failure class, persona and time (ListRuns), a run's timeline (RunTimeline), the fires
+// of each responsibility (FireTrails) and the outbox (Outbox), each a page read through an
+// index in its order (TestConsoleQueryPlans pins the plans). Its actions are store calls that
+// record who asked and why: ReopenRun (with no holder, for any worker to resume) and
+// RequeueReply, AbandonRunAs (run events), Resend (an OperatorAction). Prune deletes old threads,
+// or one address's, in bounded batches, keeping every thread with an unfinished run.
+//
 // # Replay cost
 //
 // History reads O(window) rows whatever the thread's length and however many other threads

@@ -891,10 +891,8 @@ func (s *Store) AbandonRun(ctx context.Context, key, reason string) (Outcome, er
 	if err != nil {
 		return 0, err
 	}
-	d := s.dialect
-	n, err := s.affected(ctx, d.rebind(`UPDATE runs SET status = 'abandoned', reason = ?, finished_at = ?
-		WHERE run_key = ? AND status = 'running' AND lease_expires_at <= ?`),
-		reason, d.timeArg(now), key, d.timeArg(now))
+	var n int64
+	err = s.retrying(ctx, func() (err error) { n, err = s.abandonIn(ctx, s.db, key, reason, now); return err })
 	if err != nil {
 		return 0, fmt.Errorf("store: abandon run %q: %w", key, err)
 	}
@@ -915,6 +913,20 @@ func (s *Store) AbandonRun(ctx context.Context, key, reason string) (Outcome, er
 		return AlreadyStored, nil
 	}
 	return 0, fmt.Errorf("%w: run %q is %s", ErrRunFinished, key, stored.Status)
+}
+
+// abandonIn is AbandonRun's statement, on ex (the store or a transaction): the run key is
+// abandoned with reason at now when it is running and its lease has ended (expired, or
+// released). It returns how many rows it changed.
+func (s *Store) abandonIn(ctx context.Context, ex execer, key, reason string, now time.Time) (int64, error) {
+	d := s.dialect
+	res, err := ex.ExecContext(ctx, d.rebind(`UPDATE runs SET status = 'abandoned', reason = ?, finished_at = ?, retry_at = NULL
+		WHERE run_key = ? AND status = 'running' AND lease_expires_at <= ?`),
+		reason, d.timeArg(now), key, d.timeArg(now))
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // Run returns the run stored under key. One query. Errors: ErrRunNotFound (wrapped), or the

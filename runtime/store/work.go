@@ -397,37 +397,15 @@ type SendState struct {
 // ReplyState returns the outbox state of the reply seq. ErrMessageNotFound (wrapped) when seq is
 // not a reply in the outbox; the database's errors (wrapped).
 func (s *Store) ReplyState(ctx context.Context, seq int64) (SendState, error) {
-	var sent, failed, next, bounced dbTime
-	var last, bounceStatus, bounceDiagnostic sql.NullString
-	var st SendState
-	err := s.db.QueryRowContext(ctx, s.dialect.rebind(`SELECT sent_at, failed_at, available_at, attempts, last_error, bounced_at, bounce_status, bounce_diagnostic
-		FROM mail_outbox WHERE message_seq = ?`), seq).
-		Scan(&sent, &failed, &next, &st.Attempts, &last, &bounced, &bounceStatus, &bounceDiagnostic)
-	if errors.Is(err, sql.ErrNoRows) {
-		return SendState{}, fmt.Errorf("store: reply %d: %w: not a reply in the outbox", seq, ErrMessageNotFound)
-	}
+	var rows []outboxRow
+	err := s.db.SelectContext(ctx, &rows, s.dialect.rebind(`SELECT `+outboxStateColumns+` FROM mail_outbox WHERE message_seq = ?`), seq)
 	if err != nil {
 		return SendState{}, fmt.Errorf("store: read the outbox state of reply %d: %w", seq, err)
 	}
-	st.LastError = last.String
-	if sent.Valid {
-		st.SentAt = sent.Time
+	if len(rows) == 0 {
+		return SendState{}, fmt.Errorf("store: reply %d: %w: not a reply in the outbox", seq, ErrMessageNotFound)
 	}
-	switch {
-	case bounced.Valid:
-		st.Status, st.BouncedAt = "bounced", bounced.Time
-		st.BounceStatus, st.BounceDiagnostic = bounceStatus.String, bounceDiagnostic.String
-	case sent.Valid:
-		st.Status, st.SentAt = "sent", sent.Time
-	case failed.Valid:
-		st.Status, st.FailedAt = "failed", failed.Time
-	default:
-		st.Status = "unsent"
-		if next.Valid && !next.Time.Equal(notBefore) {
-			st.NextAt = next.Time
-		}
-	}
-	return st, nil
+	return rows[0].state(), nil
 }
 
 // workLease returns d, or DefaultWorkLease for 0.
@@ -503,22 +481,4 @@ func (s *Store) requeue(ctx context.Context, mailbox, threadID string, seq int64
 	}
 	_, err := s.exec(ctx, s.dialect.rebind(q), mailbox, threadID, seq, seq, at)
 	return err
-}
-
-// Resend puts the reply seq back into the outbox, to be sent at once with the same Message-ID
-// (it is the same message): after a permanent failure, a bounce, or a send an operator wants
-// repeated. A reply already waiting is left as it is. Errors: ErrMessageNotFound (wrapped) when
-// seq is not a reply in the outbox; the database's (wrapped).
-func (s *Store) Resend(ctx context.Context, seq int64) error {
-	n, err := s.affected(ctx, s.dialect.rebind(`UPDATE mail_outbox SET sent_at = NULL, failed_at = NULL, available_at = ?, holder = ''
-		WHERE message_seq = ? AND available_at IS NULL`), s.dialect.timeArg(notBefore), seq)
-	if err != nil {
-		return fmt.Errorf("store: resend reply %d: %w", seq, err)
-	}
-	if n == 0 {
-		if _, err := s.ReplyState(ctx, seq); err != nil {
-			return err
-		}
-	}
-	return nil
 }

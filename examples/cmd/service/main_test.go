@@ -456,3 +456,42 @@ func TestTransportFlagsRefuseHalfConfigurations(t *testing.T) {
 		}
 	}
 }
+
+// -console serves the web console: it asks for the credentials of the environment and lists
+// the thread the service answered.
+func TestConsoleFlag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the example service")
+	}
+	h := newTestHost(t, filepath.Join(t.TempDir(), "store.db"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	t.Setenv("PERSONAGEN_CONSOLE_TOKEN", "an-example-console-token")
+	p := h.start("-console", addr)
+	h.drop("a.eml", email("q1@brightline.io", "Hello console", "Hi."))
+	waitFor(t, "the reply", p, func() bool { return len(h.files(h.out)) == 1 })
+	get := func(token string) (int, string) {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/threads", nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get(""); code != http.StatusUnauthorized {
+		t.Errorf("without the token: %d, want 401", code)
+	}
+	if code, body := get("an-example-console-token"); code != http.StatusOK || !strings.Contains(body, "Hello console") {
+		t.Errorf("with the token: %d\n%s", code, body)
+	}
+	p.stop(t)
+}
