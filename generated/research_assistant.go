@@ -53,23 +53,27 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 			Kind:     "load_file",
 			Pos:      "examples/research-assistant.persona.yaml:21:5",
 			Resolver: &runtime.LoadFile{Path: "prompts/system.md", Files: opts.Files},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind:     "load_file",
 			Pos:      "examples/research-assistant.persona.yaml:22:5",
 			Resolver: &runtime.LoadFile{PathFunc: researchAssistantMessage2Path, Files: opts.Files},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/research-assistant.persona.yaml:23:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line examples/research-assistant.persona.yaml:23:25*/, env. /*line examples/research-assistant.persona.yaml:23:26*/ WatchedTopics /*line generated/research_assistant.go:65:231*/ /*line examples/research-assistant.persona.yaml:23:60*/, func(r /*line examples/research-assistant.persona.yaml:23:61*/ host. /*line examples/research-assistant.persona.yaml:23:61*/ Topic) (string, error) {
-				return /*line examples/research-assistant.persona.yaml:23:61*/ r. /*line examples/research-assistant.persona.yaml:23:61*/ LLMText() /*line generated/research_assistant.go:66:184*/, nil
-			} /*line generated/research_assistant.go:67:52*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line examples/research-assistant.persona.yaml:23:25*/, env. /*line examples/research-assistant.persona.yaml:23:26*/ WatchedTopics /*line generated/research_assistant.go:67:231*/ /*line examples/research-assistant.persona.yaml:23:60*/, func(r /*line examples/research-assistant.persona.yaml:23:61*/ host. /*line examples/research-assistant.persona.yaml:23:61*/ Topic) (string, error) {
+				return /*line examples/research-assistant.persona.yaml:23:61*/ r. /*line examples/research-assistant.persona.yaml:23:61*/ LLMText() /*line generated/research_assistant.go:68:184*/, nil
+			} /*line generated/research_assistant.go:69:52*/),
+			Changes: runtime.PerMessage,
 		},
 		runtime.Step{
 			Kind:     "thread_history",
 			Pos:      "examples/research-assistant.persona.yaml:24:5",
 			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: 20},
+			Changes:  runtime.PerThread,
 		},
 	)
 	p.ResponsibilityChain = runtime.NewChain(
@@ -77,23 +81,27 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 			Kind:     "load_file",
 			Pos:      "examples/research-assistant.persona.yaml:26:5",
 			Resolver: &runtime.LoadFile{PathFunc: researchAssistantResponsibility1Path, Files: opts.Files},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind:     "load_file",
 			Pos:      "examples/research-assistant.persona.yaml:27:5",
 			Resolver: &runtime.LoadFile{PathFunc: researchAssistantResponsibility2Path, Files: opts.Files},
+			Changes:  runtime.PerThread,
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "examples/research-assistant.persona.yaml:28:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line examples/research-assistant.persona.yaml:28:25*/, env. /*line examples/research-assistant.persona.yaml:28:26*/ WatchedTopics /*line generated/research_assistant.go:89:231*/ /*line examples/research-assistant.persona.yaml:28:60*/, func(r /*line examples/research-assistant.persona.yaml:28:61*/ host. /*line examples/research-assistant.persona.yaml:28:61*/ Topic) (string, error) {
-				return /*line examples/research-assistant.persona.yaml:28:61*/ r. /*line examples/research-assistant.persona.yaml:28:61*/ LLMText() /*line generated/research_assistant.go:90:184*/, nil
-			} /*line generated/research_assistant.go:91:52*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line examples/research-assistant.persona.yaml:28:25*/, env. /*line examples/research-assistant.persona.yaml:28:26*/ WatchedTopics /*line generated/research_assistant.go:95:231*/ /*line examples/research-assistant.persona.yaml:28:60*/, func(r /*line examples/research-assistant.persona.yaml:28:61*/ host. /*line examples/research-assistant.persona.yaml:28:61*/ Topic) (string, error) {
+				return /*line examples/research-assistant.persona.yaml:28:61*/ r. /*line examples/research-assistant.persona.yaml:28:61*/ LLMText() /*line generated/research_assistant.go:96:184*/, nil
+			} /*line generated/research_assistant.go:97:52*/),
+			Changes: runtime.PerMessage,
 		},
 		runtime.Step{
 			Kind:     "load_text",
 			Pos:      "examples/research-assistant.persona.yaml:29:5",
 			Resolver: &runtime.LoadText{TextFunc: researchAssistantResponsibility4Text, Role: chat.RoleUser},
+			Changes:  runtime.PerThread,
 		},
 	)
 	return p, nil

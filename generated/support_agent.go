@@ -64,62 +64,70 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 	p.MessageChain = runtime.NewChain(
 		runtime.Step{
 			Kind:     "load_file",
-			Pos:      "examples/support-agent.persona.yaml:30:5",
-			Resolver: &runtime.LoadFile{Path: "prompts/system.md", Files: opts.Files},
-		},
-		runtime.Step{
-			Kind:     "load_file",
-			Pos:      "examples/support-agent.persona.yaml:31:5",
-			Resolver: &runtime.LoadFile{Path: "prompts/security-policy.md", Files: opts.Files},
-		},
-		runtime.Step{
-			Kind:     "load_file",
-			Pos:      "examples/support-agent.persona.yaml:32:5",
-			Resolver: &runtime.LoadFile{PathFunc: supportAgentMessage3Path, Files: opts.Files},
-		},
-		runtime.Step{
-			Kind: "load_record",
-			Pos:  "examples/support-agent.persona.yaml:33:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line examples/support-agent.persona.yaml:34:13*/, env. /*line examples/support-agent.persona.yaml:34:14*/ AccountForSender /*line generated/support_agent.go:83:219*/ /*line examples/support-agent.persona.yaml:35:25*/, func(r /*line examples/support-agent.persona.yaml:35:26*/ host. /*line examples/support-agent.persona.yaml:35:26*/ Account) (string, error) {
-				return /*line examples/support-agent.persona.yaml:35:26*/ r. /*line examples/support-agent.persona.yaml:35:26*/ LLMText() /*line generated/support_agent.go:84:169*/, nil
-			} /*line generated/support_agent.go:85:47*/),
-		},
-		runtime.Step{
-			Kind:     "thread_summary",
 			Pos:      "examples/support-agent.persona.yaml:36:5",
-			Resolver: &runtime.ThreadSummary{Source: opts.History},
+			Resolver: &runtime.LoadFile{Path: "prompts/system.md", Files: opts.Files},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
-			Kind:     "thread_history",
+			Kind:     "load_file",
 			Pos:      "examples/support-agent.persona.yaml:37:5",
-			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: 30, ReplayResultLimit: 4000},
+			Resolver: &runtime.LoadFile{Path: "prompts/security-policy.md", Files: opts.Files},
+			Changes:  runtime.PerPersona,
+		},
+		runtime.Step{
+			Kind:     "load_file",
+			Pos:      "examples/support-agent.persona.yaml:38:5",
+			Resolver: &runtime.LoadFile{PathFunc: supportAgentMessage3Path, Files: opts.Files},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind: "use",
-			Pos:  "examples/support-agent.persona.yaml:38:5",
-			Resolver: /*line examples/support-agent.persona.yaml:39:16*/ &host. /*line examples/support-agent.persona.yaml:39:16*/ SupportPolicy{
-				/*line examples/support-agent.persona.yaml:41:8*/ FirstResponse:/*line examples/support-agent.persona.yaml:41:24*/ 4 * time.Hour, /*line generated/support_agent.go:101:178*/
-				/*line examples/support-agent.persona.yaml:42:8*/ EscalateAfter:/*line examples/support-agent.persona.yaml:42:24*/ 24 * time.Hour, /*line generated/support_agent.go:102:179*/
-				/*line examples/support-agent.persona.yaml:43:8*/ Languages: /*line examples/support-agent.persona.yaml:43:19*/ []string{
-					/*line examples/support-agent.persona.yaml:43:20*/ "en", /*line generated/support_agent.go:104:106*/
-					/*line examples/support-agent.persona.yaml:43:24*/ "de", /*line generated/support_agent.go:105:106*/
-					/*line examples/support-agent.persona.yaml:43:28*/ "fr", /*line generated/support_agent.go:106:106*/
-				}, /*line generated/support_agent.go:107:50*/
-				/*line examples/support-agent.persona.yaml:44:8*/ Tiers: /*line examples/support-agent.persona.yaml:45:10*/ map[string] /*line examples/support-agent.persona.yaml:45:10*/ host. /*line examples/support-agent.persona.yaml:45:10*/ TierPolicy{
-					/*line examples/support-agent.persona.yaml:45:10*/ "business": /*line examples/support-agent.persona.yaml:45:20*/ host. /*line examples/support-agent.persona.yaml:45:20*/ TierPolicy{
-						/*line examples/support-agent.persona.yaml:45:21*/ RefundLimitEUR:/*line examples/support-agent.persona.yaml:45:39*/ 500, /*line generated/support_agent.go:110:172*/
-						/*line examples/support-agent.persona.yaml:45:44*/ PhoneSupport:/*line examples/support-agent.persona.yaml:45:59*/ true, /*line generated/support_agent.go:111:171*/
-					}, /*line generated/support_agent.go:112:51*/
-					/*line examples/support-agent.persona.yaml:46:10*/ "team": /*line examples/support-agent.persona.yaml:46:16*/ host. /*line examples/support-agent.persona.yaml:46:16*/ TierPolicy{
-						/*line examples/support-agent.persona.yaml:46:17*/ RefundLimitEUR: /*line examples/support-agent.persona.yaml:46:35*/ 100, /*line generated/support_agent.go:114:173*/
-					}, /*line generated/support_agent.go:115:51*/
-				}, /*line generated/support_agent.go:116:50*/
-			}, /*line generated/support_agent.go:117:49*/
+			Pos:  "examples/support-agent.persona.yaml:40:5",
+			Resolver: /*line examples/support-agent.persona.yaml:41:16*/ &host. /*line examples/support-agent.persona.yaml:41:16*/ SupportPolicy{
+				/*line examples/support-agent.persona.yaml:44:8*/ FirstResponse:/*line examples/support-agent.persona.yaml:44:24*/ 4 * time.Hour, /*line generated/support_agent.go:87:177*/
+				/*line examples/support-agent.persona.yaml:45:8*/ EscalateAfter:/*line examples/support-agent.persona.yaml:45:24*/ 24 * time.Hour, /*line generated/support_agent.go:88:178*/
+				/*line examples/support-agent.persona.yaml:46:8*/ Languages: /*line examples/support-agent.persona.yaml:46:19*/ []string{
+					/*line examples/support-agent.persona.yaml:46:20*/ "en", /*line generated/support_agent.go:90:105*/
+					/*line examples/support-agent.persona.yaml:46:24*/ "de", /*line generated/support_agent.go:91:105*/
+					/*line examples/support-agent.persona.yaml:46:28*/ "fr", /*line generated/support_agent.go:92:105*/
+				}, /*line generated/support_agent.go:93:49*/
+				/*line examples/support-agent.persona.yaml:47:8*/ Tiers: /*line examples/support-agent.persona.yaml:48:10*/ map[string] /*line examples/support-agent.persona.yaml:48:10*/ host. /*line examples/support-agent.persona.yaml:48:10*/ TierPolicy{
+					/*line examples/support-agent.persona.yaml:48:10*/ "business": /*line examples/support-agent.persona.yaml:48:20*/ host. /*line examples/support-agent.persona.yaml:48:20*/ TierPolicy{
+						/*line examples/support-agent.persona.yaml:48:21*/ RefundLimitEUR:/*line examples/support-agent.persona.yaml:48:39*/ 500, /*line generated/support_agent.go:96:171*/
+						/*line examples/support-agent.persona.yaml:48:44*/ PhoneSupport:/*line examples/support-agent.persona.yaml:48:59*/ true, /*line generated/support_agent.go:97:170*/
+					}, /*line generated/support_agent.go:98:50*/
+					/*line examples/support-agent.persona.yaml:49:10*/ "team": /*line examples/support-agent.persona.yaml:49:16*/ host. /*line examples/support-agent.persona.yaml:49:16*/ TierPolicy{
+						/*line examples/support-agent.persona.yaml:49:17*/ RefundLimitEUR: /*line examples/support-agent.persona.yaml:49:35*/ 100, /*line generated/support_agent.go:100:173*/
+					}, /*line generated/support_agent.go:101:51*/
+				}, /*line generated/support_agent.go:102:50*/
+			}, /*line generated/support_agent.go:103:49*/
+			Changes: runtime.PerPersona,
+		},
+		runtime.Step{
+			Kind:     "thread_summary",
+			Pos:      "examples/support-agent.persona.yaml:50:5",
+			Resolver: &runtime.ThreadSummary{Source: opts.History},
+			Changes:  runtime.PerThread,
+		},
+		runtime.Step{
+			Kind:     "thread_history",
+			Pos:      "examples/support-agent.persona.yaml:53:5",
+			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: 30, ReplayResultLimit: 4000, Step: 10},
+			Changes:  runtime.PerThread,
+		},
+		runtime.Step{
+			Kind: "load_record",
+			Pos:  "examples/support-agent.persona.yaml:54:5",
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line examples/support-agent.persona.yaml:55:13*/, env. /*line examples/support-agent.persona.yaml:55:14*/ AccountForSender /*line generated/support_agent.go:121:220*/ /*line examples/support-agent.persona.yaml:56:25*/, func(r /*line examples/support-agent.persona.yaml:56:26*/ host. /*line examples/support-agent.persona.yaml:56:26*/ Account) (string, error) {
+				return /*line examples/support-agent.persona.yaml:56:26*/ r. /*line examples/support-agent.persona.yaml:56:26*/ LLMText() /*line generated/support_agent.go:122:170*/, nil
+			} /*line generated/support_agent.go:123:48*/),
+			Changes: runtime.PerMessage,
 		},
 		runtime.Step{
 			Kind:     "load_text",
-			Pos:      "examples/support-agent.persona.yaml:47:5",
+			Pos:      "examples/support-agent.persona.yaml:57:5",
 			Resolver: &runtime.LoadText{TextFunc: supportAgentMessage8Text},
+			Changes:  runtime.PerMessage,
 		},
 	)
 	return p, nil
@@ -156,18 +164,18 @@ const supportAgentEscalateTicketSchema = `{
   "additionalProperties": false
 }`
 
-// supportAgentMessage3Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (examples/support-agent.persona.yaml:32:23).
+// supportAgentMessage3Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (examples/support-agent.persona.yaml:38:23).
 func supportAgentMessage3Path(inv *runtime.Invocation) (string, error) {
 	if inv.Persona == nil {
-		return "", errors.New("template at examples/support-agent.persona.yaml:32:23: the invocation has no Persona")
+		return "", errors.New("template at examples/support-agent.persona.yaml:38:23: the invocation has no Persona")
 	}
 	return "personas/" + inv.Persona.Name + "/PERSONA.md", nil
 }
 
-// supportAgentMessage8Text renders the template "This message came from {{ .Inbound.From }} to {{ .Inbound.To }} on {{ .Inbound.Date }}, subject \"{{ .Inbound.Subject }}\". Reply to the sender only." (examples/support-agent.persona.yaml:48:13).
+// supportAgentMessage8Text renders the template "This message came from {{ .Inbound.From }} to {{ .Inbound.To }} on {{ .Inbound.Date }}, subject \"{{ .Inbound.Subject }}\". Reply to the sender only." (examples/support-agent.persona.yaml:58:13).
 func supportAgentMessage8Text(inv *runtime.Invocation) (string, error) {
 	if inv.Inbound == nil {
-		return "", errors.New("template at examples/support-agent.persona.yaml:48:13: the invocation has no Inbound message (a scheduled run)")
+		return "", errors.New("template at examples/support-agent.persona.yaml:58:13: the invocation has no Inbound message (a scheduled run)")
 	}
 	return "This message came from " + inv.Inbound.From + " to " + strings.Join(inv.Inbound.To, ", ") + " on " + runtime.FormatDate(inv.Inbound.Date) + ", subject \"" + inv.Inbound.Subject + "\". Reply to the sender only.", nil
 }

@@ -100,6 +100,17 @@ func ChatParams(req *chat.Request) (sdk.ChatCompletionNewParams, error) {
 	if len(req.Model.Extra) > 0 {
 		p.SetExtraFields(req.Model.Extra)
 	}
+	if err := req.Cache.Check(len(req.Messages)); err != nil {
+		return p, fmt.Errorf("openai chat: %w", err)
+	}
+	if key, extended := cacheFields(req.Cache); key != "" || extended {
+		if key != "" {
+			p.PromptCacheKey = param.NewOpt(key)
+		}
+		if extended {
+			p.PromptCacheRetention = sdk.ChatCompletionNewParamsPromptCacheRetention24h
+		}
+	}
 	for _, t := range req.Tools {
 		def, err := toolJSON(t, false)
 		if err != nil {

@@ -50,6 +50,25 @@ func start(ctx context.Context, name, what string, maxRetryWait time.Duration, i
 	return rec, opts
 }
 
+// cacheFields returns what an OpenAI request carries of a cache plan: its Key (OpenAI's
+// prompt_cache_key, which routes requests of one persona and thread to the machines that hold
+// their prefix) and whether any breakpoint asks for more than 5 minutes (then the request asks
+// for the extended prompt_cache_retention "24h": in-memory retention keeps a prefix 5 to 10
+// minutes of inactivity, an hour at most). A nil plan gives neither. OpenAI caches every
+// prompt of 1,024 tokens or more by its longest cached prefix without breakpoints, so the
+// plan's breakpoints mark nothing on the wire.
+func cacheFields(plan *chat.CachePlan) (key string, extended bool) {
+	if plan == nil {
+		return "", false
+	}
+	for _, b := range plan.Breakpoints {
+		if b.TTL > 5*time.Minute {
+			extended = true
+		}
+	}
+	return plan.Key, extended
+}
+
 func isContextWindow(code, msg string) bool {
 	return code == "context_length_exceeded" || strings.Contains(strings.ToLower(msg), "maximum context length")
 }

@@ -114,6 +114,17 @@ func ResponsesParams(req *chat.Request) (responses.ResponseNewParams, error) {
 	if len(req.Model.Extra) > 0 {
 		p.SetExtraFields(req.Model.Extra)
 	}
+	if err := req.Cache.Check(len(req.Messages)); err != nil {
+		return p, fmt.Errorf("openai responses: %w", err)
+	}
+	if key, extended := cacheFields(req.Cache); key != "" || extended {
+		if key != "" {
+			p.PromptCacheKey = param.NewOpt(key)
+		}
+		if extended {
+			p.PromptCacheRetention = responses.ResponseNewParamsPromptCacheRetention24h
+		}
+	}
 	for _, t := range req.Tools {
 		def, err := toolJSON(t, true)
 		if err != nil {

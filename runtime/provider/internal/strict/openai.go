@@ -10,16 +10,18 @@ import (
 
 // The Chat Completions request, as far as the adapter uses it (plus the Extra keys tests pass).
 type chatRequest struct {
-	Model               *string           `json:"model"`
-	Messages            []json.RawMessage `json:"messages"`
-	MaxCompletionTokens *int64            `json:"max_completion_tokens"`
-	Temperature         *float64          `json:"temperature"`
-	TopP                *float64          `json:"top_p"`
-	Stop                json.RawMessage   `json:"stop"`
-	Tools               []json.RawMessage `json:"tools"`
-	Seed                *int64            `json:"seed"`
-	ReasoningEffort     string            `json:"reasoning_effort"`
-	User                string            `json:"user"`
+	Model                *string           `json:"model"`
+	Messages             []json.RawMessage `json:"messages"`
+	MaxCompletionTokens  *int64            `json:"max_completion_tokens"`
+	Temperature          *float64          `json:"temperature"`
+	TopP                 *float64          `json:"top_p"`
+	Stop                 json.RawMessage   `json:"stop"`
+	Tools                []json.RawMessage `json:"tools"`
+	Seed                 *int64            `json:"seed"`
+	ReasoningEffort      string            `json:"reasoning_effort"`
+	User                 string            `json:"user"`
+	PromptCacheKey       *string           `json:"prompt_cache_key"`
+	PromptCacheRetention string            `json:"prompt_cache_retention"`
 }
 
 type chatMessage struct {
@@ -78,7 +80,20 @@ const (
 	OaReasoningNoData = "a reasoning item needs its encrypted_content when store is false"
 	OaReasoningNext   = "a reasoning item was provided without its required following item"
 	OaMaxOutput       = "max_output_tokens: must be at least 16"
+	OaCacheKey        = "prompt_cache_key: a non-empty string of at most 64 characters"
+	OaCacheRetention  = `prompt_cache_retention: must be "in_memory" or "24h"`
 )
+
+// oaCacheFields checks the prompt-cache fields both OpenAI APIs take.
+func oaCacheFields(key *string, retention string) error {
+	if key != nil && (*key == "" || len(*key) > 64) {
+		return fail("prompt_cache_key", OaCacheKey)
+	}
+	if retention != "" && retention != "in_memory" && retention != "24h" {
+		return fail("prompt_cache_retention", "%s, got %q", OaCacheRetention, retention)
+	}
+	return nil
+}
 
 // CheckChat runs the Chat Completions server's rules on a request body and returns the first
 // broken one, or nil.
@@ -92,6 +107,9 @@ func CheckChat(body []byte) error {
 	}
 	if len(req.Messages) == 0 {
 		return fail("", OaNoMessages)
+	}
+	if err := oaCacheFields(req.PromptCacheKey, req.PromptCacheRetention); err != nil {
+		return err
 	}
 	if !isNull(req.Stop) {
 		var stops []string

@@ -19,8 +19,10 @@ type rsRequest struct {
 		Effort  string `json:"effort"`
 		Summary string `json:"summary"`
 	} `json:"reasoning"`
-	Instructions string `json:"instructions"`
-	User         string `json:"user"`
+	Instructions         string  `json:"instructions"`
+	User                 string  `json:"user"`
+	PromptCacheKey       *string `json:"prompt_cache_key"`
+	PromptCacheRetention string  `json:"prompt_cache_retention"`
 }
 
 type rsItem struct {
@@ -59,6 +61,9 @@ func checkResponses(body []byte, allowStore bool) error {
 	}
 	if req.MaxOutputTokens != nil && *req.MaxOutputTokens < 16 {
 		return fail("max_output_tokens", OaMaxOutput)
+	}
+	if err := oaCacheFields(req.PromptCacheKey, req.PromptCacheRetention); err != nil {
+		return err
 	}
 	store := req.Store != nil && *req.Store
 	if store && !allowStore || req.Store == nil && !allowStore {
