@@ -91,12 +91,13 @@ func templateChanges(t Template) Changes {
 	return c
 }
 
-// CacheWarnings returns a warning (Diagnostic.Warning set) at every resolver that changes more
-// often than a resolver after it in the same chain: the request differs from that resolver on,
-// so a provider's prompt cache serves nothing after it, the stabler resolvers included. The
-// warning names the last stabler resolver after it and says what to do: move it after that
-// one, or declare its changes when it is stabler than its class (load_record, use). A persona
-// whose cache.ttl is none gets no warnings.
+// CacheWarnings returns one warning (Diagnostic.Warning set) per chain whose order defeats
+// the prompt cache: at the first resolver that changes more often than a resolver after it,
+// since the request differs from that resolver on and a provider's cache serves nothing after
+// it, the stabler resolvers included. The warning names the stablest later resolver and says
+// what to do: move that one before it (or this one after it), or declare this one's changes
+// when it is stabler than its class (load_record, use). A persona whose cache.ttl is none gets
+// no warnings.
 func CacheWarnings(p *Persona) []Diagnostic {
 	if p.Cache != nil && p.Cache.TTL.Value == "none" {
 		return nil
@@ -105,22 +106,23 @@ func CacheWarnings(p *Persona) []Diagnostic {
 	for _, chain := range [][]Resolver{p.MessageResolvers, p.ResponsibilityResolvers} {
 		for i, r := range chain {
 			c := r.Changes()
-			last := -1
+			later := -1
 			for j := i + 1; j < len(chain); j++ {
-				if chain[j].Changes().Stabler(c) {
-					last = j
+				if chain[j].Changes().Stabler(c) && (later < 0 || chain[j].Changes().Stabler(chain[later].Changes())) {
+					later = j
 				}
 			}
-			if last < 0 {
+			if later < 0 {
 				continue
 			}
-			later := chain[last]
-			msg := fmt.Sprintf("%s changes %s but comes before %s at line %d, which changes %s: every request differs from here on, so the prompt cache serves nothing after it; move it after line %d",
-				r.Kind, words(c), later.Kind, later.Pos.Line, words(later.Changes()), later.Pos.Line)
+			l := chain[later]
+			msg := fmt.Sprintf("%s changes %s but comes before %s at line %d, which changes %s: every request differs from here on, so the prompt cache serves nothing after it; move the entry at line %d before this one, or this one after it",
+				r.Kind, words(c), l.Kind, l.Pos.Line, words(l.Changes()), l.Pos.Line)
 			if r.Kind == KindLoadRecord || r.Kind == KindUse {
-				msg += fmt.Sprintf(", or declare changes: %s if its output is the same for every %s", later.Changes(), strings.TrimPrefix(string(later.Changes()), "per_"))
+				msg += fmt.Sprintf(", or declare changes: %s here if its output is the same for every %s", l.Changes(), strings.TrimPrefix(string(l.Changes()), "per_"))
 			}
 			out = append(out, Diagnostic{Pos: r.Pos, Message: msg, Warning: true})
+			break
 		}
 	}
 	return out
