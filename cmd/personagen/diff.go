@@ -66,7 +66,7 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "personagen diff: %v\n", err)
 		return diffTrouble
 	}
-	defer cleanupReview()
+	defer releaseReview()
 	_, modRoot, ok := gen.ImportPath(".")
 	if !ok {
 		fmt.Fprintln(stderr, "personagen diff: the working directory is not inside a Go module: run from the host's module, where the review program is built")

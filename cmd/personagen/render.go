@@ -45,7 +45,7 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !ok {
 		return code
 	}
-	defer cleanupReview()
+	defer releaseReview()
 	specs, diags := spec.LoadPaths(paths)
 	if len(diags) > 0 {
 		_ = writeText(stderr, diags)

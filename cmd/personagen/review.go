@@ -52,8 +52,17 @@ var reviewBuilds = struct {
 // reviewDirs are the temporary directories of the builds; cleanupReview removes them.
 var reviewDirs []string
 
-// cleanupReview removes the review builds' temporary directories (main calls it at exit; tests
-// call it after all tests).
+// keepReviewBuilds keeps the builds for the next command of the process (tests set it).
+var keepReviewBuilds bool
+
+// releaseReview removes the review builds at the end of a command, unless keepReviewBuilds.
+func releaseReview() {
+	if !keepReviewBuilds {
+		cleanupReview()
+	}
+}
+
+// cleanupReview removes the review builds' temporary directories.
 func cleanupReview() {
 	reviewBuilds.Lock()
 	defer reviewBuilds.Unlock()
@@ -87,7 +96,7 @@ func buildReview(ctx context.Context, modRoot string, sides []reviewSide, fixtur
 	vdir := virtualDir(modRoot)
 	sources := map[string][]byte{} // virtual path → content
 	for _, s := range sides {
-		files, _, err := gen.Generate(ctx, s.specs, gen.Options{Package: s.name, OutDir: filepath.Join(vdir, s.name), Root: s.root, LineBase: s.lineBase})
+		files, err := generateSide(ctx, s, filepath.Join(vdir, s.name))
 		if err != nil {
 			return "", err
 		}
@@ -146,6 +155,37 @@ func buildReview(ctx context.Context, modRoot string, sides []reviewSide, fixtur
 	}
 	reviewBuilds.bins[key] = bin
 	return bin, nil
+}
+
+// generated memoises generateSide by the specs' files and the options, for the life of the
+// process (the host's packages do not change under a running command or test binary).
+var generated = struct {
+	sync.Mutex
+	files map[string][]gen.File
+}{files: map[string][]gen.File{}}
+
+// generateSide generates a side's personas into the virtual package dir.
+func generateSide(ctx context.Context, s reviewSide, dir string) ([]gen.File, error) {
+	opts := gen.Options{Package: s.name, OutDir: dir, Root: s.root, LineBase: s.lineBase}
+	h := sha256.New()
+	fmt.Fprintf(h, "%+v\x00", opts)
+	for _, p := range s.specs {
+		b, _ := os.ReadFile(p.File)
+		fmt.Fprintf(h, "%s\x00%d\x00", p.File, len(b))
+		h.Write(b)
+	}
+	key := hex.EncodeToString(h.Sum(nil))
+	generated.Lock()
+	defer generated.Unlock()
+	if files, ok := generated.files[key]; ok {
+		return files, nil
+	}
+	files, _, err := gen.Generate(ctx, s.specs, opts)
+	if err != nil {
+		return nil, err
+	}
+	generated.files[key] = files
+	return files, nil
 }
 
 func mustRel(base, p string) string {

@@ -3,6 +3,8 @@ package review
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,8 +32,9 @@ type Rendering struct {
 	// Wire is "" for the provider-neutral transcript, else the adapter (provider name).
 	Wire string `json:"wire"`
 	// Text is what a review prints: the transcript (tools first, then the messages, with a line
-	// where each cache breakpoint ends its prefix), or the adapter's request body as indented
-	// JSON.
+	// where each cache breakpoint ends its prefix, and the data of images and documents shown
+	// as their size and SHA-256 prefix), or the adapter's request body as indented JSON (exact,
+	// base64 included).
 	Text string `json:"text"`
 	// Chars is the number of characters (runes) of Text; Tokens the estimate of the request's
 	// input tokens (Estimate).
@@ -144,7 +147,7 @@ func transcriptText(req *chat.Request, marks []chat.CacheBreakpoint, prefix []in
 		if k < len(marks) {
 			end = marks[k].End
 		}
-		b.WriteString(transcript.Print(req.Messages[start:end]))
+		b.WriteString(elideData(transcript.Print(req.Messages[start:end])))
 		if !strings.HasSuffix(b.String(), "\n") {
 			b.WriteByte('\n')
 		}
@@ -155,6 +158,37 @@ func transcriptText(req *chat.Request, marks []chat.CacheBreakpoint, prefix []in
 		start = end
 	}
 	return strings.TrimRight(b.String(), "\n") + "\n"
+}
+
+// elideData replaces the base64 data of every part line of a transcript by its size and the
+// start of its SHA-256, so a review shows that an attachment is there (and when it changed)
+// without pages of base64.
+func elideData(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		rest, ok := strings.CutPrefix(l, "part: ")
+		if !ok || !strings.Contains(rest, `"data":`) {
+			continue
+		}
+		var p map[string]any
+		if json.Unmarshal([]byte(rest), &p) != nil {
+			continue
+		}
+		data, _ := p["data"].(string)
+		raw, err := base64.StdEncoding.DecodeString(data)
+		if err != nil {
+			continue
+		}
+		sum := sha256.Sum256(raw)
+		p["data"] = fmt.Sprintf("[%d bytes, sha256 %x…]", len(raw), sum[:6])
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if enc.Encode(p) == nil {
+			lines[i] = "part: " + strings.TrimSuffix(b.String(), "\n")
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 func ttlWord(m chat.CacheBreakpoint) string {

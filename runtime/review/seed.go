@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/mail"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -107,7 +108,7 @@ func Seed(ctx context.Context, st *store.Store, p *runtime.Persona, f *Fixture) 
 			return nil, "", fmt.Errorf("%s: summary: %w", f.File, err)
 		}
 	}
-	return &runtime.Invocation{Persona: p, Inbound: &msg}, "reply to " + answer, nil
+	return &runtime.Invocation{Persona: p, Inbound: &msg}, "reply to " + filepath.Base(answer), nil
 }
 
 func indexOf(vs []Value, s string) int {
