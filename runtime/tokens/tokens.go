@@ -47,3 +47,15 @@ func Count(s string) int {
 	}
 	return len(enc.EncodeOrdinary(s))
 }
+
+// Encode returns the o200k_base token ids of s, as Count counts them.
+func Encode(s string) []int {
+	if s == "" {
+		return nil
+	}
+	once.Do(load)
+	if err != nil {
+		panic("tokens: the embedded " + Encoding + " encoding cannot be loaded: " + err.Error())
+	}
+	return enc.EncodeOrdinary(s)
+}

@@ -57,9 +57,11 @@ import (
 //	  O6 price      cache writes cost the input price; reads are discounted (0.1x on the gpt-5
 //	                family, the multiplier Multipliers uses)
 //
-// Tokens are counted with runtime/tokens (o200k_base) over each block's content as the wire
-// carries it (text, a tool's definition, a call's name and arguments), plus BlockTokens per
-// block for its framing; an image or a document counts MediaTokens.
+// Tokens are counted with runtime/tokens (o200k_base). An Anthropic block counts the tokens of
+// its content as the wire carries it (text, a tool's definition, a call's name and arguments)
+// plus BlockTokens for its framing; an image or a document counts MediaTokens. An OpenAI
+// prompt is the token stream of its blocks' canonical JSON (each followed by BlockTokens of
+// framing), so a prefix matches token by token, across message boundaries, as OpenAI's does.
 const (
 	// MaxBreakpoints is the Anthropic limit on cache_control markers per request (row A3).
 	MaxBreakpoints = 4
@@ -120,7 +122,8 @@ type Cache struct {
 
 	mu      sync.Mutex
 	entries map[[32]byte]time.Time
-	counts  map[string]int // token counts of block contents already counted
+	counts  map[string]int   // token counts of block contents already counted (Anthropic)
+	ids     map[string][]int // token ids of block contents already encoded (OpenAI)
 }
 
 // block is one unit of a request's prefix, in render order: its canonical content (the
@@ -166,7 +169,14 @@ func (c *Cache) Bill(body []byte) (Bill, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
-		c.entries, c.counts = map[[32]byte]time.Time{}, map[string]int{}
+		c.entries, c.counts, c.ids = map[[32]byte]time.Time{}, map[string]int{}, map[string][]int{}
+	}
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	if c.API != Anthropic {
+		return c.billOpenAI(seq, now()), nil
 	}
 	for i := range seq.blocks {
 		b := &seq.blocks[i]
@@ -178,14 +188,7 @@ func (c *Cache) Bill(body []byte) (Bill, error) {
 		}
 		b.tokens = n + BlockTokens
 	}
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
-	}
-	if c.API == Anthropic {
-		return c.billAnthropic(seq, now()), nil
-	}
-	return c.billOpenAI(seq, now()), nil
+	return c.billAnthropic(seq, now()), nil
 }
 
 // hashes returns the prefix hash after each block: hashes[i] identifies blocks[:i+1] of the
@@ -277,34 +280,52 @@ func (c *Cache) billAnthropic(seq *sequence, now time.Time) Bill {
 	return bill
 }
 
+// billOpenAI bills an OpenAI request: the prompt is the token stream of its blocks in order
+// (each block's content tokens, then BlockTokens of framing), cached at every length of 1024 +
+// 128k tokens; a request reads the longest cached length of its own stream (rows O1 to O4).
 func (c *Cache) billOpenAI(seq *sequence, now time.Time) Bill {
-	hs := seq.hashes()
-	cum := cumulative(seq.blocks)
 	ttl := 5 * time.Minute
 	if seq.extended {
 		ttl = 24 * time.Hour
 	}
+	var stream []int
+	for _, b := range seq.blocks {
+		k := string(b.key)
+		ids, ok := c.ids[k]
+		if !ok {
+			ids = tokens.Encode(k)
+			c.ids[k] = ids
+		}
+		stream = append(stream, ids...)
+		stream = append(stream, -1, -1, -1)
+	}
+	// lengths[i] is the hash of the stream's first OpenAIMinTokens + i*OpenAIIncrement tokens.
+	var lengths [][32]byte
+	h := sha256.New()
+	h.Write([]byte(seq.model + "\x00" + seq.route + "\x00"))
+	var buf [4]byte
+	for i, id := range stream {
+		buf = [4]byte{byte(id), byte(id >> 8), byte(id >> 16), byte(id >> 24)}
+		h.Write(buf[:])
+		if n := i + 1; n >= OpenAIMinTokens && (n-OpenAIMinTokens)%OpenAIIncrement == 0 {
+			var sum [32]byte
+			copy(sum[:], h.Sum(nil))
+			lengths = append(lengths, sum)
+		}
+	}
 	read := int64(0)
-	for j := len(seq.blocks) - 1; j >= 0; j-- {
-		if exp, ok := c.entries[hs[j]]; ok && now.Before(exp) {
-			read = int64(cum[j+1])
-			c.entries[hs[j]] = now.Add(ttl)
+	for i := len(lengths) - 1; i >= 0; i-- {
+		if exp, ok := c.entries[lengths[i]]; ok && now.Before(exp) {
+			read = int64(OpenAIMinTokens + i*OpenAIIncrement)
 			break
 		}
 	}
-	if read < OpenAIMinTokens {
-		read = 0
-	} else {
-		read = OpenAIMinTokens + (read-OpenAIMinTokens)/OpenAIIncrement*OpenAIIncrement
-	}
-	for j := range seq.blocks {
-		if cum[j+1] >= OpenAIMinTokens {
-			if exp, ok := c.entries[hs[j]]; !ok || exp.Before(now.Add(ttl)) {
-				c.entries[hs[j]] = now.Add(ttl)
-			}
+	for _, l := range lengths {
+		if exp, ok := c.entries[l]; !ok || exp.Before(now.Add(ttl)) {
+			c.entries[l] = now.Add(ttl)
 		}
 	}
-	total := int64(cum[len(cum)-1])
+	total := int64(len(stream))
 	p := Prices(c.API)
 	return Bill{Usage: chat.Usage{InputTokens: total, CacheReadTokens: read}, Cost: float64(total-read) + p.Read*float64(read)}
 }
