@@ -546,3 +546,69 @@ func routeOf(key string, bs []block) string {
 	sum := sha256.Sum256(bs[0].key)
 	return fmt.Sprintf("start:%x", sum[:8])
 }
+
+// CacheMarks reads back where a request body of api carries prompt-cache markers, as
+// providertest.Adapter.CacheMarks describes: per marker the text of its element (a tool's name
+// for a marked tool; the last block's text for Anthropic's top-level marker) and the
+// prompt_cache_key ("" on Anthropic).
+func CacheMarks(api API, body []byte) (key string, marks []string, err error) {
+	textOf := func(raw []byte) string {
+		var b struct {
+			Text string `json:"text"`
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(raw, &b) == nil {
+			if b.Text != "" {
+				return b.Text
+			}
+			return b.Name
+		}
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return s
+	}
+	if api == Anthropic {
+		seq, err := anthropicBlocks(body)
+		if err != nil {
+			return "", nil, err
+		}
+		for _, b := range seq.blocks {
+			if b.mark != nil {
+				marks = append(marks, textOf(b.key[strings.IndexByte(string(b.key), ':')+1:]))
+			}
+		}
+		if seq.auto != nil && len(seq.blocks) > 0 {
+			last := seq.blocks[len(seq.blocks)-1]
+			marks = append(marks, textOf(last.key[strings.IndexByte(string(last.key), ':')+1:]))
+		}
+		return "", marks, nil
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return "", nil, err
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if _, ok := x["prompt_cache_breakpoint"]; ok {
+				t, _ := x["text"].(string)
+				marks = append(marks, t)
+			}
+			for _, k := range []string{"messages", "input", "content", "output"} {
+				if e, ok := x[k]; ok {
+					walk(e)
+				}
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	if m, ok := v.(map[string]any); ok {
+		key, _ = m["prompt_cache_key"].(string)
+	}
+	return key, marks, nil
+}
