@@ -122,7 +122,7 @@ func FindFixtures(dir string) []string {
 // LoadFixture reads and checks the fixture at path: the YAML (unknown keys are problems), one
 // of mail, transcript and fire, every file it names readable (and every .eml parseable),
 // answer, rounds and summary naming files of mail, calls with an id, a name, an input that is
-// a JSON object. It returns the fixture, or nil with every problem found.
+// a JSON object. It returns the fixture, or nil with every problem found, in file order.
 func LoadFixture(path string) (*Fixture, []Problem) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -139,6 +139,10 @@ func LoadFixture(path string) (*Fixture, []Problem) {
 	}
 	l.top(doc.Content[0])
 	if len(l.problems) > 0 {
+		sort.SliceStable(l.problems, func(i, j int) bool {
+			a, b := l.problems[i], l.problems[j]
+			return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
+		})
 		return nil, l.problems
 	}
 	return f, nil
