@@ -69,7 +69,9 @@ func TestBuildRequestPlansTheCacheFromTheSteps(t *testing.T) {
 
 func TestBuildRequestPlansByOrder(t *testing.T) {
 	src, in := cacheThread(t, 1)
-	text := func(c Changes, s string) Step { return Step{Kind: "load_text", Changes: c, Resolver: &LoadText{Text: s}} }
+	text := func(c Changes, s string) Step {
+		return Step{Kind: "load_text", Changes: c, Resolver: &LoadText{Text: s}}
+	}
 	hist := Step{Kind: "thread_history", Changes: PerThread, Resolver: &ThreadHistory{Source: src}}
 	tests := []struct {
 		name  string

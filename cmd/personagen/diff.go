@@ -48,11 +48,12 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	persona := fs.String("persona", "", "compare only the fixtures of the persona `NAME`")
 	fixture := fs.String("fixture", "", "compare only the fixtures named `NAME`")
 	if code, ok := parseFlags(fs, args); !ok {
+		if code == exitUsage {
+			return diffTrouble
+		}
 		return code
 	}
-	if code, ok := checkPaths(fs, args, stderr); !ok {
-		return diffTrouble
-	} else if code != 0 {
+	if _, ok := checkPaths(fs, args, stderr); !ok {
 		return diffTrouble
 	}
 	switch *format {
