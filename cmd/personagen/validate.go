@@ -80,7 +80,11 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	} else {
 		_, diags = spec.LoadPaths(fs.Args())
 	}
-	if paths := fs.Args(); len(paths) > 0 {
+	paths := fs.Args()
+	if len(paths) == 0 {
+		paths = directivePaths()
+	}
+	if len(paths) > 0 {
 		specs, _ := spec.LoadPaths(paths)
 		diags = append(diags, checkFixtures(specs)...)
 		for _, p := range specs {
@@ -169,4 +173,21 @@ func looksLikePath(s string) bool {
 		return true
 	}
 	return strings.ContainsAny(s, `/\`) || strings.HasSuffix(s, ".yaml") || strings.HasSuffix(s, ".yml")
+}
+
+// directivePaths returns the spec paths of the //go:generate lines below the working directory
+// that run personagen generate (nil when there is none or one cannot be read: checkDiagnostics
+// reports that).
+func directivePaths() []string {
+	dirs, err := generateDirectives(".")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, d := range dirs {
+		if a, _, ok := genFlags("validate", d.args, io.Discard); ok {
+			out = append(out, a.paths...)
+		}
+	}
+	return out
 }

@@ -100,6 +100,9 @@ func Seed(ctx context.Context, st *store.Store, p *runtime.Persona, f *Fixture) 
 		return nil, "", fmt.Errorf("%s: no message of the thread is to be answered; name one with answer", f.File)
 	}
 	msg := stored[answer]
+	if msg.Direction != history.Inbound {
+		return nil, "", fmt.Errorf("%s: %s is the persona's own mail, not a message to answer; name an inbound message with answer", f.File, answer)
+	}
 	if f.Summary != nil {
 		through := stored[f.Summary.Through.Value]
 		text := f.Summary.Text

@@ -51,6 +51,9 @@ import (
 //	                of another start) find nothing
 //	  O4 retention  in-memory entries live 5 to 10 minutes of inactivity (this server: 5) and
 //	                at most 1 hour; prompt_cache_retention "24h" keeps them 24 hours
+//	                (gpt-5.6 and later also take explicit prompt_cache_breakpoint markers;
+//	                CheckChat and CheckResponses check them, and this server caches those
+//	                prompts as O1 says: the markers only add entries OpenAI would write anyway)
 //	  O5 usage      prompt_tokens_details.cached_tokens (Chat Completions),
 //	                input_tokens_details.cached_tokens (Responses); prompt_tokens and
 //	                input_tokens count cached tokens too
