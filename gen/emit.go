@@ -252,6 +252,14 @@ func (e *emitter) constructor(f *jen.File) {
 			body = append(body, box.Clone().Dot("DisableSubjectThreading").Op("=").True())
 		}
 	}
+	if c := fp.cache; c != nil {
+		switch c.TTL.Value {
+		case "1h":
+			body = append(body, jen.Id("p").Dot("Cache").Dot("TTL").Op("=").Qual("time", "Hour"))
+		case "none":
+			body = append(body, jen.Id("p").Dot("Cache").Dot("Off").Op("=").True())
+		}
+	}
 	if len(fp.messageChain) > 0 {
 		body = append(body, jen.Id("p").Dot("MessageChain").Op("=").Add(e.chain(fp.messageChain)))
 	}
@@ -531,9 +539,21 @@ func (e *emitter) chain(steps []stepPlan) jen.Code {
 			field("Kind", jen.Lit(string(st.kind))),
 			field("Pos", jen.Lit(e.posString(st.pos))),
 			field("Resolver", e.resolver(st)),
+			field("Changes", rt(changesConst(st.changes))),
 		})))
 	}
 	return rt("NewChain").Add(multi("(", ")", items))
+}
+
+// changesConst names the runtime constant of a step's class.
+func changesConst(c spec.Changes) string {
+	switch c {
+	case spec.PerPersona:
+		return "PerPersona"
+	case spec.PerThread:
+		return "PerThread"
+	}
+	return "PerMessage"
 }
 
 func roleCode(r spec.Role) jen.Code {
@@ -605,6 +625,9 @@ func (e *emitter) resolver(st stepPlan) jen.Code {
 		}
 		if th.ReplayResultLimit.Pos.IsValid() {
 			items = append(items, field("ReplayResultLimit", jen.Lit(int(th.ReplayResultLimit.Value))))
+		}
+		if th.Step.Value > 1 {
+			items = append(items, field("Step", jen.Lit(int(th.Step.Value))))
 		}
 		return jen.Op("&").Add(rt("ThreadHistory")).Values(items...)
 	case st.threadSummary != nil:

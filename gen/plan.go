@@ -53,6 +53,7 @@ type filePlan struct {
 	tools            []toolPlan
 	responsibilities []spec.Responsibility
 	mailbox          *spec.Mailbox
+	cache            *spec.Cache
 	messageChain     []stepPlan
 	responsibility   []stepPlan
 	usesHistory      bool
@@ -112,9 +113,10 @@ type envPlan struct {
 // stepPlan is one resolver of a chain. id names its helper funcs
 // (Message3 for the third reply step). Exactly one kind field is set.
 type stepPlan struct {
-	kind spec.ResolverKind
-	pos  spec.Pos
-	id   string
+	kind    spec.ResolverKind
+	pos     spec.Pos
+	id      string
+	changes spec.Changes // how often its output changes (runtime.Step.Changes)
 
 	loadFile       *pathPlan
 	loadText       *textPlan

@@ -70,62 +70,70 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 	p.MessageChain = runtime.NewChain(
 		runtime.Step{
 			Kind:     "load_file",
-			Pos:      "examples/support-agent.persona.yaml:36:5",
-			Resolver: &runtime.LoadFile{Path: "prompts/system.md", Files: opts.Files},
-		},
-		runtime.Step{
-			Kind:     "load_file",
-			Pos:      "examples/support-agent.persona.yaml:37:5",
-			Resolver: &runtime.LoadFile{Path: "prompts/security-policy.md", Files: opts.Files},
-		},
-		runtime.Step{
-			Kind:     "load_file",
-			Pos:      "examples/support-agent.persona.yaml:38:5",
-			Resolver: &runtime.LoadFile{PathFunc: supportAgentMessage3Path, Files: opts.Files},
-		},
-		runtime.Step{
-			Kind: "load_record",
-			Pos:  "examples/support-agent.persona.yaml:39:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line examples/support-agent.persona.yaml:40:13*/, env. /*line examples/support-agent.persona.yaml:40:14*/ AccountForSender /*line generated/support_agent.go:89:219*/ /*line examples/support-agent.persona.yaml:41:25*/, func(r /*line examples/support-agent.persona.yaml:41:26*/ host. /*line examples/support-agent.persona.yaml:41:26*/ Account) (string, error) {
-				return /*line examples/support-agent.persona.yaml:41:26*/ r. /*line examples/support-agent.persona.yaml:41:26*/ LLMText() /*line generated/support_agent.go:90:169*/, nil
-			} /*line generated/support_agent.go:91:47*/),
-		},
-		runtime.Step{
-			Kind:     "thread_summary",
 			Pos:      "examples/support-agent.persona.yaml:42:5",
-			Resolver: &runtime.ThreadSummary{Source: opts.History},
+			Resolver: &runtime.LoadFile{Path: "prompts/system.md", Files: opts.Files},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
-			Kind:     "thread_history",
+			Kind:     "load_file",
 			Pos:      "examples/support-agent.persona.yaml:43:5",
-			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: 30, ReplayResultLimit: 4000},
+			Resolver: &runtime.LoadFile{Path: "prompts/security-policy.md", Files: opts.Files},
+			Changes:  runtime.PerPersona,
+		},
+		runtime.Step{
+			Kind:     "load_file",
+			Pos:      "examples/support-agent.persona.yaml:44:5",
+			Resolver: &runtime.LoadFile{PathFunc: supportAgentMessage3Path, Files: opts.Files},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind: "use",
-			Pos:  "examples/support-agent.persona.yaml:44:5",
-			Resolver: /*line examples/support-agent.persona.yaml:45:16*/ &host. /*line examples/support-agent.persona.yaml:45:16*/ SupportPolicy{
-				/*line examples/support-agent.persona.yaml:47:8*/ FirstResponse:/*line examples/support-agent.persona.yaml:47:24*/ 4 * time.Hour, /*line generated/support_agent.go:107:178*/
-				/*line examples/support-agent.persona.yaml:48:8*/ EscalateAfter:/*line examples/support-agent.persona.yaml:48:24*/ 24 * time.Hour, /*line generated/support_agent.go:108:179*/
-				/*line examples/support-agent.persona.yaml:49:8*/ Languages: /*line examples/support-agent.persona.yaml:49:19*/ []string{
-					/*line examples/support-agent.persona.yaml:49:20*/ "en", /*line generated/support_agent.go:110:106*/
-					/*line examples/support-agent.persona.yaml:49:24*/ "de", /*line generated/support_agent.go:111:106*/
-					/*line examples/support-agent.persona.yaml:49:28*/ "fr", /*line generated/support_agent.go:112:106*/
-				}, /*line generated/support_agent.go:113:50*/
-				/*line examples/support-agent.persona.yaml:50:8*/ Tiers: /*line examples/support-agent.persona.yaml:51:10*/ map[string] /*line examples/support-agent.persona.yaml:51:10*/ host. /*line examples/support-agent.persona.yaml:51:10*/ TierPolicy{
-					/*line examples/support-agent.persona.yaml:51:10*/ "business": /*line examples/support-agent.persona.yaml:51:20*/ host. /*line examples/support-agent.persona.yaml:51:20*/ TierPolicy{
-						/*line examples/support-agent.persona.yaml:51:21*/ RefundLimitEUR:/*line examples/support-agent.persona.yaml:51:39*/ 500, /*line generated/support_agent.go:116:172*/
-						/*line examples/support-agent.persona.yaml:51:44*/ PhoneSupport:/*line examples/support-agent.persona.yaml:51:59*/ true, /*line generated/support_agent.go:117:171*/
-					}, /*line generated/support_agent.go:118:51*/
-					/*line examples/support-agent.persona.yaml:52:10*/ "team": /*line examples/support-agent.persona.yaml:52:16*/ host. /*line examples/support-agent.persona.yaml:52:16*/ TierPolicy{
-						/*line examples/support-agent.persona.yaml:52:17*/ RefundLimitEUR: /*line examples/support-agent.persona.yaml:52:35*/ 100, /*line generated/support_agent.go:120:173*/
-					}, /*line generated/support_agent.go:121:51*/
-				}, /*line generated/support_agent.go:122:50*/
-			}, /*line generated/support_agent.go:123:49*/
+			Pos:  "examples/support-agent.persona.yaml:46:5",
+			Resolver: /*line examples/support-agent.persona.yaml:47:16*/ &host. /*line examples/support-agent.persona.yaml:47:16*/ SupportPolicy{
+				/*line examples/support-agent.persona.yaml:50:8*/ FirstResponse:/*line examples/support-agent.persona.yaml:50:24*/ 4 * time.Hour, /*line generated/support_agent.go:93:177*/
+				/*line examples/support-agent.persona.yaml:51:8*/ EscalateAfter:/*line examples/support-agent.persona.yaml:51:24*/ 24 * time.Hour, /*line generated/support_agent.go:94:178*/
+				/*line examples/support-agent.persona.yaml:52:8*/ Languages: /*line examples/support-agent.persona.yaml:52:19*/ []string{
+					/*line examples/support-agent.persona.yaml:52:20*/ "en", /*line generated/support_agent.go:96:105*/
+					/*line examples/support-agent.persona.yaml:52:24*/ "de", /*line generated/support_agent.go:97:105*/
+					/*line examples/support-agent.persona.yaml:52:28*/ "fr", /*line generated/support_agent.go:98:105*/
+				}, /*line generated/support_agent.go:99:49*/
+				/*line examples/support-agent.persona.yaml:53:8*/ Tiers: /*line examples/support-agent.persona.yaml:54:10*/ map[string] /*line examples/support-agent.persona.yaml:54:10*/ host. /*line examples/support-agent.persona.yaml:54:10*/ TierPolicy{
+					/*line examples/support-agent.persona.yaml:54:10*/ "business": /*line examples/support-agent.persona.yaml:54:20*/ host. /*line examples/support-agent.persona.yaml:54:20*/ TierPolicy{
+						/*line examples/support-agent.persona.yaml:54:21*/ RefundLimitEUR:/*line examples/support-agent.persona.yaml:54:39*/ 500, /*line generated/support_agent.go:102:172*/
+						/*line examples/support-agent.persona.yaml:54:44*/ PhoneSupport:/*line examples/support-agent.persona.yaml:54:59*/ true, /*line generated/support_agent.go:103:171*/
+					}, /*line generated/support_agent.go:104:51*/
+					/*line examples/support-agent.persona.yaml:55:10*/ "team": /*line examples/support-agent.persona.yaml:55:16*/ host. /*line examples/support-agent.persona.yaml:55:16*/ TierPolicy{
+						/*line examples/support-agent.persona.yaml:55:17*/ RefundLimitEUR: /*line examples/support-agent.persona.yaml:55:35*/ 100, /*line generated/support_agent.go:106:173*/
+					}, /*line generated/support_agent.go:107:51*/
+				}, /*line generated/support_agent.go:108:50*/
+			}, /*line generated/support_agent.go:109:49*/
+			Changes: runtime.PerPersona,
+		},
+		runtime.Step{
+			Kind:     "thread_summary",
+			Pos:      "examples/support-agent.persona.yaml:56:5",
+			Resolver: &runtime.ThreadSummary{Source: opts.History},
+			Changes:  runtime.PerThread,
+		},
+		runtime.Step{
+			Kind:     "thread_history",
+			Pos:      "examples/support-agent.persona.yaml:59:5",
+			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: 30, ReplayResultLimit: 4000, Step: 10},
+			Changes:  runtime.PerThread,
+		},
+		runtime.Step{
+			Kind: "load_record",
+			Pos:  "examples/support-agent.persona.yaml:60:5",
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line examples/support-agent.persona.yaml:61:13*/, env. /*line examples/support-agent.persona.yaml:61:14*/ AccountForSender /*line generated/support_agent.go:127:220*/ /*line examples/support-agent.persona.yaml:62:25*/, func(r /*line examples/support-agent.persona.yaml:62:26*/ host. /*line examples/support-agent.persona.yaml:62:26*/ Account) (string, error) {
+				return /*line examples/support-agent.persona.yaml:62:26*/ r. /*line examples/support-agent.persona.yaml:62:26*/ LLMText() /*line generated/support_agent.go:128:170*/, nil
+			} /*line generated/support_agent.go:129:48*/),
+			Changes: runtime.PerMessage,
 		},
 		runtime.Step{
 			Kind:     "load_text",
-			Pos:      "examples/support-agent.persona.yaml:53:5",
+			Pos:      "examples/support-agent.persona.yaml:63:5",
 			Resolver: &runtime.LoadText{TextFunc: supportAgentMessage8Text},
+			Changes:  runtime.PerMessage,
 		},
 	)
 	return p, nil
@@ -162,18 +170,18 @@ const supportAgentEscalateTicketSchema = `{
   "additionalProperties": false
 }`
 
-// supportAgentMessage3Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (examples/support-agent.persona.yaml:38:23).
+// supportAgentMessage3Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (examples/support-agent.persona.yaml:44:23).
 func supportAgentMessage3Path(inv *runtime.Invocation) (string, error) {
 	if inv.Persona == nil {
-		return "", errors.New("template at examples/support-agent.persona.yaml:38:23: the invocation has no Persona")
+		return "", errors.New("template at examples/support-agent.persona.yaml:44:23: the invocation has no Persona")
 	}
 	return "personas/" + inv.Persona.Name + "/PERSONA.md", nil
 }
 
-// supportAgentMessage8Text renders the template "This message came from {{ .Inbound.From }} to {{ .Inbound.To }} on {{ .Inbound.Date }}, subject \"{{ .Inbound.Subject }}\". Reply to the sender only." (examples/support-agent.persona.yaml:54:13).
+// supportAgentMessage8Text renders the template "This message came from {{ .Inbound.From }} to {{ .Inbound.To }} on {{ .Inbound.Date }}, subject \"{{ .Inbound.Subject }}\". Reply to the sender only." (examples/support-agent.persona.yaml:64:13).
 func supportAgentMessage8Text(inv *runtime.Invocation) (string, error) {
 	if inv.Inbound == nil {
-		return "", errors.New("template at examples/support-agent.persona.yaml:54:13: the invocation has no Inbound message (a scheduled run)")
+		return "", errors.New("template at examples/support-agent.persona.yaml:64:13: the invocation has no Inbound message (a scheduled run)")
 	}
 	return "This message came from " + inv.Inbound.From + " to " + strings.Join(inv.Inbound.To, ", ") + " on " + runtime.FormatDate(inv.Inbound.Date) + ", subject \"" + inv.Inbound.Subject + "\". Reply to the sender only.", nil
 }

@@ -37,12 +37,14 @@ type Tool interface {
 // Persona is a compiled persona: its identity, model settings, tools, its two chains and its
 // responsibilities. Generated constructors return one; hosts may also build one by hand.
 // MessageChain runs for reply runs (an Invocation with Inbound), ResponsibilityChain for
-// scheduled runs (an Invocation with Responsibility). A Persona is read-only once built and safe
-// for concurrent use when its resolvers are.
+// scheduled runs (an Invocation with Responsibility). Cache holds its prompt-cache settings
+// (BuildRequest plans the cache from its chain's steps). A Persona is read-only once built and
+// safe for concurrent use when its resolvers are.
 type Persona struct {
 	Name                string
 	Description         string
 	Model               chat.ModelSettings
+	Cache               CacheSettings
 	Tools               []Tool
 	MessageChain        *Chain
 	ResponsibilityChain *Chain

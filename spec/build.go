@@ -108,6 +108,10 @@ func (b *personaBuilder) persona(t *tnode) *Persona {
 		p.Mailbox = b.mailbox(n, p.Name)
 	}
 	b.checkToolChains(p, t.get("message_resolvers") != nil, t.get("responsibility_resolvers") != nil)
+	if n := t.get("cache"); n != nil && n.kind == ValueMap {
+		p.Cache = &Cache{Pos: n.pos}
+		p.Cache.TTL, _ = str(n.get("ttl"))
+	}
 	return p
 }
 
@@ -314,6 +318,14 @@ func (b *personaBuilder) chain(t *tnode, name string, scope Scope) []Resolver {
 				continue
 			}
 			r.ThreadHistory = threadHistory(body)
+			if st := r.ThreadHistory.Step; st.Pos.IsValid() {
+				switch lim := r.ThreadHistory.Limit; {
+				case lim.State == LimitUnlimited:
+					b.errorf(st.Pos, "step needs a limit: with limit null the whole thread is replayed and there is no window to advance; remove step or set a limit")
+				case st.Value > int64(lim.Value):
+					b.errorf(st.Pos, "step %d is larger than the limit %d: the window's start advances in steps of at most the window's size; use a step from 1 to %d", st.Value, lim.Value, lim.Value)
+				}
+			}
 		case KindThreadSummary:
 			if summary != nil {
 				b.errorf(r.Pos, "%s has a second thread_summary (first at line %d)", name, summary.Pos.Line)
@@ -328,7 +340,7 @@ func (b *personaBuilder) chain(t *tnode, name string, scope Scope) []Resolver {
 			if res == nil {
 				continue
 			}
-			u := &Use{Pos: body.pos, Resolver: *res}
+			u := &Use{Pos: body.pos, Resolver: *res, Changes: changes(body)}
 			if w := body.get("with"); w != nil && w.kind == ValueMap {
 				v := toValue(w)
 				u.With = &v
@@ -365,7 +377,20 @@ func threadHistory(body *tnode) *ThreadHistory {
 	if v, ok := integer(body.get("replay_result_limit")); ok {
 		h.ReplayResultLimit = v
 	}
+	h.Step = Int{Value: 1}
+	if v, ok := integer(body.get("step")); ok {
+		h.Step = v
+	}
 	return h
+}
+
+// changes reads a load_record or use entry's changes key (the schema allows
+// its three values only); PerMessage when absent.
+func changes(body *tnode) ChangesValue {
+	if s, ok := str(body.get("changes")); ok {
+		return ChangesValue{Value: Changes(s.Value), Pos: s.Pos}
+	}
+	return ChangesValue{Value: PerMessage}
 }
 
 func (b *personaBuilder) loadRecord(body *tnode) (*LoadRecord, bool) {
@@ -383,7 +408,7 @@ func (b *personaBuilder) loadRecord(body *tnode) (*LoadRecord, bool) {
 		b.errorf(s.Pos, "loader %s is a method name, which needs env; set env or write import/path.%s", s.Value, s.Value)
 		return nil, false
 	}
-	lr := &LoadRecord{Pos: body.pos, Loader: loader, Role: b.role(body, KindLoadRecord)}
+	lr := &LoadRecord{Pos: body.pos, Loader: loader, Role: b.role(body, KindLoadRecord), Changes: changes(body)}
 	if sn := body.get("serialize"); sn != nil && sn.kind == ValueMap {
 		ser := &Serializer{Pos: sn.pos}
 		if m, ok := str(sn.get("method")); ok {

@@ -114,6 +114,8 @@ type Persona struct {
 	Responsibilities []Responsibility
 	// Mailbox is the persona's email identity; nil when the spec has no mailbox key.
 	Mailbox *Mailbox
+	// Cache holds the prompt-cache settings; nil when the spec has no cache key.
+	Cache *Cache
 }
 
 // GoName returns the persona's exported Go identifier (GoName(p.Name.Value)).
@@ -405,11 +407,15 @@ type LoadText struct {
 // resolver, seed 000; run by runtime.LoadRecord).
 // Loader is bare (a method of Env; requires env) or qualified (a package
 // function). Serialize is nil for the default (indented JSON).
+//
+// Changes is the entry's changes key: how often the loader's records change (PerMessage when
+// absent).
 type LoadRecord struct {
 	Pos       Pos
 	Loader    GoRef
 	Serialize *Serializer
 	Role      RoleValue
+	Changes   ChangesValue
 }
 
 // Serializer renders one record. Exactly one of Method (a bare method name
@@ -460,12 +466,15 @@ type Limit struct {
 // ThreadHistory replays the thread's earlier messages (protege's
 // ThreadHistory resolver, seed 000; run by runtime.ThreadHistory).
 // IncludeToolCalls defaults to true; ReplayResultLimit (characters) to
-// DefaultReplayResultLimit; defaults carry a zero Pos.
+// DefaultReplayResultLimit; Step (how many messages the window's start
+// advances at a time, runtime.ThreadHistory.Step) to 1; defaults carry a
+// zero Pos.
 type ThreadHistory struct {
 	Pos               Pos
 	Limit             Limit
 	IncludeToolCalls  Bool
 	ReplayResultLimit Int
+	Step              Int
 }
 
 // ThreadSummary emits the completed compaction summary, if any (silas's
@@ -478,11 +487,12 @@ type ThreadSummary struct {
 
 // Use runs a host resolver: a struct type (qualified GoRef) whose pointer
 // implements runtime.Resolver; With fills its fields (nil when absent, else
-// a ValueMap).
+// a ValueMap). Changes is its changes key (PerMessage when absent).
 type Use struct {
 	Pos      Pos
 	Resolver GoRef
 	With     *Value
+	Changes  ChangesValue
 }
 
 // Responsibility is a scheduled job of the persona.
@@ -566,11 +576,20 @@ type MapEntry struct {
 	Value Value
 }
 
-// Diagnostic is one error found in a spec: where, and what.
+// Diagnostic is one problem found in a spec: where, and what. Warning marks
+// a problem that does not stop generation (a resolver order that defeats
+// the prompt cache, see CacheWarnings); every other diagnostic is an error.
 type Diagnostic struct {
 	Pos     Pos
 	Message string
+	Warning bool
 }
 
-// String renders d as "file:line:col: message".
-func (d Diagnostic) String() string { return d.Pos.String() + ": " + d.Message }
+// String renders d as "file:line:col: message", or "file:line:col:
+// warning: message" for a warning.
+func (d Diagnostic) String() string {
+	if d.Warning {
+		return d.Pos.String() + ": warning: " + d.Message
+	}
+	return d.Pos.String() + ": " + d.Message
+}

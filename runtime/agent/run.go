@@ -48,11 +48,12 @@ type attempt struct {
 	view      *history.View
 	inv       *runtime.Invocation
 
-	base     []chat.Message // the chain's messages and the inbound turn
-	rounds   []chat.Message // the run's tool rounds so far, as the model reads them
-	turns    []store.Turn   // the run's recorded model calls
-	extra    chat.Usage     // usage of the compaction summaries this attempt asked for
-	answer   *chat.Message  // the final assistant message
+	base     []chat.Message  // the chain's messages and the inbound turn
+	cache    *chat.CachePlan // the chain's cache plan (its tail covers the rounds appended)
+	rounds   []chat.Message  // the run's tool rounds so far, as the model reads them
+	turns    []store.Turn    // the run's recorded model calls
+	extra    chat.Usage      // usage of the compaction summaries this attempt asked for
+	answer   *chat.Message   // the final assistant message
 	text     string
 	reply    *store.Message
 	finish   store.Finish
@@ -450,7 +451,7 @@ func (a *attempt) build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.base = req.Messages
+	a.base, a.cache = req.Messages, req.Cache
 	return nil
 }
 
@@ -548,7 +549,7 @@ func (a *attempt) generate(ctx context.Context) (*chat.Response, error) {
 	if err := ctx.Err(); err != nil { // a stopping attempt asks the model nothing more
 		return nil, err
 	}
-	resp, err := a.chat(ctx, &chat.Request{Model: a.p.Model, Messages: a.conversation(), Tools: a.defs})
+	resp, err := a.chat(ctx, &chat.Request{Model: a.p.Model, Messages: a.conversation(), Tools: a.defs, Cache: a.cache})
 	if err == nil || !errors.Is(err, chat.ErrContextWindow) {
 		return resp, modelErrorOrNil(ctx, err)
 	}
@@ -564,7 +565,7 @@ func (a *attempt) generate(ctx context.Context) (*chat.Response, error) {
 	case cerr != nil:
 		return nil, fmt.Errorf("agent: compacting the thread to fit the context window: %w", cerr)
 	}
-	resp, err = a.chat(ctx, &chat.Request{Model: a.p.Model, Messages: a.conversation(), Tools: a.defs})
+	resp, err = a.chat(ctx, &chat.Request{Model: a.p.Model, Messages: a.conversation(), Tools: a.defs, Cache: a.cache})
 	return resp, modelErrorOrNil(ctx, err)
 }
 

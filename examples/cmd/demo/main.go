@@ -73,6 +73,7 @@ func main() {
 	flag.StringVar(&cfg.model, "model", "", "the model: \"\" (scripted), anthropic, openai (Chat Completions) or openai-responses")
 	flag.StringVar(&cfg.modelName, "model-name", "", "the model name for -model (default: "+defaultNames()+")")
 	flag.StringVar(&cfg.outEML, "out-eml", "", "also write each sent reply, as rendered, to `DIR`/<Message-ID>.eml")
+	flag.BoolVar(&cfg.fake, "fake", false, "send every call through the real adapter of -model (default anthropic) to an in-process cache-honest fake API that answers with the scripted answers and bills them as the provider's prompt cache would")
 	flag.BoolVar(&cfg.eml, "eml", false, "ingest the .eml files named by the arguments, in order, and answer the last one to be answered")
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), usage)
@@ -94,6 +95,7 @@ type config struct {
 	modelName string
 	outEML    string
 	eml       bool
+	fake      bool
 	files     []string // the arguments: the .eml files with -eml
 	// now is the clock of an -eml run; nil means the real time. (The example thread runs on the
 	// demo's own fixed clock.)
@@ -130,6 +132,7 @@ type demo struct {
 	support  *runtime.Persona
 	research *runtime.Persona
 	model    chat.Model // nil: each run gets its own scripted model (scriptFor)
+	fake     *fakeRun   // with -fake: the fake API every run's scripted answers go through
 }
 
 func run(ctx context.Context, cfg config, w io.Writer) error {
@@ -139,9 +142,24 @@ func run(ctx context.Context, cfg config, w io.Writer) error {
 	if cfg.eml && len(cfg.files) == 0 {
 		return errors.New("-eml needs at least one .eml file after the flags")
 	}
+	var fake *fakeRun
+	if cfg.fake {
+		if cfg.model == "" {
+			cfg.model = provider.Anthropic
+		}
+		f, err := newFakeRun(cfg.model)
+		if err != nil {
+			return err
+		}
+		defer f.srv.Close()
+		fake = f
+	}
 	model, err := newModel(cfg)
 	if err != nil {
 		return err
+	}
+	if fake != nil {
+		model = nil // the scripted answers go through the fake (runner)
 	}
 	dsn := cfg.dsn
 	if dsn == "" {
@@ -163,7 +181,7 @@ func run(ctx context.Context, cfg config, w io.Writer) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 
-	env := host.SampleEnv()
+	env, _ := host.ExampleEnv(ctx)
 	opts := runtime.Options{Files: runtime.FSFiles(examples.Prompts), History: st}
 	support, err := generated.NewSupportAgent(env, opts)
 	if err != nil {
@@ -178,7 +196,7 @@ func run(ctx context.Context, cfg config, w io.Writer) error {
 			p.Model = settingsFor(cfg, p.Model)
 		}
 	}
-	d := &demo{cfg: cfg, st: st, clock: clock, env: env, support: support, research: research, model: model}
+	d := &demo{cfg: cfg, st: st, clock: clock, env: env, support: support, research: research, model: model, fake: fake}
 	if cfg.eml {
 		return d.runEML(ctx, w)
 	}
@@ -195,6 +213,9 @@ func (d *demo) runner(key string, answered *history.Message, persona *runtime.Pe
 	model := d.model
 	if model == nil {
 		model = scriptFor(key, answered, persona)
+	}
+	if d.fake != nil {
+		model = d.fake.through(model)
 	}
 	return &agent.Runner{Store: d.st, Model: model, Holder: "demo", Logger: slog.New(slog.DiscardHandler), Now: d.clock.Now}
 }

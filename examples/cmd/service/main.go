@@ -96,7 +96,10 @@ func run(c config, log *slog.Logger) error {
 	if err := st.Migrate(ctx); err != nil {
 		return err
 	}
-	env := host.SampleEnv()
+	env, err := host.ExampleEnv(ctx)
+	if err != nil {
+		return err
+	}
 	env.TicketFile = c.tickets
 	personas, err := generated.Personas(env, runtime.Options{Files: runtime.FSFiles(examples.Prompts), History: st})
 	if err != nil {

@@ -67,6 +67,7 @@ func NewToolRules(env /*line ok-tool-rules/spec.persona.yaml:3:5*/ *host. /*line
 			Kind:     "load_text",
 			Pos:      "ok-tool-rules/spec.persona.yaml:16:5",
 			Resolver: &runtime.LoadText{Text: "You answer customer email."},
+			Changes:  runtime.PerPersona,
 		},
 	)
 	p.ResponsibilityChain = runtime.NewChain(
@@ -74,6 +75,7 @@ func NewToolRules(env /*line ok-tool-rules/spec.persona.yaml:3:5*/ *host. /*line
 			Kind:     "load_text",
 			Pos:      "ok-tool-rules/spec.persona.yaml:18:5",
 			Resolver: &runtime.LoadText{Text: "Write the digest.", Role: chat.RoleUser},
+			Changes:  runtime.PerPersona,
 		},
 	)
 	return p, nil
