@@ -84,7 +84,13 @@ func TestApprovalCommandsListApproveAndDeny(t *testing.T) {
 					`  arguments {"order":"A-17","note":"\u001b[31mred\u001b[0m \u202egnp.exe \u2028end"}` + "\n" +
 					`  decoded   {"order":"A-17","note":"red"}` + "\n"
 			}
-			code, stdout, stderr := runCLI(t, "approvals")
+			code, stdout, stderr := runCLI(t, "runs", "-status", "waiting", "-json")
+			var runs []store.Run
+			if err := json.Unmarshal(stdout, &runs); code != exitOK || err != nil || len(runs) != 2 || runs[0].Status != store.RunWaiting ||
+				runs[0].Key != second || runs[1].Key != first {
+				t.Errorf("runs -status waiting: exit %d, %v, stderr %s\n%s", code, err, stderr, stdout)
+			}
+			code, stdout, stderr = runCLI(t, "approvals")
 			if want := block(list[0], "") + "\n" + block(list[1], ""); code != exitOK || string(stdout) != want {
 				t.Fatalf("approvals: exit %d, stderr %s\n got:\n%s\nwant:\n%s", code, stderr, stdout, want)
 			}
