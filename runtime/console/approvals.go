@@ -49,8 +49,9 @@ func Decide(ctx context.Context, st *store.Store, runKey, callID string, status 
 var approvalStatuses = []string{string(store.ApprovalWaiting), string(store.ApprovalApproved), string(store.ApprovalDenied),
 	string(store.ApprovalExpired), "all"}
 
-// approvalsLimit is how many approvals the approvals page lists at most: the most recently
-// requested.
+// approvalsLimit is how many decided approvals the approvals page lists at most: the most
+// recently requested. The waiting ones are listed all, so that the longest waiting, whose
+// deadline comes first, is never left off.
 const approvalsLimit = 100
 
 // approvalsData is the approvals page.
@@ -60,7 +61,8 @@ type approvalsData struct {
 	Run       string
 	Statuses  []string
 	Approvals []store.Approval
-	// Full is set when the list holds approvalsLimit approvals: older ones are not shown.
+	// Full is set when a list of decided approvals holds approvalsLimit: older ones are not
+	// shown.
 	Full  bool
 	Limit int
 }
@@ -75,7 +77,9 @@ func (c *Console) approvals(w http.ResponseWriter, r *http.Request) {
 	switch d.Status {
 	case "all":
 		aq.Status = ""
-	case string(store.ApprovalWaiting), string(store.ApprovalApproved), string(store.ApprovalDenied), string(store.ApprovalExpired):
+	case string(store.ApprovalWaiting):
+		aq.Limit = 0
+	case string(store.ApprovalApproved), string(store.ApprovalDenied), string(store.ApprovalExpired):
 	default:
 		c.fail(w, r, fmt.Errorf("%w: status=%q (want waiting, approved, denied, expired or all)", errBadRequest, d.Status))
 		return
@@ -90,7 +94,7 @@ func (c *Console) approvals(w http.ResponseWriter, r *http.Request) {
 		// waiting first.
 		slices.Reverse(list)
 	}
-	d.Approvals, d.Full = list, len(list) == approvalsLimit
+	d.Approvals, d.Full = list, aq.Limit > 0 && len(list) == aq.Limit
 	c.render(w, r, http.StatusOK, "approvals", d)
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html"
 	"log/slog"
 	"net/http"
@@ -403,5 +404,40 @@ func TestTheDeciderIsWhoSignedIn(t *testing.T) {
 		if err != nil || len(list) != 1 || list[0].DecidedBy != sign.want {
 			t.Errorf("signed in with %q: decided by %q, %v; want %q", sign.who, list[0].DecidedBy, err, sign.want)
 		}
+	}
+}
+
+// TestTheApprovalsPageListsEveryWaitingCall: every waiting call is listed, the longest waiting
+// first, however many wait; a list of every status stops at the 100 most recently requested,
+// the latest first, and says so.
+func TestTheApprovalsPageListsEveryWaitingCall(t *testing.T) {
+	st := openStore(t, "sqlite:"+t.TempDir()+"/store.db")
+	var keys []string
+	for i := range approvalsLimit + 1 {
+		keys = append(keys, waitingRun(t, st, fmt.Sprintf("t%03d", i), `{"order":"A-17"}`))
+	}
+	_, srv := newConsole(t, st)
+	c := client{t, srv}
+	runLink := regexp.MustCompile(`<dt>Run</dt><dd><a href="/run\?key=([^"]+)">`)
+	links := func(page string) []string {
+		var out []string
+		for _, m := range runLink.FindAllStringSubmatch(page, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	page := c.get("/approvals")
+	if got := links(page); len(got) != approvalsLimit+1 || got[0] != queryEscape(keys[0]) || got[approvalsLimit] != queryEscape(keys[approvalsLimit]) {
+		t.Errorf("the waiting list links %d runs, from %s to %s", len(got), got[0], got[len(got)-1])
+	}
+	if strings.Contains(page, "most recently requested are shown") {
+		t.Error("the waiting list says it is cut")
+	}
+	page = c.get("/approvals?status=all")
+	if got := links(page); len(got) != approvalsLimit || got[0] != queryEscape(keys[approvalsLimit]) || got[approvalsLimit-1] != queryEscape(keys[1]) {
+		t.Errorf("the list of all links %d runs, from %s to %s", len(got), got[0], got[len(got)-1])
+	}
+	if !strings.Contains(page, `<p class="quiet">The 100 most recently requested are shown; narrow the list by persona to see older ones.</p>`) {
+		t.Error("the list of all does not say it is cut")
 	}
 }
