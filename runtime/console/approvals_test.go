@@ -190,6 +190,13 @@ func TestApproveAndDenyFromTheConsoleResumeTheRun(t *testing.T) {
 		if n := strings.Count(page, `<button type="submit">Approve</button>`); n != 2 {
 			t.Errorf("%d Approve buttons, want 2", n)
 		}
+		thread := c.get("/thread?id=" + url.QueryEscape(deny.ThreadID))
+		if want := ` · <a href="/approvals?run=` + queryEscape(deny.RunKey) + `">decide its calls</a>`; !strings.Contains(thread, want) {
+			t.Errorf("the waiting run's thread lacks %q", want)
+		}
+		if page := c.get("/approvals?run=" + url.QueryEscape(deny.RunKey)); strings.Count(page, "<article") != 1 || !strings.Contains(page, `id="approval-`+itoa(deny.ID)+`"`) {
+			t.Errorf("the approvals of one run:\n%s", page)
+		}
 
 		loc := c.post("/approvals", "/approvals/approve", url.Values{"key": {approve.RunKey}, "call": {approve.CallID}, "note": {"within the limit"}})
 		if loc != "/approvals?done=approved" {
