@@ -1,20 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/user"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf16"
 
+	"github.com/personagen/personagen/runtime/console"
 	"github.com/personagen/personagen/runtime/store"
 )
 
@@ -110,21 +106,21 @@ func runApprovals(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 // writeApproval writes one approval as runApprovals lists it.
 func writeApproval(w io.Writer, a store.Approval) {
-	fmt.Fprintf(w, "%s %s  run %s  call %s\n", a.Status, safeText(a.ToolName), safeText(a.RunKey), safeText(a.CallID))
+	fmt.Fprintf(w, "%s %s  run %s  call %s\n", a.Status, console.Visible(a.ToolName), console.Visible(a.RunKey), console.Visible(a.CallID))
 	switch a.RunKind {
 	case store.RunReply:
 		fmt.Fprintf(w, "  persona %s, %s run answering message seq %d of thread %s (run %s)\n",
-			safeText(a.Persona), a.RunKind, a.MessageSeq, safeText(a.ThreadID), a.RunStatus)
+			console.Visible(a.Persona), a.RunKind, a.MessageSeq, console.Visible(a.ThreadID), a.RunStatus)
 	default:
 		fmt.Fprintf(w, "  persona %s, %s run of %s at %s (run %s)\n",
-			safeText(a.Persona), a.RunKind, safeText(a.Responsibility), a.FireAt.Format(time.RFC3339), a.RunStatus)
+			console.Visible(a.Persona), a.RunKind, console.Visible(a.Responsibility), a.FireAt.Format(time.RFC3339), a.RunStatus)
 	}
 	fmt.Fprintf(w, "  requested %s, expires %s (then: %s)\n", a.RequestedAt.Format(time.RFC3339), a.ExpiresAt.Format(time.RFC3339), a.OnTimeout)
 	switch a.Status {
 	case store.ApprovalApproved, store.ApprovalDenied:
-		fmt.Fprintf(w, "  %s by %s at %s", a.Status, safeText(a.DecidedBy), a.DecidedAt.Format(time.RFC3339))
+		fmt.Fprintf(w, "  %s by %s at %s", a.Status, console.Visible(a.DecidedBy), a.DecidedAt.Format(time.RFC3339))
 		if a.Note != "" {
-			fmt.Fprintf(w, ": %s", safeText(a.Note))
+			fmt.Fprintf(w, ": %s", console.Visible(a.Note))
 		}
 		fmt.Fprintln(w)
 	case store.ApprovalExpired:
@@ -133,9 +129,9 @@ func writeApproval(w io.Writer, a store.Approval) {
 	if !a.StartedAt.IsZero() {
 		fmt.Fprintf(w, "  started %s\n", a.StartedAt.Format(time.RFC3339))
 	}
-	fmt.Fprintf(w, "  arguments %s\n", safeJSON(a.Arguments))
+	fmt.Fprintf(w, "  arguments %s\n", console.VisibleJSON(a.Arguments))
 	if a.Input != "" {
-		fmt.Fprintf(w, "  decoded   %s\n", safeJSON(a.Input))
+		fmt.Fprintf(w, "  decoded   %s\n", console.VisibleJSON(a.Input))
 	}
 }
 
@@ -183,39 +179,6 @@ func printApprovalsJSON(stdout, stderr io.Writer, list []store.Approval) int {
 	return exitOK
 }
 
-// safeText is s with every control, format (bidi, zero-width) and line or paragraph separator
-// character written as a JSON \uXXXX escape (a surrogate pair above U+FFFF), so that text from a
-// model or an email cannot move the terminal's cursor, recolour it or reorder what it shows.
-func safeText(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == unicode.ReplacementChar || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) ||
-			unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r):
-			if r > 0xFFFF { // as JSON writes it: a surrogate pair
-				r1, r2 := utf16.EncodeRune(r)
-				fmt.Fprintf(&b, "\\u%04x\\u%04x", r1, r2)
-			} else {
-				fmt.Fprintf(&b, "\\u%04x", r)
-			}
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// safeJSON is a JSON text compacted (when it is valid JSON) and then escaped as safeText
-// escapes: a compacted JSON text has no raw control characters, so the escapes fall inside its
-// strings and the result is still the same JSON value.
-func safeJSON(s string) string {
-	var b bytes.Buffer
-	if err := json.Compact(&b, []byte(s)); err == nil {
-		s = b.String()
-	}
-	return safeText(s)
-}
-
 // runApprove approves a call: see decide.
 func runApprove(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return decide(ctx, "approve", store.ApprovalApproved, args, stdout, stderr)
@@ -228,11 +191,13 @@ func runDeny(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // decide records the decision status of -by (default: the user running the command) on the call
 // CALL_ID of the run RUN_KEY (as `personagen approvals` lists them), with -note, in the store
-// -dsn names (store.Decide): the run's work becomes available, and a service resumes the run on
-// any replica. Deciding again the same way changes nothing and succeeds; deciding the other way,
-// or after the call expired, fails. Exit codes: 0 when the call has the decision, 1 when it
-// cannot have it (another decision, expired, no such run or call, a finished run, a store
-// error), 2 for a bad command line.
+// -dsn names, by console.Decide (the web console's Approve and Deny buttons decide through it
+// too): the run's work becomes available, and a service resumes the run on any replica.
+// Deciding again the same way changes nothing and succeeds; deciding the other way, or after the
+// call expired, fails. Exit codes: 0 when the call has the decision, 1 when the store cannot be
+// opened, read or written, 2 for a bad command line (or a note too long), 3 for no such run or
+// call, 4 when the call cannot have the decision (decided the other way, expired, or its run
+// finished).
 func decide(ctx context.Context, name string, status store.ApprovalStatus, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet(name, "RUN_KEY CALL_ID", stderr)
 	open := openStoreFlag(fs, stderr)
@@ -265,24 +230,21 @@ func decide(ctx context.Context, name string, status store.ApprovalStatus, args 
 		return code
 	}
 	defer s.Close()
-	a, out, err := s.Decide(ctx, fs.Arg(0), fs.Arg(1), status, decider, *note)
+	a, out, err := console.Decide(ctx, s, fs.Arg(0), fs.Arg(1), status, console.Actor{By: decider, Reason: *note})
 	if err != nil {
-		fmt.Fprintf(stderr, "personagen %s: %s\n", name, safeText(err.Error()))
-		if errors.Is(err, store.ErrInvalid) {
-			return exitUsage
-		}
-		return exitFail
+		fmt.Fprintf(stderr, "personagen %s: %s\n", name, console.Visible(err.Error()))
+		return exitCode(err)
 	}
-	if out == store.AlreadyStored {
-		fmt.Fprintf(stdout, "call %s (%s) of run %s was already %s by %s at %s; nothing changed\n", safeText(a.CallID), safeText(a.ToolName),
-			safeText(a.RunKey), a.Status, safeText(a.DecidedBy), a.DecidedAt.Format(time.RFC3339))
+	if out == console.Already {
+		fmt.Fprintf(stdout, "call %s (%s) of run %s was already %s by %s at %s; nothing changed\n", console.Visible(a.CallID), console.Visible(a.ToolName),
+			console.Visible(a.RunKey), a.Status, console.Visible(a.DecidedBy), a.DecidedAt.Format(time.RFC3339))
 		return exitOK
 	}
 	then := "it runs when the run resumes"
 	if status == store.ApprovalDenied {
 		then = "it does not run; the model reads that it was denied, and why"
 	}
-	fmt.Fprintf(stdout, "%s call %s (%s) of run %s as %s: %s\n", a.Status, safeText(a.CallID), safeText(a.ToolName), safeText(a.RunKey),
-		safeText(a.DecidedBy), then)
+	fmt.Fprintf(stdout, "%s call %s (%s) of run %s as %s: %s\n", a.Status, console.Visible(a.CallID), console.Visible(a.ToolName), console.Visible(a.RunKey),
+		console.Visible(a.DecidedBy), then)
 	return exitOK
 }

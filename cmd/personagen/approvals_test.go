@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
-	"unicode"
 
 	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
@@ -86,7 +84,13 @@ func TestApprovalCommandsListApproveAndDeny(t *testing.T) {
 					`  arguments {"order":"A-17","note":"\u001b[31mred\u001b[0m \u202egnp.exe \u2028end"}` + "\n" +
 					`  decoded   {"order":"A-17","note":"red"}` + "\n"
 			}
-			code, stdout, stderr := runCLI(t, "approvals")
+			code, stdout, stderr := runCLI(t, "runs", "-status", "waiting", "-json")
+			var runs []store.Run
+			if err := json.Unmarshal(stdout, &runs); code != exitOK || err != nil || len(runs) != 2 || runs[0].Status != store.RunWaiting ||
+				runs[0].Key != second || runs[1].Key != first {
+				t.Errorf("runs -status waiting: exit %d, %v, stderr %s\n%s", code, err, stderr, stdout)
+			}
+			code, stdout, stderr = runCLI(t, "approvals")
 			if want := block(list[0], "") + "\n" + block(list[1], ""); code != exitOK || string(stdout) != want {
 				t.Fatalf("approvals: exit %d, stderr %s\n got:\n%s\nwant:\n%s", code, stderr, stdout, want)
 			}
@@ -104,7 +108,7 @@ func TestApprovalCommandsListApproveAndDeny(t *testing.T) {
 				t.Errorf("approve again: exit %d, stdout %q", code, stdout)
 			}
 			code, _, stderr = runCLI(t, "deny", "-by", "bob", first, "c2")
-			if code != exitFail || !strings.Contains(string(stderr), `it was approved by "ann@acme.example" at `) {
+			if code != exitRefused || !strings.Contains(string(stderr), `it was approved by "ann@acme.example" at `) {
 				t.Errorf("deny after the approval: exit %d, stderr %q", code, stderr)
 			}
 			code, stdout, _ = runCLI(t, "deny", "-by", "bob", "-note", "not eligible", second, "c2")
@@ -137,8 +141,8 @@ func TestApprovalCommandsListApproveAndDeny(t *testing.T) {
 	}
 }
 
-// TestApprovalCommandsRefuseBadCommandLines names the problem, with exit 2 for the command line
-// and 1 for a decision the store cannot record.
+// TestApprovalCommandsRefuseBadCommandLines names the problem, with exit 2 for the command line,
+// 3 for a run or call the store does not hold and 1 for a store that cannot be reached.
 func TestApprovalCommandsRefuseBadCommandLines(t *testing.T) {
 	ctx := context.Background()
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
@@ -163,8 +167,8 @@ func TestApprovalCommandsRefuseBadCommandLines(t *testing.T) {
 		{"an unknown format", dsn, []string{"approvals", "-format", "yaml"}, exitUsage, `-format "yaml": want text or json`},
 		{"arguments to approvals", dsn, []string{"approvals", "x"}, exitUsage, `unexpected arguments ["x"]`},
 		{"approve without the call", dsn, []string{"approve", key}, exitUsage, "want RUN_KEY and CALL_ID (see personagen approvals), got 1 arguments"},
-		{"an unknown run", dsn, []string{"approve", "-by", "ann", "reply:nope", "c2"}, exitFail, `run not found: key "reply:nope"`},
-		{"a call that needs no approval", dsn, []string{"deny", "-by", "ann", key, "c1"}, exitFail, "no call of the run waits or waited for approval under that id"},
+		{"an unknown run", dsn, []string{"approve", "-by", "ann", "reply:nope", "c2"}, exitNotFound, `run not found: key "reply:nope"`},
+		{"a call that needs no approval", dsn, []string{"deny", "-by", "ann", key, "c1"}, exitNotFound, "no call of the run waits or waited for approval under that id"},
 		{"a note too long", dsn, []string{"deny", "-by", "ann", "-note", strings.Repeat("x", store.MaxApprovalNoteBytes+1), key, "c2"}, exitUsage, "note has 4097 bytes (at most 4096)"},
 		{"an unreachable store", "", []string{"approve", "-dsn", "root@tcp(127.0.0.1:1)/x?timeout=1s", key, "c2"}, exitFail, "connect to mysql database"},
 	} {
@@ -179,48 +183,4 @@ func TestApprovalCommandsRefuseBadCommandLines(t *testing.T) {
 	if list, _ := st.Approvals(ctx, store.ApprovalQuery{Status: store.ApprovalWaiting}); len(list) != 1 {
 		t.Errorf("a refused command changed the approvals: %+v", list)
 	}
-}
-
-func TestSafeTextEscapesWhatATerminalWouldObey(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain text, ünïcode, 日本":   "plain text, ünïcode, 日本",
-		"\x1b[2J\x07bell\r":         `\u001b[2J\u0007bell\u000d`,
-		"\u202eright-to-left\u2066": `\u202eright-to-left\u2066`,
-		"zero\u200bwidth\ufeff":     `zero\u200bwidth\ufeff`,
-		"line\u2028para\u2029":      `line\u2028para\u2029`,
-		"\U000e0041 tag":            `\udb40\udc41 tag`,
-	} {
-		if got := safeText(in); got != want {
-			t.Errorf("safeText(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-// FuzzSafeJSON holds that what `personagen approvals` prints of a call's arguments has no
-// character a terminal obeys, and that arguments that are JSON stay the same JSON value.
-func FuzzSafeJSON(f *testing.F) {
-	for _, s := range []string{hostileArgs, `{"a":1}`, "plain \x1b[1m text", `{"s":"\u202e"}`, "{\"s\":\"\u2028\u200b\U000e0041\"}", `[1, "x"]`, "\xff\xfe"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		out := safeJSON(s)
-		for _, r := range out {
-			if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r) {
-				t.Fatalf("safeJSON(%q) = %q keeps %U", s, out, r)
-			}
-		}
-		if !json.Valid([]byte(s)) {
-			return
-		}
-		var want, got any
-		if err := json.Unmarshal([]byte(s), &want); err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal([]byte(out), &got); err != nil {
-			t.Fatalf("safeJSON(%q) = %q is not JSON: %v", s, out, err)
-		}
-		if !reflect.DeepEqual(want, got) {
-			t.Fatalf("safeJSON(%q) = %q decodes to %v, want %v", s, out, got, want)
-		}
-	})
 }

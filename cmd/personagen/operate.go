@@ -83,9 +83,15 @@ func (f storeFlags) open(ctx context.Context, name string, stderr io.Writer) (*s
 	return st, exitOK
 }
 
-// exitFor prints err for command name and returns its exit code.
+// exitFor prints err for command name and returns its exit code (exitCode).
 func exitFor(name string, err error, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "personagen %s: %v\n", name, err)
+	return exitCode(err)
+}
+
+// exitCode is the exit code of a store command that failed with err: exitNotFound, exitRefused,
+// exitUsage for the store's ErrInvalid, else exitFail.
+func exitCode(err error) int {
 	switch {
 	case errors.Is(err, console.ErrNotFound), errors.Is(err, store.ErrRunNotFound), errors.Is(err, store.ErrMessageNotFound):
 		return exitNotFound

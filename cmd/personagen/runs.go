@@ -26,7 +26,7 @@ func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("runs", "", stderr)
 	sf := addStoreFlags(fs, true)
 	persona := fs.String("persona", "", "only this persona's runs")
-	status := fs.String("status", "", "only runs of this status: running, succeeded, failed, skipped, abandoned")
+	status := fs.String("status", "", "only runs of this status: running, waiting, succeeded, failed, skipped, abandoned")
 	class := fs.String("class", "", "only runs of this failure class (host_error, request_refused, …)")
 	kind := fs.String("kind", "", "only reply or scheduled runs")
 	since := fs.String("since", "", "only runs started since: an age (24h, 7d) or an RFC 3339 time")

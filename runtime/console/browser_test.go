@@ -286,6 +286,70 @@ func TestBrowserFindReadRetryAFailedRun(t *testing.T) {
 	}
 }
 
+// TestBrowserApproveAWaitingRefund: a refund waits for approval under a running service; from
+// the overview's card to the approvals page, a note and the Approve button; the service resumes
+// the run and runs the refund once; the run page then shows the call run and the decision.
+// The approvals page as screenshots, also at 360 px, where nothing is wider than the screen.
+func TestBrowserApproveAWaitingRefund(t *testing.T) {
+	ctx, tr := tab(t)
+	st := openStore(t, "sqlite:"+filepath.Join(t.TempDir(), "store.db"))
+	d := newDesk()
+	sender := &memSender{}
+	svc := startService(t, st, d, sender)
+	bg := context.Background()
+	if _, err := svc.Deliver(bg, bytes.NewReader(email("r1@cust.example", "Order A-17 arrived broken", "Hello,\n\nplease refund order A-17.\n\nAnn")), service.Envelope{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the run to wait for approval", func() bool {
+		runs, _ := st.ListRuns(bg, store.RunFilter{Status: store.RunWaiting})
+		return len(runs) == 1
+	})
+	_, srv := newConsole(t, st)
+	do(t, ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("h1")))
+	if got := run(t, ctx, chromedp.Text(chromedp.CSS(`a.card[href$="/approvals"]`))); got != "1\ncall waiting for approval" {
+		t.Errorf("the approvals card reads %q", got)
+	}
+	do(t, ctx, chromedp.Click(chromedp.CSS(`a.card[href$="/approvals"]`)), chromedp.WaitVisible(chromedp.CSS("article.approval")))
+	if got := run(t, ctx, chromedp.Text(chromedp.CSS("article.approval .head"))); got != "refund waiting call c1" {
+		t.Errorf("the approval's head reads %q", got)
+	}
+	if got := run(t, ctx, chromedp.Text(chromedp.CSS("article.approval pre.args"))); got != "{\n  \"order\": \"A-17\"\n}" {
+		t.Errorf("the arguments read %q", got)
+	}
+	screenshot(t, ctx, "approvals")
+	do(t, ctx, chromedp.EmulateViewport(360, 800), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("article.approval")))
+	if w := run(t, ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 360 {
+		t.Errorf("at 360 px the approvals page is %d px wide", w)
+	}
+	screenshot(t, ctx, "approvals-360")
+	do(t, ctx, chromedp.EmulateViewport(1280, 900), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("article.approval")))
+	do(t, ctx, chromedp.SendKeys(chromedp.CSS(`form[action$="/approvals/approve"] input[name=note]`), "within the refund limit"),
+		chromedp.Click(chromedp.CSS(`form[action$="/approvals/approve"] button`)), chromedp.WaitVisible(chromedp.CSS("p.flash")))
+	if got := run(t, ctx, chromedp.Text(chromedp.CSS("p.flash"))); got != flashes["approved"] {
+		t.Errorf("after the approval the page says %q", got)
+	}
+	key := onlyRun(t, st).Key
+	waitFor(t, "the service to resume the run and send its reply", func() bool {
+		r, _ := st.Run(bg, key)
+		return r.Status == store.RunSucceeded && sender.count() == 1
+	})
+	if n := d.refunds.Load(); n != 1 {
+		t.Errorf("%d refunds, want 1", n)
+	}
+	do(t, ctx, chromedp.Navigate(srv.URL+"/run?key="+url.QueryEscape(key)), chromedp.WaitVisible(chromedp.CSS("h1.key")))
+	if got := run(t, ctx, chromedp.Text(chromedp.CSS("article.approval dl.facts"))); !strings.Contains(got, "approved by ada at ") ||
+		!strings.Contains(got, "within the refund limit") {
+		t.Errorf("the run page's approval reads %q", got)
+	}
+	if got := run(t, ctx, chromedp.Text(chromedp.CSS("details.call summary"))); got != "refund ok" {
+		t.Errorf("the run page's call reads %q", got)
+	}
+	screenshot(t, ctx, "run-approved")
+	if f := tr.foreign(srv.URL); len(f) > 0 {
+		t.Errorf("the browser asked other hosts for %q", f)
+	}
+}
+
 // seedFire records a responsibility's trail: one fire succeeded, one failed, one missed.
 func seedFire(t *testing.T, st *store.Store) {
 	t.Helper()
@@ -363,6 +427,7 @@ func TestBrowserRunsNoHostileContent(t *testing.T) {
 	}
 	m := in.Deliveries[0].Message
 	seedHostileRun(t, st, m.ThreadID, m.Seq)
+	approvalsRun := seedHostileApprovals(t, st)
 	_, srv := newConsole(t, st)
 	summary, err := st.ThreadSummaryOf(bg, m.ThreadID)
 	if err != nil {
@@ -370,7 +435,8 @@ func TestBrowserRunsNoHostileContent(t *testing.T) {
 	}
 	runKey := "reply:support/" + m.MessageID
 	pages := []string{"/", "/threads", "/thread?id=" + url.QueryEscape(summary.ThreadID), "/run?key=" + url.QueryEscape(runKey),
-		"/runs", "/runs?status=failed", "/outbox", "/actions", "/fires"}
+		"/runs", "/runs?status=failed", "/runs?status=waiting", "/outbox", "/actions", "/fires", "/approvals", "/approvals?status=all",
+		"/run?key=" + url.QueryEscape(approvalsRun)}
 	for _, p := range pages {
 		do(t, ctx, chromedp.Navigate(srv.URL+p), chromedp.WaitVisible(chromedp.CSS("main h1")))
 		// Open every fold, so that folded content is rendered too.
@@ -397,9 +463,101 @@ func TestBrowserRunsNoHostileContent(t *testing.T) {
 		}
 	}
 	screenshot(t, ctx, "hostile-thread")
+
+	// The arguments and the notes on the approvals page are text, their hidden characters
+	// marked escapes; the Deny button of the call whose id is a payload decides that call, with
+	// a note made of the payloads, which then reads as text too.
+	do(t, ctx, chromedp.Navigate(srv.URL+"/approvals"), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	shown = run(t, ctx, chromedp.Text(chromedp.CSS("div.approvals")))
+	for _, p := range []string{payloads[0], payloads[13], `javascript:window.__pwned_bare=1`, `\u202e`, `\u2066`, `\u001b[31m`} {
+		if !strings.Contains(shown, p) {
+			t.Errorf("the approvals page does not show %q as text", p)
+		}
+	}
+	if strings.ContainsAny(shown, "\u202e\u2066\x1b") {
+		t.Error("a bidi or control character reached the approvals page")
+	}
+	if n := run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('div.approvals .ctl').length`)); n != 8 {
+		t.Errorf("%d hidden characters are marked on the approvals page, want 8", n)
+	}
+	screenshot(t, ctx, "hostile-approvals")
+	note := all(payloads) + " \u202e"
+	deny := `form[action$="/approvals/deny"]:has(input[name=call][value="` + strings.ReplaceAll(payloads[13], `"`, `\"`) + `"])`
+	do(t, ctx, chromedp.SetValue(chromedp.CSS(deny+` textarea[name=note]`), note),
+		chromedp.Click(chromedp.CSS(deny+` button`)), chromedp.WaitVisible(chromedp.CSS("p.flash")))
+	if got := run(t, ctx, chromedp.Text(chromedp.CSS("p.flash"))); got != flashes["denied"] {
+		t.Errorf("after the denial the page says %q", got)
+	}
+	decided, err := st.Approvals(bg, store.ApprovalQuery{Status: store.ApprovalDenied, RunKey: approvalsRun})
+	if err != nil || len(decided) != 2 {
+		t.Fatalf("denied approvals = %+v, %v", decided, err)
+	}
+	if a := decided[1]; a.CallID != payloads[13] || a.DecidedBy != "ada" || a.Note != note {
+		t.Errorf("the denial = call %q by %q, note %q", a.CallID, a.DecidedBy, a.Note)
+	}
+	do(t, ctx, chromedp.Navigate(srv.URL+"/approvals?status=denied"), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	if flags := run(t, ctx, chromedp.Evaluate[[]string](`Object.keys(window).filter(k => k.startsWith('__pwned'))`)); len(flags) > 0 {
+		t.Errorf("the denied approvals: payloads ran: %v", flags)
+	}
+	notes := run(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('pre.notetext')].map(p => p.textContent)`))
+	// The latest requested first: the call denied here, then the one denied before.
+	if len(notes) != 2 || notes[0] != strings.ReplaceAll(note, "\u202e", `\u202e`) {
+		t.Errorf("the notes read %q", notes)
+	}
 	if f := tr.foreign(srv.URL); len(f) > 0 {
 		t.Errorf("the browser asked other hosts for %q", f)
 	}
+}
+
+// rawJSON is v as JSON with <, > and & as they are (as a model writes them), not escaped.
+func rawJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSpace(b.Bytes())
+}
+
+// all is the payloads joined by spaces.
+func all(list []string) string { return strings.Join(list, " ") }
+
+// seedHostileApprovals records a scheduled run of a persona and a responsibility named by
+// payloads, waiting for approval of three calls whose arguments and decoded inputs are made of
+// the payloads and hidden characters (a right-to-left override, an isolate, a terminal
+// escape): one already denied by a decider named by a payload, with a note of the payloads and
+// hidden characters; one whose call id is a payload; one whose tool name is. It returns the
+// run's key.
+func seedHostileApprovals(t *testing.T, st *store.Store) string {
+	t.Helper()
+	ctx := context.Background()
+	hostile := all(payloads) + " \u202eexe.pdf\u2066 \x1b[31mred"
+	key := "scheduled:" + payloads[0]
+	r, _, err := st.StartRun(ctx, store.NewRun{Key: key, Kind: store.RunScheduled, Persona: payloads[4], Responsibility: payloads[2],
+		FireAt: time.Date(2026, 3, 2, 7, 0, 0, 0, time.UTC), Holder: "w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, input := rawJSON(t, map[string]string{"query": hostile}), rawJSON(t, map[string]any{"query": hostile, "names": payloads})
+	calls := []chat.ToolCall{{ID: "call-1", Name: "issue_refund", Input: args}, {ID: payloads[13], Name: "issue_refund", Input: args},
+		{ID: "call-3", Name: payloads[5], Input: args}}
+	var reqs []store.ApprovalRequest
+	for i := range calls {
+		reqs = append(reqs, store.ApprovalRequest{Position: i, Input: input})
+	}
+	if _, err := st.StartTurn(ctx, "w1", store.Turn{RunID: r.ID, Text: hostile, ToolCalls: calls, StopReason: "tool_use", Model: "m",
+		ApprovalRequests: reqs}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.Deny(ctx, key, "call-1", payloads[1], hostile); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.WaitRun(ctx, key, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	return key
 }
 
 // TestBrowserNeedsCredentialsAndTheCSRFToken: a tab without credentials gets 401; a form
@@ -471,7 +629,7 @@ func seedHostileRun(t *testing.T, st *store.Store, thread string, seq int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, _ := json.Marshal(map[string]string{"query": all})
+	args := rawJSON(t, map[string]string{"query": all})
 	call := chat.ToolCall{ID: "call-1", Name: "lookup_order", Input: args}
 	if _, err := st.StartTurn(ctx, "w1", store.Turn{RunID: r.ID, TurnIndex: 0, Text: all, ToolCalls: []chat.ToolCall{call}, StopReason: "tool_use", Model: "m"}); err != nil {
 		t.Fatal(err)

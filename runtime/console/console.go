@@ -90,18 +90,21 @@ func New(cfg Config) (*Console, error) {
 	c.static = http.StripPrefix(c.prefix+"/static/", http.FileServerFS(sub))
 	c.mux = http.NewServeMux()
 	for path, h := range map[string]http.HandlerFunc{
-		"GET /{$}":            c.overview,
-		"GET /threads":        c.threads,
-		"GET /thread":         c.thread,
-		"GET /runs":           c.runs,
-		"GET /run":            c.run,
-		"GET /fires":          c.fires,
-		"GET /outbox":         c.outbox,
-		"GET /actions":        c.actions,
-		"POST /run/retry":     c.postRetry,
-		"POST /run/abandon":   c.postAbandon,
-		"POST /fires/run":     c.postFireRun,
-		"POST /outbox/resend": c.postResend,
+		"GET /{$}":                c.overview,
+		"GET /threads":            c.threads,
+		"GET /thread":             c.thread,
+		"GET /runs":               c.runs,
+		"GET /run":                c.run,
+		"GET /fires":              c.fires,
+		"GET /outbox":             c.outbox,
+		"GET /actions":            c.actions,
+		"GET /approvals":          c.approvals,
+		"POST /run/retry":         c.postRetry,
+		"POST /run/abandon":       c.postAbandon,
+		"POST /fires/run":         c.postFireRun,
+		"POST /outbox/resend":     c.postResend,
+		"POST /approvals/approve": c.postApprove,
+		"POST /approvals/deny":    c.postDeny,
 	} {
 		method, p, _ := strings.Cut(path, " ")
 		c.mux.HandleFunc(method+" "+c.prefix+p, h)

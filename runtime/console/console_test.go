@@ -216,6 +216,31 @@ func TestTheConsoleIsLockedDown(t *testing.T) {
 	if acts, _ := st.OperatorActions(context.Background(), "", 0); len(acts) != 0 {
 		t.Errorf("a refused POST acted: %+v", acts)
 	}
+	key := waitingRun(t, st, "t1", `{"order":"A-17"}`)
+	for _, path := range []string{"/approvals/approve", "/approvals/deny"} {
+		decision := url.Values{"key": {key}, "call": {"c2"}, "note": {"ok"}}
+		if res, _ := c.do("POST", path, decision, true); res.StatusCode != http.StatusForbidden {
+			t.Errorf("POST %s without a CSRF token: %s, want 403", path, res.Status)
+		}
+		decision.Set("csrf", testAuth.csrfToken("eve"))
+		if res, _ := c.do("POST", path, decision, true); res.StatusCode != http.StatusForbidden {
+			t.Errorf("POST %s with another user's token: %s, want 403", path, res.Status)
+		}
+		decision.Set("csrf", testAuth.csrfToken("ada"))
+		req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader(decision.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		req.SetBasicAuth(testAuth.User, testAuth.Password)
+		if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusForbidden {
+			t.Errorf("a cross-site POST %s: %v, %v; want 403", path, res.Status, err)
+		}
+		if res, _ := c.do("POST", path, decision, false); res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("POST %s without credentials: %s, want 401", path, res.Status)
+		}
+	}
+	if list, _ := st.Approvals(context.Background(), store.ApprovalQuery{Status: store.ApprovalWaiting}); len(list) != 1 {
+		t.Errorf("a refused POST decided: %+v", list)
+	}
 	// The right token acts (the reply is waiting already, so nothing is recorded).
 	if res, _ := c.do("POST", "/outbox/resend", form, true); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("POST with the token: %s, want 303", res.Status)

@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ import (
 	"github.com/personagen/personagen/runtime/service"
 	"github.com/personagen/personagen/runtime/store"
 	"github.com/personagen/personagen/runtime/store/storetest"
+	"github.com/personagen/personagen/runtime/tool"
 )
 
 // testAuth is the credentials of the test consoles.
@@ -31,20 +33,27 @@ var testAuth = Auth{User: "ada", Password: "correct horse battery"}
 // eachDB runs f on a fresh migrated store of each database.
 func eachDB(t *testing.T, f func(t *testing.T, st *store.Store)) {
 	t.Helper()
+	eachDSN(t, func(t *testing.T, dsn string) { f(t, openStore(t, dsn)) })
+}
+
+// eachDSN runs f with the DSN of a fresh database of each kind (migrated once openStore opened
+// it).
+func eachDSN(t *testing.T, f func(t *testing.T, dsn string)) {
+	t.Helper()
 	for _, name := range []string{"sqlite", "mysql"} {
 		t.Run(name, func(t *testing.T) {
 			dsn := "sqlite:" + filepath.Join(t.TempDir(), "store.db")
 			if name == "mysql" {
 				dsn = storetest.MySQL(t)
 			}
-			f(t, openStore(t, dsn))
+			f(t, dsn)
 		})
 	}
 }
 
-func openStore(t testing.TB, dsn string) *store.Store {
+func openStore(t testing.TB, dsn string, opts ...store.Option) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), dsn)
+	st, err := store.Open(context.Background(), dsn, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,24 +66,54 @@ func openStore(t testing.TB, dsn string) *store.Store {
 
 // desk is the test host's support persona and its model: the model answers every message,
 // except that while refusing is set it refuses the request (status 400: the run fails for
-// good, class request_refused).
+// good, class request_refused). A message that asks for a refund gets a call of the refund
+// tool (which needs a person's approval) for order A-17 instead, and the model's answer to a
+// tool's result is "Done: " and the result.
 type desk struct {
 	persona  *runtime.Persona
 	refusing atomic.Bool
 	calls    atomic.Int64
+	refunds  atomic.Int64
+}
+
+// refundInput is the refund tool's input.
+type refundInput struct {
+	Order string `json:"order"`
 }
 
 func newDesk() *desk {
-	p := &runtime.Persona{Name: "support", Description: "Answers customer email.",
+	d := &desk{}
+	refund := tool.Must(tool.New(tool.Def{
+		Name: "refund", Description: "Refund an order.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"order":{"type":"string"}},"required":["order"]}`),
+	}, func(ctx context.Context, inv *runtime.Invocation, in refundInput) (string, error) {
+		d.refunds.Add(1)
+		return "refunded " + in.Order, nil
+	}))
+	p := &runtime.Persona{Name: "support", Description: "Answers customer email.", Tools: []runtime.Tool{refund},
+		ToolRules:    map[string]runtime.ToolRule{"refund": {Approval: &runtime.ApprovalRule{}}},
 		MessageChain: runtime.NewChain(runtime.Step{Kind: "load_text", Resolver: &runtime.LoadText{Text: "You answer customer email.", Role: chat.RoleSystem}})}
 	p.Mailbox.Address, p.Mailbox.Name = "support@acme.example", "Acme Support"
-	return &desk{persona: p}
+	d.persona = p
+	return d
 }
 
 func (d *desk) Generate(ctx context.Context, req *chat.Request) (*chat.Response, error) {
-	d.calls.Add(1)
+	n := d.calls.Add(1)
 	if d.refusing.Load() {
 		return nil, &chat.CallError{Provider: "test", StatusCode: 400, Err: errors.New("invalid x-api-key")}
+	}
+	switch last := req.Messages[len(req.Messages)-1]; {
+	case last.Role == chat.RoleTool:
+		return &chat.Response{Message: chat.AssistantMessage("Done: " + last.Text), StopReason: chat.StopEndTurn,
+			Usage: chat.Usage{InputTokens: 1300, OutputTokens: 20}}, nil
+	case strings.Contains(strings.ToLower(last.Text), "refund"):
+		call, err := chat.NewToolCall(fmt.Sprintf("c%d", n), "refund", map[string]string{"order": "A-17"})
+		if err != nil {
+			return nil, err
+		}
+		return &chat.Response{Message: chat.AssistantMessage("", call), StopReason: chat.StopToolUse,
+			Usage: chat.Usage{InputTokens: 1250, OutputTokens: 15}}, nil
 	}
 	return &chat.Response{Message: chat.AssistantMessage("Your invoice INV-2025-0117 is paid.\n\nAcme Support"), StopReason: chat.StopEndTurn,
 		Usage: chat.Usage{InputTokens: 1200, OutputTokens: 40, CacheReadTokens: 800}}, nil

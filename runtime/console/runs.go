@@ -15,7 +15,8 @@ import (
 // retryable returns nil when Retry applies to r as it stands, else the reason it does not
 // (wrapping ErrRefused): a run that failed or was abandoned is retried, and so is a fire that
 // was skipped; a reply run that was skipped answered a message not to be answered, a running
-// run is being worked on (or waits to be resumed), and a run that succeeded is done.
+// run is being worked on (or waits to be resumed), a waiting run waits for decisions on its
+// calls, and a run that succeeded is done.
 func retryable(r store.Run) error {
 	switch {
 	case r.Status == store.RunFailed, r.Status == store.RunAbandoned:
@@ -26,6 +27,8 @@ func retryable(r store.Run) error {
 		return fmt.Errorf("%w: run %q was skipped (%s): its message is not to be answered", ErrRefused, r.Key, r.Reason)
 	case r.Status == store.RunRunning:
 		return fmt.Errorf("%w: run %q is running (a worker works on it, or resumes it once its lease ends)", ErrRefused, r.Key)
+	case r.Status == store.RunWaiting:
+		return fmt.Errorf("%w: run %q waits for approval: decide its calls (the approvals page, personagen approve or deny); a service resumes it then", ErrRefused, r.Key)
 	}
 	return fmt.Errorf("%w: run %q succeeded; a succeeded run is not run again", ErrRefused, r.Key)
 }
@@ -40,9 +43,10 @@ func retryable(r store.Run) error {
 // Done when the run was reopened; Already when it was reopened before and waits to be resumed
 // (the message is made pending again all the same, which a repeated request needs when the
 // first one stopped between the two writes). Errors: ErrNotFound (wrapped); ErrRefused
-// (wrapped) for a run that succeeded, is running under a worker's lease, is a skipped reply
-// run (its message is not to be answered), or whose thread or responsibility has another run
-// running (a *store.BusyError follows in the chain); the store's (wrapped).
+// (wrapped) for a run that succeeded, is running under a worker's lease, waits for approval
+// (decide its calls instead), is a skipped reply run (its message is not to be answered), or
+// whose thread or responsibility has another run running (a *store.BusyError follows in the
+// chain); the store's (wrapped).
 func Retry(ctx context.Context, st *store.Store, key string, a Actor) (Outcome, error) {
 	run, err := st.Run(ctx, key)
 	if err != nil {
@@ -147,22 +151,24 @@ func RunFire(ctx context.Context, st *store.Store, persona, responsibility strin
 
 func (c *Console) postRetry(w http.ResponseWriter, r *http.Request) {
 	key := r.PostFormValue("key")
-	out, err := Retry(r.Context(), c.st, key, actor(r))
+	a := actor(r)
+	out, err := Retry(r.Context(), c.st, key, a)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	c.done(w, r, "/run", url.Values{"key": {key}}, "retried", out)
+	c.done(w, r, a, "/run", url.Values{"key": {key}}, "retried", out)
 }
 
 func (c *Console) postAbandon(w http.ResponseWriter, r *http.Request) {
 	key := r.PostFormValue("key")
-	out, err := Abandon(r.Context(), c.st, key, actor(r))
+	a := actor(r)
+	out, err := Abandon(r.Context(), c.st, key, a)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	c.done(w, r, "/run", url.Values{"key": {key}}, "abandoned", out)
+	c.done(w, r, a, "/run", url.Values{"key": {key}}, "abandoned", out)
 }
 
 func (c *Console) postFireRun(w http.ResponseWriter, r *http.Request) {
@@ -171,10 +177,11 @@ func (c *Console) postFireRun(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, fmt.Errorf("%w: fire instant %q is not an RFC 3339 time (2026-03-06T08:00:00Z)", errBadRequest, r.PostFormValue("at")))
 		return
 	}
-	key, out, err := RunFire(r.Context(), c.st, r.PostFormValue("persona"), r.PostFormValue("responsibility"), at, actor(r))
+	a := actor(r)
+	key, out, err := RunFire(r.Context(), c.st, r.PostFormValue("persona"), r.PostFormValue("responsibility"), at, a)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	c.done(w, r, "/run", url.Values{"key": {key}}, "fired", out)
+	c.done(w, r, a, "/run", url.Values{"key": {key}}, "fired", out)
 }

@@ -16,7 +16,7 @@ import (
 
 // pageNames are the console's pages: each is templates/<name>.html with the layout and the
 // partials.
-var pageNames = []string{"overview", "threads", "thread", "runs", "run", "fires", "outbox", "actions", "error"}
+var pageNames = []string{"overview", "threads", "thread", "runs", "run", "fires", "outbox", "actions", "approvals", "error"}
 
 // parseTemplates parses every page with the layout and the partials.
 func parseTemplates(funcs template.FuncMap) (map[string]*template.Template, error) {
@@ -38,6 +38,8 @@ var flashes = map[string]string{
 	"abandoned": "The run is abandoned.",
 	"fired":     "The fire is marked to run: a running service's scheduler runs it.",
 	"resent":    "The reply is back in the outbox: a running service's sender sends it.",
+	"approved":  "The call is approved: it runs once when a running service resumes the run.",
+	"denied":    "The call is denied: it does not run, and the model reads that a person denied it and the reason.",
 	"already":   "Nothing to do: it already stood so.",
 }
 
@@ -71,10 +73,15 @@ func (c *Console) funcs() template.FuncMap {
 			}
 			return fmt.Sprintf("%d bytes", n)
 		},
-		"pretty":    pretty,
-		"indoubt":   func(result string) bool { return strings.HasPrefix(result, agent.OutcomeUnknown) },
-		"callstate": callState,
-		"retryable": func(r store.Run) bool { return retryable(r) == nil },
+		"indoubt":     func(result string) bool { return strings.HasPrefix(result, agent.OutcomeUnknown) },
+		"callstate":   callState,
+		"approvalfor": approvalFor,
+		"decidable":   decidable,
+		"visible":     segments,
+		"until":       func(t time.Time) string { return until(t.Sub(c.now())) },
+		"ontimeout":   onTimeout,
+		"waited":      func(a store.Approval) string { return span(a.Timeout()) },
+		"retryable":   func(r store.Run) bool { return retryable(r) == nil },
 		"flash": func(code string) string {
 			if f, ok := flashes[code]; ok {
 				return f
@@ -105,9 +112,16 @@ func pretty(s string) string {
 
 // callState is how the run page labels a call: "ok", "failed", "outcome unknown" (reported to
 // the model as such after a crash), "settled" (its outcome is recorded, its round is not yet)
-// or "no outcome" (started, nothing recorded).
-func callState(c store.CallTrace) string {
+// or "no outcome" (started, nothing recorded); a call that needs approval (a non-nil a) and has
+// not been started reads as its approval stands: "waiting for approval", "approved" (it runs
+// when the run resumes), "denied" or "expired".
+func callState(c store.CallTrace, a *store.Approval) string {
 	switch {
+	case c.State == store.CallUnsettled && a != nil && a.StartedAt.IsZero():
+		if a.Status == store.ApprovalWaiting {
+			return "waiting for approval"
+		}
+		return string(a.Status)
 	case c.State == store.CallUnsettled:
 		return "no outcome"
 	case strings.HasPrefix(c.Result.Content, agent.OutcomeUnknown):
@@ -118,4 +132,52 @@ func callState(c store.CallTrace) string {
 		return "settled"
 	}
 	return "ok"
+}
+
+// onTimeout says what a's deadline does (or did), as the approvals page words it.
+func onTimeout(a store.Approval) string {
+	if a.OnTimeout == runtime.TimeoutApprove {
+		return "the call runs as if approved"
+	}
+	return "the call is denied: it does not run"
+}
+
+// until words the time left before a deadline d from now: "in 2 days 5 hours", "in 3 hours 20
+// minutes", "in 12 minutes", "in less than a minute"; "passed" for none left.
+func until(d time.Duration) string {
+	if d <= 0 {
+		return "passed"
+	}
+	if d < time.Minute {
+		return "in less than a minute"
+	}
+	return "in " + span(d)
+}
+
+// span words a duration to the minute, in its two largest units: "3 days", "2 days 5 hours",
+// "36 minutes".
+func span(d time.Duration) string {
+	days, hours, minutes := int64(d/(24*time.Hour)), int64(d%(24*time.Hour)/time.Hour), int64(d%time.Hour/time.Minute)
+	unit := func(n int64, name string) string {
+		if n == 1 {
+			return "1 " + name
+		}
+		return strconv.FormatInt(n, 10) + " " + name + "s"
+	}
+	var parts []string
+	switch {
+	case days > 0:
+		parts = append(parts, unit(days, "day"))
+		if hours > 0 {
+			parts = append(parts, unit(hours, "hour"))
+		}
+	case hours > 0:
+		parts = append(parts, unit(hours, "hour"))
+		if minutes > 0 {
+			parts = append(parts, unit(minutes, "minute"))
+		}
+	default:
+		parts = append(parts, unit(minutes, "minute"))
+	}
+	return strings.Join(parts, " ")
 }

@@ -37,6 +37,7 @@ func actor(r *http.Request) Actor {
 type overviewData struct {
 	Pending      store.PendingCounts
 	Running      int64
+	Approvals    int64
 	Outbox       store.OutboxCounts
 	FailedToday  int64
 	RunsChart    chart
@@ -54,6 +55,10 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if d.Running, err = c.st.CountRunning(ctx); err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	if d.Approvals, err = c.st.CountWaitingApprovals(ctx); err != nil {
 		c.fail(w, r, err)
 		return
 	}
@@ -257,6 +262,9 @@ type runData struct {
 	Resendable  bool
 	Live        bool
 	Actions     []store.OperatorAction
+	// Approvals are the run's calls that wait or waited for approval, in the order of its
+	// turns.
+	Approvals []store.Approval
 }
 
 func (c *Console) run(w http.ResponseWriter, r *http.Request) {
@@ -273,6 +281,9 @@ func (c *Console) run(w http.ResponseWriter, r *http.Request) {
 	now := c.now()
 	d := runData{Timeline: tl, Retryable: retryable(tl.Run) == nil, Live: tl.Run.Lease.Live(now)}
 	d.Abandonable = tl.Run.Status == store.RunRunning && !d.Live
+	for _, t := range tl.Turns {
+		d.Approvals = append(d.Approvals, t.Approvals...)
+	}
 	if tl.ReplyState != nil && tl.ReplyState.Status != store.OutboxUnsent {
 		d.Resendable = true
 	}
@@ -338,10 +349,10 @@ func (c *Console) actions(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, http.StatusOK, "actions", list)
 }
 
-// done redirects (303) to the page at path (with the console's prefix) after an action,
+// done redirects (303) to the page at path (with the console's prefix) after a's action,
 // telling it what happened.
-func (c *Console) done(w http.ResponseWriter, r *http.Request, path string, q url.Values, what string, out Outcome) {
-	c.log.Info("console: action", "action", what, "by", actor(r).By, "reason", actor(r).Reason, "outcome", out, "target", q.Encode())
+func (c *Console) done(w http.ResponseWriter, r *http.Request, a Actor, path string, q url.Values, what string, out Outcome) {
+	c.log.Info("console: action", "action", what, "by", a.By, "reason", a.Reason, "outcome", out, "target", q.Encode())
 	if out == Already {
 		what = "already"
 	}
@@ -355,15 +366,16 @@ func (c *Console) postResend(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, fmt.Errorf("%w: seq=%q is not a reply's seq", errBadRequest, r.PostFormValue("seq")))
 		return
 	}
-	out, err := Resend(r.Context(), c.st, seq, actor(r))
+	a := actor(r)
+	out, err := Resend(r.Context(), c.st, seq, a)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
 	back := r.PostFormValue("back")
 	if back == "run" {
-		c.done(w, r, "/run", url.Values{"key": {r.PostFormValue("key")}}, "resent", out)
+		c.done(w, r, a, "/run", url.Values{"key": {r.PostFormValue("key")}}, "resent", out)
 		return
 	}
-	c.done(w, r, "/outbox", url.Values{}, "resent", out)
+	c.done(w, r, a, "/outbox", url.Values{}, "resent", out)
 }

@@ -717,6 +717,27 @@ func (s *Store) Approvals(ctx context.Context, q ApprovalQuery) ([]Approval, err
 	return out, nil
 }
 
+// CountWaitingApprovals counts the calls that can still be decided, as Approvals with Status
+// ApprovalWaiting selects them: undecided, before their deadline by the store's clock, of runs
+// that are running or waiting. One query, through the index of approvals by status and
+// deadline. Errors: ErrInvalid (wrapped) for a bad store clock; the database's (wrapped).
+func (s *Store) CountWaitingApprovals(ctx context.Context) (int64, error) {
+	now, err := s.clock()
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	if err := s.db.GetContext(ctx, &n, s.dialect.rebind(`SELECT COUNT(*) FROM `+s.dialect.indexed("run_approvals a", indexApprovalsStatus)+`
+		`+s.dialect.joinInOrder()+` runs r ON r.id = a.run_id WHERE a.status = 'waiting' AND a.expires_at > ? AND r.status IN ('running', 'waiting')`),
+		s.dialect.timeArg(now)); err != nil {
+		return 0, fmt.Errorf("store: count the calls waiting for approval: %w", err)
+	}
+	return n, nil
+}
+
+// indexApprovalsStatus is the index of approvals by status and deadline.
+const indexApprovalsStatus = "run_approvals_status"
+
 // ClaimApprovalNotice claims the longest-due notification of a waiting call of the named
 // personas, for a host's notification hook: its notice is due when the call was recorded, and
 // the claim makes it due again at now + lease (so a notifier that died is replaced then). ok is

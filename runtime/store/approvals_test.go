@@ -500,3 +500,36 @@ func TestDueWaitsReadsOnlyWaitingRuns(t *testing.T) {
 		}
 	})
 }
+
+// TestCountWaitingApprovalsCountsWhatCanStillBeDecided: the count is Approvals' waiting list's
+// length: a decided call and one past its deadline drop out; ListRuns lists the waiting runs
+// by their status.
+func TestCountWaitingApprovalsCountsWhatCanStillBeDecided(t *testing.T) {
+	clock := newTestClock()
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		count := func(want int64) {
+			t.Helper()
+			n, err := s.CountWaitingApprovals(ctx)
+			list, lerr := s.Approvals(ctx, ApprovalQuery{Status: ApprovalWaiting})
+			if err != nil || lerr != nil || n != want || int64(len(list)) != want {
+				t.Errorf("CountWaitingApprovals = %d, %v; Approvals lists %d, %v; want %d", n, err, len(list), lerr, want)
+			}
+		}
+		count(0)
+		first, _ := waitingReply(t, s, "t1", 0, "")
+		waitingReply(t, s, "t2", 48*time.Hour, "")
+		waitingReply(t, s, "t3", 0, "")
+		count(3)
+		if _, _, err := s.Deny(ctx, first.Key, "c2", "ann", "no"); err != nil {
+			t.Fatal(err)
+		}
+		count(2)
+		runs, err := s.ListRuns(ctx, RunFilter{Status: RunWaiting})
+		if err != nil || len(runs) != 3 {
+			t.Errorf("ListRuns of the waiting runs = %d runs, %v; want 3 (a decided run waits until it is resumed)", len(runs), err)
+		}
+		clock.Advance(48*time.Hour + time.Microsecond)
+		count(1)
+	}, WithClock(clock.Now))
+}

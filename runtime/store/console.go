@@ -502,7 +502,7 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 }
 
 // RunStatuses lists every run status, in the order of their declaration.
-var RunStatuses = []RunStatus{RunRunning, RunSucceeded, RunFailed, RunSkipped, RunAbandoned}
+var RunStatuses = []RunStatus{RunRunning, RunWaiting, RunSucceeded, RunFailed, RunSkipped, RunAbandoned}
 
 // CallState says what is known of one tool call of a run's timeline.
 type CallState string
