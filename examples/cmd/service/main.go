@@ -48,6 +48,7 @@ type config struct {
 	dsn, health, console, holder, tickets, logFormat string
 	modelLatency, toolLatency, grace                 time.Duration
 	outage                                           int64
+	noSchedule                                       bool
 }
 
 func main() {
@@ -74,6 +75,7 @@ func main() {
 	flag.DurationVar(&c.toolLatency, "tool-latency", 0, "delay every tool call by `D`, after it did its work")
 	flag.DurationVar(&c.grace, "grace", service.DefaultShutdownGrace, "on a stop, let runs in flight finish for `D`")
 	flag.Int64Var(&c.outage, "model-outage", 0, "fail the first `N` model calls (status 529, transient)")
+	flag.BoolVar(&c.noSchedule, "no-schedule", false, "fire no responsibilities from this process (another replica does)")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if c.logFormat == "json" {
@@ -111,7 +113,7 @@ func run(c config, log *slog.Logger) error {
 		return err
 	}
 	model := &deskModel{latency: c.modelLatency, outage: c.outage}
-	svc, err := service.New(service.Config{Store: st, Personas: personas, Holder: c.holder, Logger: log, ShutdownGrace: c.grace,
+	svc, err := service.New(service.Config{Store: st, Personas: personas, Holder: c.holder, Logger: log, ShutdownGrace: c.grace, NoSchedule: c.noSchedule,
 		Models:    service.Models{ByProvider: map[string]chat.Model{"anthropic": model, "openai": model, "openai-responses": model}},
 		Receivers: receivers, Sender: sender})
 	if err != nil {
