@@ -24,18 +24,7 @@ func init() {
 // it names, or prints why not: exitUsage without a DSN, exitFail when the store cannot be opened.
 func openStoreFlag(fs *flag.FlagSet, stderr io.Writer) func(ctx context.Context) (*store.Store, int) {
 	dsn := fs.String("dsn", os.Getenv(dsnEnv), "the store: mysql://user:pass@tcp(host:3306)/db, user:pass@tcp(host:3306)/db, sqlite:path, file:path or path.db (default $"+dsnEnv+")")
-	return func(ctx context.Context) (*store.Store, int) {
-		if *dsn == "" {
-			fmt.Fprintf(stderr, "personagen %s: no database: pass -dsn or set %s\n", fs.Name(), dsnEnv)
-			return nil, exitUsage
-		}
-		s, err := store.Open(ctx, *dsn)
-		if err != nil {
-			fmt.Fprintf(stderr, "personagen %s: %v\n", fs.Name(), err)
-			return nil, exitFail
-		}
-		return s, exitOK
-	}
+	return func(ctx context.Context) (*store.Store, int) { return openStore(ctx, fs.Name(), *dsn, stderr) }
 }
 
 // runApprovals lists the approvals of the store -dsn names: by default the calls that wait for a
@@ -53,8 +42,12 @@ func runApprovals(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	runKey := fs.String("run", "", "only the approvals of this run (its key)")
 	limit := fs.Int("limit", 100, "the newest N approvals (0 for all)")
 	format := fs.String("format", "text", "text or json")
+	asJSON := fs.Bool("json", false, "print a JSON array (as -format json, like every other listing)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if *asJSON {
+		*format = "json"
 	}
 	q := store.ApprovalQuery{Status: store.ApprovalStatus(*status), Persona: *persona, RunKey: *runKey, Limit: *limit}
 	switch {

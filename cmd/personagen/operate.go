@@ -68,16 +68,28 @@ func (a actionFlags) actor(name string, stderr io.Writer) (console.Actor, bool) 
 	return console.Actor{By: *a.by, Reason: *a.reason}, true
 }
 
-// openFor opens the store f names for command name; it prints the problem and returns an
-// exit code when it cannot.
+// open opens the store f names for command name; it prints the problem and returns an exit
+// code when it cannot (openStore).
 func (f storeFlags) open(ctx context.Context, name string, stderr io.Writer) (*store.Store, int) {
-	if *f.dsn == "" {
+	return openStore(ctx, name, *f.dsn, stderr)
+}
+
+// openStore opens the store dsn names for command name, refusing one that is not migrated
+// (a mistyped SQLite path makes an empty file): it prints the problem, naming what to do, and
+// returns exitUsage without a DSN, exitFail when the store cannot be opened or is not migrated.
+func openStore(ctx context.Context, name, dsn string, stderr io.Writer) (*store.Store, int) {
+	if dsn == "" {
 		fmt.Fprintf(stderr, "personagen %s: no database: pass -dsn or set %s\n", name, dsnEnv)
 		return nil, exitUsage
 	}
-	st, err := store.Open(ctx, *f.dsn)
+	st, err := store.Open(ctx, dsn)
 	if err != nil {
 		fmt.Fprintf(stderr, "personagen %s: %v\n", name, err)
+		return nil, exitFail
+	}
+	if err := st.Ready(ctx); err != nil {
+		st.Close()
+		fmt.Fprintf(stderr, "personagen %s: %v (is -dsn the service's store? a new one needs personagen migrate -dsn %q)\n", name, err, store.RedactDSN(dsn))
 		return nil, exitFail
 	}
 	return st, exitOK

@@ -100,7 +100,7 @@ func TestStoreCommands(t *testing.T) {
 		{name: "a bad class", args: []string{"runs", "-class", "oops"}, code: exitUsage, stderr: "failure class \"oops\""},
 		{name: "a bad since", args: []string{"runs", "-since", "yesterday"}, code: exitUsage, stderr: "neither an age"},
 		{name: "a run's timeline", args: []string{"run", "reply:q2"}, stdout: []string{"run reply:q2", "reply run of support: succeeded, attempt 1",
-			"answers message 2 of thread support/t2: Login", "reply 3 (r2@acme.example): failed after 1 attempts 550 5.1.1 no such user"}},
+			"answers message 2 of thread support/t2: Login", "reply 3 (r2@acme.example): failed after 1 attempt (last error: 550 5.1.1 no such user)"}},
 		{name: "fires", args: []string{"fires"}, stdout: []string{"research", "daily", "2026-03-01T07:00:00Z", "failed (host_error)"}},
 		{name: "outbox", args: []string{"outbox"}, stdout: []string{"SEQ", "3", "failed", "550 5.1.1 no such user"}},
 		{name: "retry without a reason", args: []string{"retry", "reply:q1"}, code: exitUsage, stderr: "say why with -reason"},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/agent"
+	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/console"
 	"github.com/personagen/personagen/runtime/store"
 )
@@ -114,22 +115,45 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if r.Reason != "" {
 		fmt.Fprintf(stdout, "reason: %s\n", indent(clean(r.Reason))[2:])
 	}
-	u := r.Usage
-	fmt.Fprintf(stdout, "usage: %d in, %d out, %d cache read, %d cache write; stop: %s\n", u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, r.StopReason)
+	u, so := r.Usage, ""
+	if r.Status == store.RunRunning || r.Status == store.RunWaiting { // the run's total is recorded when it finishes
+		u, so = chat.Usage{}, " so far"
+		for _, t := range tl.Turns {
+			u = u.Add(t.Usage)
+		}
+	}
+	fmt.Fprintf(stdout, "usage%s: %d in, %d out, %d cache read, %d cache write", so, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens)
+	if r.StopReason != "" {
+		fmt.Fprintf(stdout, "; stop: %s", r.StopReason)
+	}
+	fmt.Fprintln(stdout)
+	approvals := map[string]*store.Approval{}
+	if list, err := st.Approvals(ctx, store.ApprovalQuery{RunKey: r.Key}); err == nil {
+		for i := range list {
+			approvals[fmt.Sprint(list[i].TurnIndex, "/", list[i].CallID)] = &list[i]
+		}
+	}
 	for _, t := range tl.Turns {
-		fmt.Fprintf(stdout, "\nmodel call %d (%s): stop %s; %d in, %d out, %d cache read, %d cache write\n", t.TurnIndex, t.Model, t.StopReason,
+		model := ""
+		if t.Model != "" {
+			model = " (" + t.Model + ")"
+		}
+		fmt.Fprintf(stdout, "\nmodel call %d%s: stop %s; %d in, %d out, %d cache read, %d cache write\n", t.TurnIndex, model, t.StopReason,
 			t.Usage.InputTokens, t.Usage.OutputTokens, t.Usage.CacheReadTokens, t.Usage.CacheWriteTokens)
 		if t.Text != "" {
 			fmt.Fprintf(stdout, "%s\n", indent(clean(t.Text)))
 		}
 		for _, c := range t.Calls {
-			fmt.Fprintf(stdout, "  call %s %s: %s\n", c.Call.Name, oneLine(string(c.Call.Input), 200), callOutcome(c))
+			fmt.Fprintf(stdout, "  call %s %s: %s\n", c.Call.Name, oneLine(string(c.Call.Input), 200), callOutcome(c, approvals[fmt.Sprint(t.TurnIndex, "/", c.Call.ID)]))
 		}
 	}
 	if tl.Reply != nil {
 		fmt.Fprintf(stdout, "\nreply %d (%s)", tl.Reply.Seq, tl.Reply.MessageID)
 		if s := tl.ReplyState; s != nil {
-			fmt.Fprintf(stdout, ": %s after %d attempts %s", s.Status, s.Attempts, oneLine(s.LastError, 160))
+			fmt.Fprintf(stdout, ": %s after %s", s.Status, plural(s.Attempts, "attempt"))
+			if s.LastError != "" {
+				fmt.Fprintf(stdout, " (last error: %s)", oneLine(s.LastError, 160))
+			}
 			if s.Status == "bounced" {
 				fmt.Fprintf(stdout, "; bounced %s: %s %s", stamp(s.BouncedAt), s.BounceStatus, oneLine(s.BounceDiagnostic, 160))
 			}
@@ -142,9 +166,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// callOutcome says what is known of a call of the timeline.
-func callOutcome(c store.CallTrace) string {
-	switch {
+// callOutcome says what is known of a call of the timeline; a is the call's approval, nil when
+// it needs none.
+func callOutcome(c store.CallTrace, a *store.Approval) string {
+	switch state := console.CallState(c, a); {
+	case c.State == store.CallUnsettled && a != nil && a.StartedAt.IsZero():
+		return state
 	case c.State == store.CallUnsettled:
 		return "no outcome recorded (in doubt if the tool is not idempotent)"
 	case strings.HasPrefix(c.Result.Content, agent.OutcomeUnknown):
@@ -153,6 +180,14 @@ func callOutcome(c store.CallTrace) string {
 		return "failed → " + oneLine(c.Result.Content, 160)
 	}
 	return "ok → " + oneLine(c.Result.Content, 160)
+}
+
+// plural is "1 attempt", "2 attempts".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // runRetry reopens a run in the store; the service carries it out.

@@ -120,7 +120,11 @@ func runThread(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintf(stdout, "  run %s: %s%s %s\n", r.Key, r.Status, classSuffix(r.FailureClass), oneLine(r.Reason, 160))
 		}
 		if st, ok := d.Sends[m.Seq]; ok {
-			fmt.Fprintf(stdout, "  reply %s after %d attempts %s\n", st.Status, st.Attempts, oneLine(st.LastError, 160))
+			fmt.Fprintf(stdout, "  reply %s after %s", st.Status, plural(st.Attempts, "attempt"))
+			if st.LastError != "" {
+				fmt.Fprintf(stdout, " (last error: %s)", oneLine(st.LastError, 160))
+			}
+			fmt.Fprintln(stdout)
 		}
 	}
 	return exitOK

@@ -74,7 +74,7 @@ func (c *Console) funcs() template.FuncMap {
 			return fmt.Sprintf("%d bytes", n)
 		},
 		"indoubt":     func(result string) bool { return strings.HasPrefix(result, agent.OutcomeUnknown) },
-		"callstate":   callState,
+		"callstate":   CallState,
 		"approvalfor": approvalFor,
 		"decidable":   decidable,
 		"visible":     segments,
@@ -110,12 +110,12 @@ func pretty(s string) string {
 	return s
 }
 
-// callState is how the run page labels a call: "ok", "failed", "outcome unknown" (reported to
+// CallState is how the run page labels a call: "ok", "failed", "outcome unknown" (reported to
 // the model as such after a crash), "settled" (its outcome is recorded, its round is not yet)
 // or "no outcome" (started, nothing recorded); a call that needs approval (a non-nil a) and has
 // not been started reads as its approval stands: "waiting for approval", "approved" (it runs
 // when the run resumes), "denied" or "expired".
-func callState(c store.CallTrace, a *store.Approval) string {
+func CallState(c store.CallTrace, a *store.Approval) string {
 	switch {
 	case c.State == store.CallUnsettled && a != nil && a.StartedAt.IsZero():
 		if a.Status == store.ApprovalWaiting {
