@@ -30,7 +30,9 @@
 //     minutes, with jitter) or the provider's retry time, whichever is later; after
 //     RetryPolicy.Attempts attempts the run is abandoned with the reason "retries exhausted".
 //     A run that failed permanently ends its work at once, and the thread's later messages are
-//     answered as usual. Sends retry the same way; a permanent refusal (Permanent, a 5xx) is
+//     answered as usual. A claim that finds an earlier message's run of the thread cut off
+//     resumes that run first; when it stops again, its attempts and retry time decide when the
+//     thread is tried next, and the later messages stay pending behind it. Sends retry the same way; a permanent refusal (Permanent, a 5xx) is
 //     recorded on the reply (store.ReplyState) and not retried.
 //   - Fairness: claims take the longest-waiting work first, and Config.PersonaWorkers bounds one
 //     persona's runs in a process, so a burst for one persona leaves room for the others;
@@ -44,9 +46,10 @@
 //
 // # Lifecycle
 //
-// Run stops claiming when its context ends, lets the runs and sends in flight finish within
-// Config.ShutdownGrace (30 s), then cancels the rest: the runner releases their leases and the
-// service gives their claims back, so another replica resumes them at once. NotifyContext turns
+// Run stops claiming when its context ends (a claim whose statement was under way then is given
+// back at once), lets the runs and sends in flight finish within Config.ShutdownGrace (30 s),
+// then cancels the rest: the runner releases their leases and the service gives their claims
+// back, so another replica resumes them at once. NotifyContext turns
 // SIGINT/SIGTERM into that context; a second signal calls Kill, which stops at once.
 //
 // Handler serves GET /healthz (200 while the process runs), GET /readyz (200 when the store

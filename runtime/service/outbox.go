@@ -12,8 +12,12 @@ import (
 	"github.com/personagen/personagen/runtime/store"
 )
 
-// sendTimeout bounds one Send.
-const sendTimeout = 2 * time.Minute
+// sendTimeout bounds one Send; sendLease is how long a claim of a reply to send lasts (a worker
+// that died holding one gives the reply back when it ends).
+const (
+	sendTimeout = 2 * time.Minute
+	sendLease   = sendTimeout + time.Minute
+)
 
 // sendLoop claims unsent replies while ctx lives and sends each on work, at most Senders at
 // once.
@@ -26,7 +30,8 @@ func (s *Service) sendLoop(ctx, work context.Context, flights *sync.WaitGroup) {
 			return
 		}
 		t0 := time.Now()
-		seq, ok, err := s.st.ClaimSend(ctx, store.SendClaim{Mailboxes: s.names, Holder: s.holder, LeaseFor: sendTimeout + time.Minute})
+		// On work, not ctx, as replyLoop's claims.
+		seq, ok, err := s.st.ClaimSend(work, store.SendClaim{Mailboxes: s.names, Holder: s.holder, LeaseFor: sendLease})
 		s.metrics.claimed(ctx, "send", time.Since(t0), err)
 		if err != nil || !ok {
 			<-slots
@@ -35,6 +40,14 @@ func (s *Service) sendLoop(ctx, work context.Context, flights *sync.WaitGroup) {
 			}
 			s.idle(ctx, s.wakeSend)
 			continue
+		}
+		if ctx.Err() != nil {
+			// Claimed as the stop began: give it back for another replica to send at once.
+			<-slots
+			if _, err := s.st.SendFailed(work, seq, s.holder, time.Now(), ""); err != nil {
+				s.log.Warn("giving back the reply claimed as the service stopped failed; its claim runs out instead", "seq", seq, "error", err)
+			}
+			return
 		}
 		flights.Add(1)
 		go func() {

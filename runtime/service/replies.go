@@ -36,7 +36,9 @@ func (s *Service) replyLoop(ctx, work context.Context, flights *sync.WaitGroup) 
 			continue
 		}
 		t0 := time.Now()
-		w, ok, err := s.st.ClaimReply(ctx, store.ReplyClaim{Mailboxes: boxes, EachMessage: s.each, Holder: s.holder,
+		// The claim runs on work, not ctx: a claim cut off by the stop could have been made in
+		// the database all the same, and nobody would give it back before its lease ended.
+		w, ok, err := s.st.ClaimReply(work, store.ReplyClaim{Mailboxes: boxes, EachMessage: s.each, Holder: s.holder,
 			LeaseFor: s.runLease() + claimMargin})
 		s.metrics.claimed(ctx, "reply", time.Since(t0), err)
 		if err != nil || !ok {
@@ -47,6 +49,12 @@ func (s *Service) replyLoop(ctx, work context.Context, flights *sync.WaitGroup) 
 			s.idle(ctx, s.wakeRun)
 			continue
 		}
+		if ctx.Err() != nil {
+			// Claimed as the stop began: give it back for another replica to take at once.
+			<-slots
+			s.giveBack(work, w)
+			return
+		}
 		s.enter(w.Mailbox)
 		flights.Add(1)
 		go func() {
@@ -56,6 +64,20 @@ func (s *Service) replyLoop(ctx, work context.Context, flights *sync.WaitGroup) 
 			s.answer(work, w)
 		}()
 	}
+}
+
+// giveBack releases the claim w made as the service began to stop, to be claimed again at once.
+func (s *Service) giveBack(ctx context.Context, w store.ClaimedReply) {
+	log := s.log.With("persona", w.Mailbox, "seq", w.Seq)
+	m, err := s.st.MessageBySeq(ctx, w.Seq)
+	if err == nil {
+		_, err = s.st.ReleaseReply(ctx, w.Mailbox, m.ThreadID, s.holder, time.Time{}, "", false)
+	}
+	if err != nil {
+		log.Warn("giving back the work claimed as the service stopped failed; its claim runs out instead", "error", err)
+		return
+	}
+	log.Info("work claimed as the service stopped; given back", "thread", m.ThreadID)
 }
 
 // idle waits for a wake-up, the poll interval, or ctx's end.
@@ -118,8 +140,15 @@ func (s *Service) answer(ctx context.Context, w store.ClaimedReply) {
 		// or stopped): finish that one first, then this one.
 		s.log.Info("resuming the thread's unfinished run first", "persona", p.Name, "thread", busy.Running.ThreadID,
 			"run", busy.Running.Key, "seq", w.Seq)
-		if _, err := s.reply(ctx, p, busy.Running.MessageSeq); err == nil || errors.Is(err, store.ErrRunFinished) {
+		first, ferr := s.reply(ctx, p, busy.Running.MessageSeq)
+		var fre *agent.RunError
+		if ferr == nil || errors.Is(ferr, store.ErrRunFinished) || errors.As(ferr, &fre) && fre.Final {
+			// The earlier run ended (answered, or failed for good): the thread is free.
 			res, err = s.reply(ctx, p, w.Seq)
+		} else {
+			// The earlier run stopped again: its outcome says when the thread is tried next, and
+			// its attempts count against the retry policy.
+			res, err = first, ferr
 		}
 	}
 	thread := ""
@@ -146,11 +175,18 @@ func (s *Service) reply(ctx context.Context, p *runtime.Persona, seq int64) (*ag
 	return s.runner.Reply(ctx, agent.Inbound{Persona: p, Message: store.Message{Message: history.Message{Seq: seq}}})
 }
 
-// settle records what a reply attempt's outcome means for the thread's work.
+// settle records what a reply attempt's outcome means for the thread's work. res and err are
+// the outcome of the run answering w.Seq, or of an earlier message's run of the thread that the
+// claim resumed first and that stopped again: a run that ended answers the messages up to its
+// own, so a later message of the claim stays pending.
 func (s *Service) settle(ctx context.Context, log *slog.Logger, p *runtime.Persona, w store.ClaimedReply, thread string, res *agent.Result, err error) {
 	bg := context.WithoutCancel(ctx) // the bookkeeping of a stopping run still reaches the store
+	answered := w.Seq
+	if res != nil && res.Run.MessageSeq != 0 {
+		answered = res.Run.MessageSeq
+	}
 	complete := func(msg string, args ...any) {
-		if _, cerr := s.st.CompleteReply(bg, p.Name, thread, w.Seq, s.holder); cerr != nil {
+		if _, cerr := s.st.CompleteReply(bg, p.Name, thread, answered, s.holder); cerr != nil {
 			log.Warn("recording the answered work failed; its claim runs out and the next claim finds the run finished", "error", cerr)
 			return
 		}
