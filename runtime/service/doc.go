@@ -41,8 +41,12 @@
 //   - Crashes: a claim lasts the run's lease plus 5 s. A replica that dies leaves its runs'
 //     leases to expire (30 s by default, see runtime/agent) and its claims with them; another
 //     replica then claims the thread and resumes the run where it stopped (recorded rounds are
-//     replayed; a non-idempotent tool that was cut off is never run twice). A redelivered
-//     message stores nothing and so makes no second run.
+//     replayed; a non-idempotent tool that was cut off is never run twice). A replica restarted
+//     under its Config.Holder does not wait: it gives back its earlier process's claims as it
+//     starts (store.ReleaseHolder) and resumes that process's runs at once. A claim to send a
+//     reply lasts 3 minutes (the 2-minute bound of one Send, plus one), so a reply whose sender
+//     died under a new name waits that long. A redelivered message stores nothing and so makes
+//     no second run.
 //
 // # Lifecycle
 //

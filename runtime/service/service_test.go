@@ -560,3 +560,51 @@ func TestAClaimMadeAsTheServiceStopsIsGivenBack(t *testing.T) {
 		}
 	})
 }
+
+// A worker restarted under its holder name takes its earlier process's claims back at once:
+// here claims an hour long (of a thread and of a reply to send) that a crash left behind.
+func TestARestartUnderTheSameHolderResumesItsClaimsAtOnce(t *testing.T) {
+	eachDB(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		st := openStore(t, dsn)
+		d := newDesk()
+		// A reply waiting to be sent (answered by a service without a sender).
+		svc, stop := start(t, config(st, d, nil, "w0", nil))
+		if _, err := svc.Deliver(ctx, bytes.NewReader(email("q1@cust.example", "", "Hello", "Hi.")), Envelope{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the first message answered", func() bool {
+			c, err := st.CountPending(ctx)
+			return err == nil && c.Replies == 0 && c.Sends == 1
+		})
+		stop()
+		if _, err := svc.Deliver(ctx, bytes.NewReader(email("q2@cust.example", "", "Again", "Hi again.")), Envelope{}); err != nil {
+			t.Fatal(err)
+		}
+		// The crashed process "w1" had claimed both, for an hour.
+		if _, ok, err := st.ClaimReply(ctx, store.ReplyClaim{Mailboxes: []string{"support"}, Holder: "w1", LeaseFor: time.Hour}); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		if _, ok, err := st.ClaimSend(ctx, store.SendClaim{Mailboxes: []string{"support"}, Holder: "w1", LeaseFor: time.Hour}); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		sender, logs := &memSender{}, &logBuffer{}
+		start(t, config(st, d, sender, "w1", logs))
+		waitFor(t, "the work of the crashed process done", func() bool { return settled(t, st) })
+		if got := replies(t, st); got["q1@cust.example"] != 1 || got["q2@cust.example"] != 1 {
+			t.Errorf("replies: %v", got)
+		}
+		if n := len(sender.counts()); n != 2 {
+			t.Errorf("%d replies sent, want 2", n)
+		}
+		found := false
+		for _, r := range logs.records(t) {
+			if r["msg"] == "claims of this holder's earlier process given back" {
+				found = r["replies"] == 1.0 && r["sends"] == 1.0
+			}
+		}
+		if !found {
+			t.Error("no log record of the 1 reply claim and 1 send claim given back")
+		}
+	})
+}
