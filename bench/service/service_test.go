@@ -224,8 +224,9 @@ type env struct {
 	dsn   string
 	st    *store.Store // counted
 	watch *store.Store // not counted: for waiting
-	// answered ends the timed part; a variant calls it as soon as the messages are answered.
-	answered func()
+	// restart restarts the clock of the timed part, for a variant whose setup comes first;
+	// answered ends the timed part, as soon as the messages are answered.
+	restart, answered func()
 }
 
 // direct answers seqs by calling Runner.Reply in a loop, on goroutines goroutines.
@@ -260,6 +261,7 @@ func inProcess(workers int) func(b *testing.B, v env, seqs []int64) int64 {
 		if err != nil {
 			b.Fatal(err)
 		}
+		v.restart()
 		b.StartTimer()
 		ctx, cancel := context.WithCancel(v.ctx)
 		done := make(chan error, 1)
@@ -287,6 +289,7 @@ func processes(n, workers int) func(b *testing.B, v env, seqs []int64) int64 {
 		for i := range n {
 			cs = append(cs, startChild(b, v.dsn, fmt.Sprintf("bench-%d", i), workers))
 		}
+		v.restart()
 		b.StartTimer()
 		for _, c := range cs {
 			c.send(b, "go")
@@ -333,21 +336,23 @@ func BenchmarkService(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					var end time.Time
-					var after int64
-					var cpuEnd time.Duration
+					var start, end time.Time
+					var before, after int64
+					var cpuStart, cpuEnd time.Duration
+					var cpuOK bool
 					var once sync.Once
-					v := env{ctx: ctx, dsn: dsn, st: st, watch: watch, answered: func() {
+					v := env{ctx: ctx, dsn: dsn, st: st, watch: watch, restart: func() {
+						start, before = time.Now(), trips.Load()
+						cpuStart, cpuOK = cputime.Process()
+					}, answered: func() {
 						once.Do(func() {
 							b.StopTimer()
 							end, after = time.Now(), trips.Load()
 							cpuEnd, _ = cputime.Process()
 						})
 					}}
-					before := trips.Load()
-					cpuStart, cpuOK := cputime.Process()
 					b.ResetTimer()
-					start := time.Now()
+					v.restart()
 					child := vr.run(b, v, seqs)
 					v.answered()
 					elapsed := end.Sub(start)
@@ -411,21 +416,22 @@ func BenchmarkServiceRatio(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					var end time.Time
-					var after int64
-					var cpuEnd time.Duration
+					var start, end time.Time
+					var before, after int64
+					var cpuStart, cpuEnd time.Duration
 					var once sync.Once
-					v := env{ctx: ctx, dsn: dsn, st: st, watch: watch, answered: func() {
+					v := env{ctx: ctx, dsn: dsn, st: st, watch: watch, restart: func() {
+						start, before = time.Now(), trips.Load()
+						cpuStart, _ = cputime.Process()
+					}, answered: func() {
 						once.Do(func() {
 							b.StopTimer()
 							end, after = time.Now(), trips.Load()
 							cpuEnd, _ = cputime.Process()
 						})
 					}}
-					before := trips.Load()
-					cpuStart, _ := cputime.Process()
 					b.StartTimer()
-					start := time.Now()
+					v.restart()
 					sides[side](b, v, seqs)
 					v.answered()
 					spent[side] += end.Sub(start)
