@@ -1,8 +1,9 @@
-// Package examples holds the example persona specs, their prompt files, the
-// example support thread as email, and the programs that run them. Prompts
-// embeds the prompt files so the generated personas can read them from any
-// working directory (pass runtime.FSFiles(examples.Prompts) as
-// runtime.Options.Files); Mail embeds the thread's .eml files.
+// Package examples holds the example persona specs (*.persona.yaml), their prompt files, the
+// example support thread as email, and the programs that run them. Start from the specs, the
+// constructors generated from them (package generated) and the demo (examples/cmd/demo).
+// Prompts embeds the prompt files so the generated personas can read them from any working
+// directory (pass runtime.FSFiles(examples.Prompts) as runtime.Options.Files); Mail embeds the
+// thread's .eml files.
 package examples
 
 import "embed"

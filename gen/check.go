@@ -54,10 +54,23 @@ func checkSpecs(specs []*spec.Persona, host *hostSet, opts Options) (*genPlan, e
 		c := newChecker(p, host, opts, outPath, name)
 		c.docs = docs
 		fp := c.file()
+		if name == PersonasFile {
+			c.errf(p.Name.Pos, "the persona %q would generate %s, the file that holds the package's Personas function; rename the persona", p.Name.Value, PersonasFile)
+		}
 		c.checkOutput(out, fp)
 		diags = append(diags, c.diags...)
 		if len(c.diags) == 0 {
 			plan.files = append(plan.files, fp)
+		}
+	}
+	if len(specs) > 0 {
+		at := specs[0].Name.Pos
+		if out.handWritten[PersonasFile] {
+			diags = append(diags, spec.Diagnostic{Pos: at, Message: fmt.Sprintf("the generated file %s (the package's Personas function) would replace the hand-written file %s; rename that file",
+				PersonasFile, filepath.ToSlash(filepath.Join(opts.OutDir, PersonasFile)))})
+		}
+		if decl, ok := out.decls["Personas"]; ok {
+			diags = append(diags, spec.Diagnostic{Pos: at, Message: fmt.Sprintf("generated code declares Personas (in %s), which %s already declares in the output package; rename that declaration", PersonasFile, decl)})
 		}
 	}
 	if len(diags) > 0 {
@@ -75,7 +88,7 @@ func checkOutputPackage(opts Options, specs []*spec.Persona, out outputDir) erro
 	if _, hasMain := out.decls["main"]; opts.Package == "main" && !hasMain {
 		return &OptionsError{Field: "Package", err: ErrBadOptions, Message: "package main needs a func main, and no hand-written file of the output directory declares one (go build would fail to link); generate into a package of its own (personas) that your program imports, or write main.go first"}
 	}
-	produced := make(map[string]bool, len(specs))
+	produced := map[string]bool{PersonasFile: true}
 	for _, p := range specs {
 		produced[p.GoFileName()] = true
 	}

@@ -4,8 +4,12 @@
 // as values of package runtime. It is the generator behind
 // `personagen generate`, `verify` and `validate -check`.
 //
-// Generate is the one entry point: specs and Options in, one File per spec
-// out (Write puts them into the output directory; Leftovers and FileSource
+// What a spec compiles to and what is checked against the host's code are docs/generator.md in
+// the repository.
+//
+// Start from Generate, the one entry point: specs and Options in, one File per spec
+// out, plus PersonasFile, whose Personas function builds every persona of
+// the run for a host (Write puts them into the output directory; Leftovers and FileSource
 // recognise personagen's files there). Options.CheckOnly stops after
 // checking, for `personagen validate -check`. Inside, generation has three
 // phases, timed apart in Stats:

@@ -29,7 +29,8 @@ var locals = map[string]bool{
 	"uint": true, "uint16": true, "uint32": true, "uint64": true, "uint8": true, "uintptr": true,
 }
 
-// renderFiles writes the Go file of every spec in the plan, in spec order. It
+// renderFiles writes the Go file of every spec in the plan, in spec order, then
+// PersonasFile. It
 // looks nothing up: everything it writes comes from the plan. A generator
 // bug that makes unparsable code is reported as an *Error holding the
 // ErrFormat text at the spec's top-level position. Output is
@@ -47,6 +48,13 @@ func (pl *genPlan) renderFiles() ([]File, error) {
 	}
 	if len(diags) > 0 {
 		return nil, &Error{Diagnostics: spec.SortDiagnostics(diags)}
+	}
+	if len(pl.files) > 0 {
+		src, err := pl.personasFile()
+		if err != nil {
+			return nil, &Error{Diagnostics: []spec.Diagnostic{{Pos: pl.files[0].pos, Message: err.Error()}}}
+		}
+		files = append(files, File{Name: PersonasFile, Source: AllSources, Content: src})
 	}
 	return files, nil
 }

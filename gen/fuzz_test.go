@@ -126,8 +126,11 @@ func (h *fuzzHarness) check(t *testing.T, name string, data []byte) {
 		}
 		return
 	}
-	if len(files) != 1 {
-		t.Fatalf("%d files for one spec", len(files))
+	if len(files) != 2 || files[1].Name != PersonasFile {
+		t.Fatalf("%d files for one spec, want its own and %s", len(files), PersonasFile)
+	}
+	if _, err := parser.ParseFile(token.NewFileSet(), PersonasFile, files[1].Content, parser.ParseComments); err != nil {
+		t.Fatalf("%s does not parse: %v\n%s", PersonasFile, err, files[1].Content)
 	}
 	src := files[0].Content
 	if _, err := parser.ParseFile(token.NewFileSet(), files[0].Name, src, parser.ParseComments); err != nil {

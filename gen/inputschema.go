@@ -16,8 +16,8 @@ import (
 // A tool's input schema is derived from its Go input type at generate
 // time, following what encoding/json accepts when the runtime decodes the
 // model's arguments into that type (tool.New decodes strictly, so every
-// object is closed). The rules, which the README's "Tools" section states
-// for users:
+// object is closed). The rules, which docs/generator.md ("Tools: schemas
+// derived from Go types") states for users:
 //
 //   - struct → object: one property per field encoding/json decodes
 //     (exported, not `json:"-"`), named by its json tag or Go name,

@@ -225,8 +225,12 @@ func leftovers(dir string, produced map[string]bool) []Leftover {
 
 // specExists reports whether the spec a generated header names is still a
 // file: src is resolved against modRoot unless it is absolute. An empty src
-// (a header without a source line) counts as gone.
+// (a header without a source line) counts as gone; AllSources (the
+// PersonasFile of another run) counts as present.
 func specExists(modRoot, src string) bool {
+	if src == AllSources {
+		return true
+	}
 	if src == "" {
 		return false
 	}

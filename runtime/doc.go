@@ -3,6 +3,10 @@
 // BuildRequest, which assembles the request that goes to the model. The model contract itself
 // (chat.Message, chat.Request, chat.Model) is package runtime/chat.
 //
+// Start from Persona, what a generated constructor returns, and BuildRequest. A host runs
+// personas with agent.Runner (package runtime/agent), which builds each request itself. What
+// the model reads of a replayed thread is docs/history.md in the repository.
+//
 // # How the pieces fit
 //
 // One run of a persona flows one way:

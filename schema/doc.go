@@ -2,7 +2,8 @@
 // persona.schema.json, embedded, and validates a spec's JSON value against
 // it. It is the single source of truth for what a spec may contain: editors
 // read the same file (written by `personagen schema -o`), and the spec
-// loader calls Validate before building any typed value.
+// loader calls Validate before building any typed value. Start from New and
+// Validator.Validate.
 //
 // Validation runs in two passes. An own walk over the value, driven by the
 // schema's properties, items and types, reports unknown keys (one violation

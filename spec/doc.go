@@ -2,7 +2,9 @@
 // of a *.persona.yaml file, its loading from YAML nodes (gopkg.in/yaml.v3)
 // with file:line:col positions kept for every value, and the checks that go
 // beyond the JSON Schema (templates, cron schedules, timezones, duplicate
-// names, chain order, cross-file name collisions).
+// names, chain order, cross-file name collisions). Start from LoadPaths (every spec under
+// the given paths, with every diagnostic) or Load (one file's bytes), which return Personas.
+// The language itself is docs/spec.md in the repository.
 //
 // Data flows one way: YAML → spec (typed, positioned) → schema check → gen.
 // The loader never decodes into structs before validation; it checks the

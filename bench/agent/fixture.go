@@ -185,8 +185,9 @@ type Model struct {
 	failed bool
 }
 
-// ErrModelDown is the error a Model fails with.
-var ErrModelDown = errors.New("bench model: unavailable")
+// ErrModelDown is the error a Model fails with: a transient failure (the provider unavailable),
+// after which the run is resumable.
+var ErrModelDown = &chat.CallError{Provider: "bench", StatusCode: 503, Transient: true, Err: errors.New("bench model: unavailable")}
 
 // Generate answers req (see Model).
 func (m *Model) Generate(ctx context.Context, req *chat.Request) (*chat.Response, error) {

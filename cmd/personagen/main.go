@@ -6,7 +6,8 @@
 //	personagen <command> [flags] [arguments]
 //
 // Each command lives in its own file and registers itself from init, so a
-// new command is a new file; `personagen help` lists them.
+// new command is a new file; `personagen help` lists them. Every command and
+// flag is in docs/cli.md in the repository.
 package main
 
 import (

@@ -3,5 +3,5 @@
 // calls, the tools they offer the model, and SupportPolicy, a custom
 // resolver configured from a spec's `use.with`. A real application keeps
 // the same shapes and backs them with its own database and services; here
-// they are in memory so the demo runs anywhere.
+// they are in memory so the demo runs anywhere. Start from Env.
 package host

@@ -20,6 +20,10 @@ type Env struct {
 	Accounts map[string]Account
 	Topics   []Topic
 	Orders   map[string]Order
+	// TicketFile, when set, is a file every ticket EscalateTicket opens is appended to, one JSON
+	// line each, synced before the tool returns: a record of the side effect that outlives the
+	// process (the example service's -tickets flag).
+	TicketFile string
 
 	mu      sync.Mutex
 	tickets []Ticket // opened by EscalateTicket

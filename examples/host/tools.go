@@ -3,7 +3,9 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -244,8 +246,29 @@ func (e *Env) EscalateTicket(ctx context.Context, inv *runtime.Invocation, in Es
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	t := Ticket{ID: fmt.Sprintf("%s-%d", prefix, 9001+len(e.tickets)), Queue: queue, Reason: in.Reason, Summary: in.Summary, Thread: thread}
+	if e.TicketFile != "" {
+		if err := appendTicket(e.TicketFile, t); err != nil {
+			return Ticket{}, err
+		}
+	}
 	e.tickets = append(e.tickets, t)
 	return t, nil
+}
+
+// appendTicket appends t to the file at path as one JSON line and syncs it.
+func appendTicket(path string, t Ticket) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("escalate_ticket: %w", err)
+	}
+	line, _ := json.Marshal(map[string]string{"ticket": t.ID, "queue": t.Queue, "reason": string(t.Reason), "thread": t.Thread})
+	_, werr := f.Write(append(line, '\n'))
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		return fmt.Errorf("escalate_ticket: %w", err)
+	}
+	return nil
 }
 
 // Tickets returns the tickets EscalateTicket opened, oldest first.

@@ -4,6 +4,10 @@
 // point — a crash, a cancelled context, a lost database connection — resumes where it stopped,
 // and a run that cannot succeed ends failed with its reason instead of being retried forever.
 //
+// Start from Runner: Reply answers a stored inbound message, Fire carries out a fire of a
+// responsibility, and a Runner is the schedule.Runner a scheduler hands its fires to. Its
+// spans, logs and database round trips are docs/runner.md in the repository.
+//
 // # The loop
 //
 // A run assembles its request with the persona's chain (runtime.BuildRequest), calls the model

@@ -51,7 +51,7 @@ func TestMalformedModelAnswerFailsTheRun(t *testing.T) {
 		if !errors.Is(err, provider.ErrMalformedResponse) || !errors.As(err, &rerr) || !rerr.Final || rerr.Class != store.FailureInvalidAnswer {
 			t.Fatalf("Reply err = %v, want a final invalid_answer RunError wrapping provider.ErrMalformedResponse", err)
 		}
-		const reason = `anthropic: malformed model answer: the body is not a Messages API message ("type" is missing, not "message"); body "{}"`
+		const reason = `anthropic: status 200 (permanent): malformed model answer: the body is not a Messages API message ("type" is missing, not "message"); body "{}"`
 		run, _ := st.Run(ctx, res.Run.Key)
 		if run.Status != store.RunFailed || run.FailureClass != store.FailureInvalidAnswer || run.Reason != reason || res.Reply != nil {
 			t.Fatalf("run = %s, %s, %q; want failed, invalid_answer, %q", run.Status, run.FailureClass, run.Reason, reason)

@@ -91,8 +91,9 @@ type Runner struct {
 	// instead of storing a second one. An error, a nil message, or a message the store refuses
 	// as invalid fails the run (store.FailureHostError); a panic is a fault (MaxFaults).
 	Compose func(persona *runtime.Persona, answered *history.Message, runKey, text string, date time.Time) (*history.Message, error)
-	// Logger receives the runs' logs, each with the persona, the run key and the correlation id;
-	// nil = slog.Default().
+	// Logger receives the runs' logs, each with the persona, the run key and the correlation id,
+	// and the thread and message seq of a reply run or the responsibility and fire instant of a
+	// scheduled one; nil = slog.Default().
 	Logger *slog.Logger
 	// TracerProvider makes the runs' spans (OpenTelemetry GenAI conventions); nil = the global
 	// provider (otel.GetTracerProvider), a no-op until the host sets one.
@@ -361,6 +362,7 @@ func (r *Runner) Reply(ctx context.Context, in Inbound) (*Result, error) {
 	}
 	a := r.newAttempt(in.Persona, key, in.CorrelationID, in.Config)
 	a.inbound = &m
+	a.log = a.log.With("thread", m.ThreadID, "seq", m.Seq)
 	return a.runReply(ctx)
 }
 
@@ -453,26 +455,36 @@ func (r *Runner) Fire(ctx context.Context, f Fire) (*Result, error) {
 	a := r.newAttempt(f.Persona, key, f.CorrelationID, f.Config)
 	a.responsibility = &resp
 	a.fireAt = f.At
+	a.log = a.log.With("responsibility", resp.Name, "fire_at", f.At.UTC())
 	a.claimed = f.Run
 	return a.runFire(ctx)
 }
 
 // RunFire carries out a fire a schedule.Scheduler claimed, making a Runner the scheduler's
 // schedule.Runner: Fire with f.Run, under the scheduler's lease, which the scheduler renews and
-// finishes with the store.Finish returned here (the run's usage and stop reason, also with an
-// error). With an error, the Finish says how the attempt ended, for the scheduler to record or
-// retry: a permanent failure (or the run's MaxFaults-th fault) is Status store.RunFailed with
-// Reason and Class; a transient stop is Status "" with Reason, Class and Fault, and the error
-// is a *RunError that is not Final (RetryAt set when the provider asked for a wait). A claimed
-// run whose Faults reached MaxFaults (the scheduler's takeovers of dead replicas count them) is
-// failed without calling the model.
-func (r *Runner) RunFire(ctx context.Context, f schedule.Fire) (store.Finish, error) {
+// finishes with the returned FireResult's Finish. Finish.Status says whether the run ended: a
+// permanent failure (or the run's MaxFaults-th fault, or a fire this runner cannot run,
+// ErrInvalidJob) is Status store.RunFailed with Reason and Class; a transient stop is Status ""
+// with Reason, Class and Fault, the error a *RunError that is not Final, and RetryAt the
+// provider's retry time when it asked for a wait; the scheduler retries it. Text is the run's
+// output, and Finish carries its usage and stop reason either way. A claimed run whose Faults
+// reached MaxFaults (the scheduler's takeovers of dead replicas count them) is failed without
+// calling the model.
+func (r *Runner) RunFire(ctx context.Context, f schedule.Fire) (schedule.FireResult, error) {
 	run := f.Run
 	res, err := r.Fire(ctx, Fire{Persona: f.Persona, Responsibility: f.Responsibility.Name, At: f.At, Run: &run})
-	if res == nil {
-		return store.Finish{}, err
+	switch {
+	case res != nil:
+		out := schedule.FireResult{Finish: res.Finish, Text: res.Text}
+		var re *RunError
+		if errors.As(err, &re) && !re.Final {
+			out.RetryAt = re.RetryAt
+		}
+		return out, err
+	case errors.Is(err, ErrInvalidJob):
+		return schedule.FireResult{Finish: store.Finish{Status: store.RunFailed, Reason: err.Error()}}, err
 	}
-	return res.Finish, err
+	return schedule.FireResult{}, err
 }
 
 var _ schedule.Runner = (*Runner)(nil)

@@ -12,13 +12,14 @@ import (
 // Generate sends req and returns the model's answer. It does not modify req or anything req
 // points to, and it may be called concurrently. An adapter refuses settings its provider cannot
 // take (see package runtime/provider) before sending anything, and converts req.Messages to its
-// wire format by the rules of its package. Errors: a request the provider refused because it
-// does not fit the model's context window wraps ErrContextWindow (errors.Is); a cancelled or
-// expired ctx gives an error wrapping ctx.Err(); every other failure (a refused setting, a
-// message list that breaks Validate, an API error after the SDK's own retries, a success
-// answer that is not a message of the API, which the adapters mark with
-// provider.ErrMalformedResponse) is returned wrapped with what was being done. A Response is
-// returned only with a nil error.
+// wire format by the rules of its package. Errors: a refusal before sending (a refused setting, a
+// message list that breaks Validate) is a plain error; every failure of a call that was sent is
+// a *CallError saying whether it is transient and how long the provider asked to wait. Through
+// it, a request the provider refused because it does not fit the model's context window
+// matches ErrContextWindow (errors.Is), a cancelled or expired ctx matches ctx.Err(), and a
+// success answer that is not a message of the API matches provider.ErrMalformedResponse. A
+// Response is returned only with a nil error. Package runtime/provider/providertest checks an
+// adapter against this contract.
 type Model interface {
 	Generate(ctx context.Context, req *Request) (*Response, error)
 }

@@ -1,7 +1,8 @@
 // Package history is the contract between the thread-history resolvers of package runtime
 // (ThreadHistory and ThreadSummary) and the store they read a thread's past from, in the way
 // database/sql/driver is the contract under database/sql: a host that keeps its threads in its
-// own tables implements [Source] and nothing else of personagen.
+// own tables implements [Source] and nothing else of personagen. Start from [Source] and
+// [Query].
 //
 // A [Source] answers two questions: the thread's latest completed [Compaction], and a [Window]
 // of the thread's messages selected by a [Query], each [Message] with its attachment metadata

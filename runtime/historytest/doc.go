@@ -2,7 +2,7 @@
 // runtime/history, as testing/fstest checks an fs.FS and testing/slogtest an slog.Handler.
 // The SQL store (runtime/store, on SQLite and MySQL/MariaDB) and the in-memory source
 // (runtime/memory) run it; a host that keeps threads in its own tables runs it on its own
-// implementation with one call:
+// implementation with one call. Start from [Run]:
 //
 //	func TestMySource(t *testing.T) {
 //		src := mysource.Open(t)              // a history.Source that holds none of the suite's ids

@@ -1,6 +1,10 @@
 // Package mail turns real email into what a persona answers, and a persona's answer back into
 // email.
 //
+// Start from Ingest (a raw message into the store, once per persona it is for) and, for a
+// reply, NewReply and Render. The rules they follow — what is stored, answered and threaded,
+// how a message is read, the limits — are docs/mail.md in the repository.
+//
 // Data flows one way:
 //
 //	raw message ──► Ingest: Parse ──► Route (which personas) ──► ThreadID (which thread) ──► Store

@@ -179,7 +179,7 @@ func Ingest(ctx context.Context, st Store, r io.Reader, in Ingestion) (*Ingested
 	out := &Ingested{Message: m}
 	routes := Route(m, in.Personas, in.Envelope...)
 	if !in.Sent {
-		routes = distrustOwnFrom(m, routes, in.Envelope)
+		routes = distrustOwnFrom(m, routes, in.Envelope, personaAddresses(in.Personas))
 	}
 	if len(routes) == 0 {
 		return out, nil
@@ -245,11 +245,11 @@ func Ingest(ctx context.Context, st Store, r io.Reader, in Ingestion) (*Ingested
 // for: a delivery that Route made only because the From is the persona's own address is
 // dropped, and one addressed to the persona keeps its ReasonOwnAddress but is not stored as
 // the persona's own message.
-func distrustOwnFrom(m *Message, routes []Delivery, envelope []string) []Delivery {
+func distrustOwnFrom(m *Message, routes []Delivery, envelope []string, exact map[string]bool) []Delivery {
 	out := routes[:0]
 	for _, d := range routes {
 		if d.Own {
-			if !addressedTo(m, d.Persona, envelope) {
+			if !addressedTo(m, d.Persona, envelope, exact) {
 				continue
 			}
 			d.Own = false

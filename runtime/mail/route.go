@@ -43,8 +43,13 @@ type Delivery struct {
 // a mailbox address is never routed to. Each persona listed gets its own copy of the message and
 // of the thread. Mail from another of personas is for a persona like any other mail, but not
 // to be answered unless the persona accepts mail from it (see Delivery.NoReply).
+//
+// A recipient may carry a subaddress (see Subaddress): local+detail@domain reaches the persona
+// whose address or alias is local@domain, unless some persona has local+detail@domain itself
+// (the exact address wins). The sender is compared exactly: the persona's own mail is sent from
+// its address.
 func Route(m *Message, personas []*runtime.Persona, envelope ...string) []Delivery {
-	rcpts := recipients(m, envelope)
+	rcpts := recipients(m, envelope, personaAddresses(personas))
 	sender := canonicalAddress(m.Sender().Address)
 	var out []Delivery
 	for _, p := range personas {
@@ -69,12 +74,13 @@ func Route(m *Message, personas []*runtime.Persona, envelope ...string) []Delive
 	return out
 }
 
-// recipients returns the canonical addresses m is for: its To, Cc and Bcc and the envelope.
-func recipients(m *Message, envelope []string) map[string]bool {
+// recipients returns the canonical persona addresses m is for: each of its To, Cc and Bcc and
+// envelope addresses as reached (see reached) among the addresses of every persona, exact.
+func recipients(m *Message, envelope []string, exact map[string]bool) map[string]bool {
 	rcpts := map[string]bool{}
 	for _, list := range [][]string{addrs(m.Addresses.To), addrs(m.Addresses.Cc), addrs(m.Addresses.Bcc), envelope} {
 		for _, a := range list {
-			if a = canonicalAddress(a); a != "" {
+			if a = reached(canonicalAddress(a), exact); a != "" {
 				rcpts[a] = true
 			}
 		}
@@ -82,9 +88,60 @@ func recipients(m *Message, envelope []string) map[string]bool {
 	return rcpts
 }
 
-// addressedTo reports whether m is for p's mailbox address or an alias (not only from it).
-func addressedTo(m *Message, p *runtime.Persona, envelope []string) bool {
-	return hasAny(recipients(m, envelope), mailboxAddresses(p))
+// addressedTo reports whether m is for p's mailbox address or an alias (not only from it), with
+// exact the addresses of every persona (see reached).
+func addressedTo(m *Message, p *runtime.Persona, envelope []string, exact map[string]bool) bool {
+	return hasAny(recipients(m, envelope, exact), mailboxAddresses(p))
+}
+
+// SubaddressDelimiter separates a local part from its detail in a subaddress
+// (local+detail@domain, RFC 5233; Postfix's recipient_delimiter, Dovecot's and Gmail's plus
+// addressing). It is fixed: "+".
+const SubaddressDelimiter = "+"
+
+// Subaddress splits a subaddress local+detail@domain into the address local@domain and the
+// detail, at the first SubaddressDelimiter of the local part; ok is false for an address without
+// one, or with nothing before it. The address is returned as given otherwise (case kept, angle
+// brackets and surrounding space dropped).
+func Subaddress(address string) (base, detail string, ok bool) {
+	a := strings.TrimSpace(address)
+	a = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(a, "<"), ">"))
+	at := strings.LastIndexByte(a, '@')
+	if at < 0 {
+		return a, "", false
+	}
+	local, domain := a[:at], a[at:]
+	i := strings.Index(local, SubaddressDelimiter)
+	if i <= 0 {
+		return a, "", false
+	}
+	return local[:i] + domain, local[i+len(SubaddressDelimiter):], true
+}
+
+// reached returns the persona address a canonical recipient reaches, given exact, the canonical
+// addresses of every persona: the recipient itself when it is among them or has no subaddress,
+// else its address without the detail.
+func reached(rcpt string, exact map[string]bool) string {
+	if rcpt == "" || exact[rcpt] {
+		return rcpt
+	}
+	if base, _, ok := Subaddress(rcpt); ok {
+		return base
+	}
+	return rcpt
+}
+
+// personaAddresses returns the canonical mailbox addresses and aliases of every persona.
+func personaAddresses(personas []*runtime.Persona) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range personas {
+		if p != nil {
+			for _, a := range mailboxAddresses(p) {
+				out[a] = true
+			}
+		}
+	}
+	return out
 }
 
 // mailboxAddresses returns a persona's mailbox address and aliases in canonical form.

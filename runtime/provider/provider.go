@@ -179,9 +179,10 @@ func SettingErrors(err error) []*SettingError {
 	return out
 }
 
-// ErrMalformedResponse is returned (wrapped) by every adapter's Generate, and by the mapping
-// functions (anthropic.Response, openai.ChatResponse, openai.ResponsesResponse), when the
-// provider answered with success but the body is not an answer of its API: not JSON, not a JSON
+// ErrMalformedResponse is returned (wrapped) by every adapter's Generate, inside a permanent
+// *chat.CallError of the answer's status, and by the mapping functions (anthropic.Response,
+// openai.ChatResponse, openai.ResponsesResponse), when the provider answered with success but
+// the body is not an answer of its API: not JSON, not a JSON
 // object (null, an array, a string), JSON of another content type, or an object that lacks
 // what the API always sends (for example a Messages API answer without "type": "message", a
 // chat completion without a choice holding a message, a Responses API answer without

@@ -52,7 +52,7 @@ func benchClaims(b *testing.B, dsn string, d store.Dialect, claim string, n int)
 		st := openStore(b, dsn, SystemClock())
 		st.DB().SetMaxOpenConns(1) // one session, so its statement counter is the claims'
 		st.DB().SetMaxIdleConns(1)
-		s, err := New(st, nil, RunnerFunc(func(context.Context, Fire) (store.Finish, error) { return store.Finish{}, nil }),
+		s, err := New(st, nil, RunnerFunc(func(context.Context, Fire) (FireResult, error) { return FireResult{}, nil }),
 			WithHolder(fmt.Sprintf("bench-%d-%d", round, i)), WithLogger(quietLogger))
 		if err != nil {
 			b.Fatal(err)

@@ -1,11 +1,15 @@
 package schedule
 
-import "time"
+import (
+	"time"
 
-// Clock is the scheduler's time: Now decides which fires are due, After paces the Start loop and
-// the lease renewals. The store keeps its own clock (store.WithClock) for the times it records
-// and the leases it compares; give both the same clock. SystemClock is the default; tests
-// substitute a clock they move by hand.
+	"github.com/personagen/personagen/runtime/store"
+)
+
+// Clock is the scheduler's time: Now decides which fires are due, After paces the Start loop,
+// the lease renewals and the retries. The store stamps runs and compares leases on its own
+// clock (store.Store.Now); by default the scheduler reads that same clock (StoreClock), and a
+// test that substitutes a clock it moves by hand gives it to both (store.WithClock(c.Now)).
 type Clock interface {
 	// Now returns the current time.
 	Now() time.Time
@@ -13,10 +17,21 @@ type Clock interface {
 	After(d time.Duration) <-chan time.Time
 }
 
-// SystemClock returns the real clock: time.Now and time.After.
+// SystemClock returns this machine's clock: time.Now and time.After, uncorrected.
 func SystemClock() Clock { return systemClock{} }
 
 type systemClock struct{}
 
 func (systemClock) Now() time.Time                         { return time.Now() }
 func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// StoreClock returns the clock of st: Now is st.Now (the database's clock, or the clock st was
+// given with store.WithClock), After the real timer. It is a scheduler's default clock, so that
+// fires are judged due on the clock leases are judged on, the same on every replica whatever
+// its local clock says.
+func StoreClock(st *store.Store) Clock { return storeClock{st} }
+
+type storeClock struct{ st *store.Store }
+
+func (c storeClock) Now() time.Time                         { return c.st.Now() }
+func (c storeClock) After(d time.Duration) <-chan time.Time { return time.After(d) }

@@ -29,29 +29,65 @@ type Fire struct {
 }
 
 // Runner carries out a fire: a scheduled run of the responsibility's chain, the model and its
-// tools, with the run's tool rounds recorded against Fire.Run. It returns the run's final
-// state, which the scheduler records with store.FinishRun:
+// tools, with the run's tool rounds recorded against Fire.Run. Its FireResult says whether the
+// run ended, and the scheduler records it with store.FinishRun:
 //
-//   - a nil error and a Finish whose Status is "" or RunSucceeded: the run succeeded; Status
-//     RunFailed, RunSkipped or RunAbandoned (with a Reason) records that instead;
-//   - an error: the run failed, with the error's text as its reason; StopReason and Usage of the
-//     returned Finish are kept;
-//   - an error after ctx was cancelled (the scheduler is stopping): the run is recorded
-//     abandoned, ReasonStopped.
+//   - Finish.Status RunSucceeded, RunFailed, RunSkipped or RunAbandoned: the run ended so; it is
+//     recorded with Finish's Reason (for a failure without one, the error's text), StopReason
+//     and Usage, and is not run again (RunAgain reopens it on request). A failure is logged at
+//     Error with the persona, the responsibility and the fire's instant.
+//   - Finish.Status "" and a nil error: the run succeeded.
+//   - Finish.Status "" and an error: the attempt stopped before the run ended (a transient
+//     failure: the network, a provider's 429 or 5xx, a lost database connection), and the run
+//     stays resumable. The scheduler keeps the lease and calls the Runner again with the same
+//     Fire after an exponential backoff with jitter (WithRetry), or at RetryAt when that is
+//     later, as long as the retry starts before the fire's catch-up window ends and before the
+//     responsibility's next fire is due; otherwise it records the run failed, its reason the
+//     error's text and why it was not retried. Each such attempt is logged at Warn.
+//   - Finish.Status "" and an error after ctx was cancelled because the scheduler stops: the run
+//     is recorded abandoned, ReasonStopped.
 //
-// ctx is cancelled when the scheduler stops, when the Tick that started the run is cancelled,
-// or when the run's lease was lost (another replica took the run over after this one failed to
-// renew it in time); the Runner should then return promptly. A Runner is called from several
-// goroutines at once (one per running fire).
+// A panic is a failure ("the runner panicked: ..."). ctx is cancelled when the scheduler stops,
+// when the Tick that started the run is cancelled, or when the run's lease was lost (another
+// replica took the run over after this one failed to renew it in time); the Runner should then
+// return promptly. A Runner is called from several goroutines at once (one per running fire),
+// and again for the same fire only after its previous call returned.
 type Runner interface {
-	RunFire(ctx context.Context, f Fire) (store.Finish, error)
+	RunFire(ctx context.Context, f Fire) (FireResult, error)
 }
 
 // RunnerFunc adapts a function to a Runner.
-type RunnerFunc func(ctx context.Context, f Fire) (store.Finish, error)
+type RunnerFunc func(ctx context.Context, f Fire) (FireResult, error)
 
 // RunFire calls fn(ctx, f).
-func (fn RunnerFunc) RunFire(ctx context.Context, f Fire) (store.Finish, error) { return fn(ctx, f) }
+func (fn RunnerFunc) RunFire(ctx context.Context, f Fire) (FireResult, error) { return fn(ctx, f) }
+
+// FireResult is what one call of a Runner did with a fire.
+type FireResult struct {
+	// Finish is the run's final state (see Runner): Status "" while the run has not ended, with
+	// the StopReason and Usage so far.
+	Finish store.Finish
+	// Text is the run's output: the final answer's text ("" when there is none).
+	Text string
+	// RetryAt, for an attempt that stopped transiently, is the earliest time to try again (a
+	// provider's retry time); zero leaves the wait to the scheduler's backoff.
+	RetryAt time.Time
+}
+
+// Report is the outcome of one Runner call, which the scheduler hands to the function
+// WithResults sets once it has acted on it: recorded the run's end, or scheduled its retry.
+type Report struct {
+	// Fire is the fire as the Runner got it.
+	Fire Fire
+	// Result and Err are what the Runner returned.
+	Result FireResult
+	Err    error
+	// Recorded is the final state the scheduler recorded; Status "" when the run goes on: a
+	// retry is due at RetryAt, or (RetryAt zero) the run's lease was lost to another replica,
+	// which carries it on.
+	Recorded store.Finish
+	RetryAt  time.Time
+}
 
 // RunKey returns the run key of persona's responsibility firing at the instant at:
 // "fire:<persona>/<responsibility>@<at in UTC, RFC 3339>", for example

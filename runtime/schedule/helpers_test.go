@@ -67,6 +67,117 @@ func (c *fakeClock) Set(t time.Time) {
 
 func (c *fakeClock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
 
+// earliestWaiter returns the earliest time an After waits for that is before horizon.
+func (c *fakeClock) earliestWaiter(horizon time.Time) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var at time.Time
+	for _, w := range c.waiters {
+		if w.at.Before(horizon) && (at.IsZero() || w.at.Before(at)) {
+			at = w.at
+		}
+	}
+	return at, !at.IsZero()
+}
+
+// drive runs f (a Tick, a RunAgain) and, until it returns, moves the clock to each time the
+// scheduler waits for that is before horizon (its retries; the lease renewals of a long lease
+// lie beyond), so that every wait ends exactly when it is due. It fails the test when f has
+// not returned within a minute.
+func (c *fakeClock) drive(t testing.TB, horizon time.Time, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case <-done:
+			return
+		case <-deadline:
+			t.Fatal("the scheduler did not return within a minute")
+		case <-time.After(time.Millisecond):
+		}
+		if at, ok := c.earliestWaiter(horizon); ok {
+			c.Set(at)
+		}
+	}
+}
+
+// withoutJitter makes the retry backoff exact.
+func withoutJitter() Option {
+	return func(s *Scheduler) { s.jitter = func(d time.Duration) time.Duration { return d } }
+}
+
+// logRecord is one log record a logCapture kept: its level, message and attributes as text.
+type logRecord struct {
+	level slog.Level
+	msg   string
+	attrs map[string]string
+}
+
+// logCapture is a slog.Handler that keeps the records at or above its level.
+type logCapture struct {
+	mu      *sync.Mutex
+	records *[]logRecord
+	level   slog.Level
+	attrs   []slog.Attr
+}
+
+func newLogCapture(level slog.Level) *logCapture {
+	return &logCapture{mu: &sync.Mutex{}, records: &[]logRecord{}, level: level}
+}
+
+func (h *logCapture) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level }
+
+func (h *logCapture) Handle(_ context.Context, r slog.Record) error {
+	rec := logRecord{level: r.Level, msg: r.Message, attrs: map[string]string{}}
+	for _, a := range h.attrs {
+		rec.attrs[a.Key] = a.Value.String()
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		v := a.Value.Resolve()
+		if t, ok := v.Any().(time.Time); ok && v.Kind() == slog.KindTime {
+			rec.attrs[a.Key] = t.UTC().Format(time.RFC3339Nano)
+		} else {
+			rec.attrs[a.Key] = v.String()
+		}
+		return true
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	*h.records = append(*h.records, rec)
+	return nil
+}
+
+func (h *logCapture) WithAttrs(as []slog.Attr) slog.Handler {
+	c := *h
+	c.attrs = append(slices.Clone(h.attrs), as...)
+	return &c
+}
+
+func (h *logCapture) WithGroup(string) slog.Handler { return h }
+
+// lines returns the records as "LEVEL msg key=value ..." lines with the named attributes only,
+// in the order given.
+func (h *logCapture) lines(keys ...string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, r := range *h.records {
+		line := r.level.String() + " " + r.msg
+		for _, k := range keys {
+			if v, ok := r.attrs[k]; ok {
+				line += " " + k + "=" + v
+			}
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
 // dialects are the databases every replica test runs on.
 var dialects = []store.Dialect{store.DialectSQLite, store.DialectMySQL}
 
@@ -134,7 +245,7 @@ type recorder struct {
 	holders map[string][]string // run key -> holders that ran it, in order
 	hold    map[string]chan struct{}
 	started map[string]chan struct{}
-	result  func(f Fire) (store.Finish, error)
+	result  func(f Fire) (FireResult, error)
 }
 
 func newRecorder() *recorder {
@@ -153,7 +264,7 @@ func (r *recorder) holdFire(key string) (started <-chan struct{}, release func()
 	return s, func() { once.Do(func() { close(h) }) }
 }
 
-func (r *recorder) RunFire(ctx context.Context, f Fire) (store.Finish, error) {
+func (r *recorder) RunFire(ctx context.Context, f Fire) (FireResult, error) {
 	r.mu.Lock()
 	r.ran[f.Run.Key]++
 	r.holders[f.Run.Key] = append(r.holders[f.Run.Key], f.Run.Lease.Holder)
@@ -169,13 +280,14 @@ func (r *recorder) RunFire(ctx context.Context, f Fire) (store.Finish, error) {
 		select {
 		case <-h:
 		case <-ctx.Done():
-			return store.Finish{}, context.Cause(ctx)
+			return FireResult{}, context.Cause(ctx)
 		}
 	}
 	if result != nil {
 		return result(f)
 	}
-	return store.Finish{StopReason: "end_turn", Usage: chat.Usage{InputTokens: 10, OutputTokens: 2}}, nil
+	return FireResult{Finish: store.Finish{StopReason: "end_turn", Usage: chat.Usage{InputTokens: 10, OutputTokens: 2}},
+		Text: "digest of " + f.Run.Key}, nil
 }
 
 func (r *recorder) count(key string) int {

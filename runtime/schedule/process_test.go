@@ -56,7 +56,7 @@ func TestReplicaProcessChild(t *testing.T) {
 	defer st.Close()
 	var holdMu sync.Mutex
 	hold := map[string]bool{}
-	runner := RunnerFunc(func(ctx context.Context, f Fire) (store.Finish, error) {
+	runner := RunnerFunc(func(ctx context.Context, f Fire) (FireResult, error) {
 		say("ran %s %d", f.Run.Key, f.Run.Attempt)
 		holdMu.Lock()
 		held := hold[f.Run.Key] && f.Run.Attempt == 1
@@ -65,7 +65,7 @@ func TestReplicaProcessChild(t *testing.T) {
 			say("started %s", f.Run.Key)
 			<-ctx.Done() // until the parent kills this process
 		}
-		return store.Finish{StopReason: "end_turn"}, nil
+		return FireResult{Finish: store.Finish{StopReason: "end_turn"}}, nil
 	})
 	var s *Scheduler
 	in := bufio.NewScanner(os.Stdin)

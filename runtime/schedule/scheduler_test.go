@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/runtime"
-	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/store"
 )
 
@@ -116,50 +115,6 @@ func TestTickRunsTheDueFireOnce(t *testing.T) {
 		}
 		diffTrail(t, trailOf(t, st, p.Name, "daily-digest"), []string{"03-29T06:00Z succeeded"})
 	})
-}
-
-// TestRunnerOutcomes: what the runner returns is what the trail says.
-func TestRunnerOutcomes(t *testing.T) {
-	tests := []struct {
-		name   string
-		result func(Fire) (store.Finish, error)
-		want   string
-	}{
-		{"error", func(Fire) (store.Finish, error) {
-			return store.Finish{Usage: chat.Usage{InputTokens: 3}}, errors.New("model: 529 overloaded")
-		}, "03-29T06:00Z failed (model: 529 overloaded)"},
-		{"skipped by the runner", func(Fire) (store.Finish, error) {
-			return store.Finish{Status: store.RunSkipped, Reason: "nothing new to digest"}, nil
-		}, "03-29T06:00Z skipped (nothing new to digest)"},
-		{"panic", func(Fire) (store.Finish, error) { panic("boom") }, "03-29T06:00Z failed (the runner panicked: boom)"},
-		{"a result the store refuses", func(Fire) (store.Finish, error) {
-			return store.Finish{StopReason: strings.Repeat("x", 300)}, nil
-		}, "03-29T06:00Z failed (the run's result could not be stored: store: invalid value: stop reason has 300 characters (at most 191) (run \"fire:p/daily@2026-03-29T06:00:00Z\"))"},
-	}
-	dsn := scratchDSN(t, store.DialectSQLite)
-	for i, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			clock := newFakeClock(utc(t, "2026-03-29T06:00:01Z"))
-			st := openStore(t, dsn, clock)
-			r := newRecorder()
-			r.result = tt.result
-			p := persona("p", "daily=0 8 * * *@Europe/Berlin")
-			p.Name = "p"
-			p.Responsibilities[0].Name = "daily"
-			if i > 0 { // one database; a persona per case
-				p.Name = "p" + strings.Repeat("x", i)
-			}
-			s := newScheduler(t, st, []*runtime.Persona{p}, r, clock)
-			if err := s.Tick(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			want := tt.want
-			if i > 0 {
-				want = strings.Replace(want, `"fire:p/`, `"fire:`+p.Name+`/`, 1)
-			}
-			diffTrail(t, trailOf(t, st, p.Name, "daily"), []string{want})
-		})
-	}
 }
 
 // TestDisabledAndUnregisteredClaimNothing: a disabled responsibility, and a persona the
@@ -309,14 +264,14 @@ func TestStopAtItsDeadlineLeavesNothingRunning(t *testing.T) {
 			p := persona(fmt.Sprintf("p-%v", ignoresCtx), "daily=0 8 * * *@UTC")
 			started, hold := make(chan struct{}), make(chan struct{})
 			defer close(hold)
-			runner := RunnerFunc(func(ctx context.Context, f Fire) (store.Finish, error) {
+			runner := RunnerFunc(func(ctx context.Context, f Fire) (FireResult, error) {
 				close(started)
 				if ignoresCtx {
 					<-hold
-					return store.Finish{}, nil
+					return FireResult{}, nil
 				}
 				<-ctx.Done()
-				return store.Finish{}, ctx.Err()
+				return FireResult{}, ctx.Err()
 			})
 			s := newScheduler(t, st, []*runtime.Persona{p}, runner, clock)
 			if err := s.Start(context.Background()); err != nil {

@@ -12,7 +12,8 @@ import (
 
 // Deliver is the service's Deliverer: mail.Ingest over the service's personas and store. A
 // delivered message that is to be answered becomes pending work in the statement that stores
-// it (see runtime/store, pending work), and this process is woken to answer it.
+// it (see runtime/store, pending work), and this process is woken to answer it; a delivery
+// report for one of the service's replies marks that reply bounced (mail.RecordBounce).
 func (s *Service) Deliver(ctx context.Context, raw io.Reader, env Envelope) (*mail.Ingested, error) {
 	in, err := mail.Ingest(ctx, s.st, raw, mail.Ingestion{Personas: s.personaList(), Envelope: env.Recipients, Arrived: time.Now()})
 	if in != nil {
@@ -33,7 +34,15 @@ func (s *Service) Deliver(ctx context.Context, raw io.Reader, env Envelope) (*ma
 	if err != nil {
 		return in, fmt.Errorf("service: deliver: %w", err)
 	}
-	if in != nil && len(in.Deliveries) > 0 {
+	// A delivery report for one of the replies marks it bounced — for a second copy too, in
+	// case the process that stored the first died before marking it. Failing here fails the
+	// delivery, so the receiver retries and the mark is made then.
+	if b, n, err := mail.RecordBounce(ctx, s.st, in, env.Recipients...); err != nil {
+		return in, fmt.Errorf("service: deliver: record the bounce: %w", err)
+	} else if n > 0 {
+		s.log.Warn("reply bounced", "message_id", b.MessageID, "status", b.Status, "diagnostic", b.Diagnostic, "source", env.Source)
+	}
+	if len(in.Deliveries) > 0 {
 		wake(s.wakeRun)
 	}
 	return in, nil

@@ -22,40 +22,16 @@ const (
 // sendLoop claims unsent replies while ctx lives and sends each on work, at most Senders at
 // once.
 func (s *Service) sendLoop(ctx, work context.Context, flights *sync.WaitGroup) {
-	slots := make(chan struct{}, s.senders)
-	for {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		t0 := time.Now()
-		// On work, not ctx, as replyLoop's claims.
-		seq, ok, err := s.st.ClaimSend(work, store.SendClaim{Mailboxes: s.names, Holder: s.holder, LeaseFor: sendLease})
-		s.metrics.claimed(ctx, "send", time.Since(t0), err)
-		if err != nil || !ok {
-			<-slots
-			if err != nil && ctx.Err() == nil {
-				s.log.Warn("claiming send work failed; trying again", "error", err)
-			}
-			s.idle(ctx, s.wakeSend)
-			continue
-		}
-		if ctx.Err() != nil {
-			// Claimed as the stop began: give it back for another replica to send at once.
-			<-slots
-			if _, err := s.st.SendFailed(work, seq, s.holder, time.Now(), ""); err != nil {
+	claimLoop(s, ctx, work, flights, "send", s.senders, s.wakeSend,
+		func(ctx context.Context) (int64, bool, error) {
+			return s.st.ClaimSend(ctx, store.SendClaim{Mailboxes: s.names, Holder: s.holder, LeaseFor: sendLease})
+		},
+		s.send,
+		func(ctx context.Context, seq int64) {
+			if _, err := s.st.SendFailed(ctx, seq, s.holder, time.Now(), ""); err != nil {
 				s.log.Warn("giving back the reply claimed as the service stopped failed; its claim runs out instead", "seq", seq, "error", err)
 			}
-			return
-		}
-		flights.Add(1)
-		go func() {
-			defer flights.Done()
-			defer func() { <-slots }()
-			s.send(work, seq)
-		}()
-	}
+		})
 }
 
 // send sends the claimed reply seq and records the outcome.

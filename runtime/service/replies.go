@@ -19,51 +19,71 @@ import (
 // protected by its run lease (a second claimer finds it held and waits for that lease).
 const claimMargin = 5 * time.Second
 
-// replyLoop claims reply work while ctx lives and answers each claim on work, one goroutine per
-// claim, at most Workers at once and PersonaWorkers per persona.
-func (s *Service) replyLoop(ctx, work context.Context, flights *sync.WaitGroup) {
-	slots := make(chan struct{}, s.workers)
+// claimLoop claims work of one kind while ctx lives and does each claim on work in a goroutine
+// of its own, at most slots at once: claim returns the next claim (ok false when there is none,
+// or when it has nothing it may claim now), do carries it out. Between fruitless claims it idles
+// until wake, the poll interval, or ctx's end. A claim runs on work, not ctx: one cut off by the
+// stop could have been made in the database all the same, and nobody would give it back before
+// its lease ended; a claim made as ctx ended is handed to giveBack instead of do.
+func claimLoop[W any](s *Service, ctx, work context.Context, flights *sync.WaitGroup, kind string, slots int, wake <-chan struct{},
+	claim func(ctx context.Context) (w W, ok bool, err error), do, giveBack func(ctx context.Context, w W)) {
+	sem := make(chan struct{}, slots)
 	for {
 		select {
-		case slots <- struct{}{}:
+		case sem <- struct{}{}:
 		case <-ctx.Done():
 			return
 		}
-		boxes := s.claimable()
-		if len(boxes) == 0 {
-			<-slots
-			s.idle(ctx, s.wakeRun)
-			continue
-		}
 		t0 := time.Now()
-		// The claim runs on work, not ctx: a claim cut off by the stop could have been made in
-		// the database all the same, and nobody would give it back before its lease ended.
-		w, ok, err := s.st.ClaimReply(work, store.ReplyClaim{Mailboxes: boxes, EachMessage: s.each, Holder: s.holder,
-			LeaseFor: s.runLease() + claimMargin})
-		s.metrics.claimed(ctx, "reply", time.Since(t0), err)
+		w, ok, err := claim(work)
+		s.metrics.claimed(ctx, kind, time.Since(t0), err)
 		if err != nil || !ok {
-			<-slots
+			<-sem
 			if err != nil && ctx.Err() == nil {
-				s.log.Warn("claiming reply work failed; trying again", "error", store.RedactDSN(err.Error()))
+				s.log.Warn("claiming work failed; trying again", "kind", kind, "error", store.RedactDSN(err.Error()))
 			}
-			s.idle(ctx, s.wakeRun)
+			s.idle(ctx, wake)
 			continue
 		}
 		if ctx.Err() != nil {
 			// Claimed as the stop began: give it back for another replica to take at once.
-			<-slots
-			s.giveBack(work, w)
+			<-sem
+			giveBack(work, w)
 			return
 		}
-		s.enter(w.Mailbox)
 		flights.Add(1)
 		go func() {
 			defer flights.Done()
-			defer func() { <-slots }()
-			defer s.leave(w.Mailbox)
-			s.answer(work, w)
+			defer func() { <-sem }()
+			do(work, w)
 		}()
 	}
+}
+
+// replyLoop claims reply work while ctx lives and answers each claim on work, at most Workers
+// at once and PersonaWorkers per persona.
+func (s *Service) replyLoop(ctx, work context.Context, flights *sync.WaitGroup) {
+	claimLoop(s, ctx, work, flights, "reply", s.workers, s.wakeRun,
+		func(ctx context.Context) (store.ClaimedReply, bool, error) {
+			boxes := s.claimable()
+			if len(boxes) == 0 {
+				return store.ClaimedReply{}, false, nil
+			}
+			w, ok, err := s.st.ClaimReply(ctx, store.ReplyClaim{Mailboxes: boxes, EachMessage: s.each, Holder: s.holder,
+				LeaseFor: s.runLease() + claimMargin})
+			if ok {
+				s.enter(w.Mailbox)
+			}
+			return w, ok, err
+		},
+		func(ctx context.Context, w store.ClaimedReply) {
+			defer s.leave(w.Mailbox)
+			s.answer(ctx, w)
+		},
+		func(ctx context.Context, w store.ClaimedReply) {
+			defer s.leave(w.Mailbox)
+			s.giveBack(ctx, w)
+		})
 }
 
 // giveBack releases the claim w made as the service began to stop, to be claimed again at once.

@@ -88,8 +88,11 @@ type Config struct {
 	// NoSchedule turns the scheduler off (no fires from this process).
 	NoSchedule bool
 	// Schedule are options for the scheduler (catch-up, lease, clock, …); the service sets
-	// the holder and the logger.
+	// the holder, the logger and the results hook.
 	Schedule []schedule.Option
+	// OnFire, when set, receives every fire's report (schedule.Report: the run's output text,
+	// its usage, how it was recorded), once per runner call; it must not block for long.
+	OnFire func(schedule.Report)
 	// Logger receives the service's logs; every state change of a piece of work is one record
 	// with persona, thread (or responsibility), run key and correlation id. nil = slog.Default().
 	Logger *slog.Logger
@@ -219,7 +222,8 @@ func New(cfg Config) (*Service, error) {
 	}
 	s.runner = r
 	if !cfg.NoSchedule {
-		opts := append([]schedule.Option{schedule.WithHolder(s.holder), schedule.WithLogger(log)}, cfg.Schedule...)
+		opts := append([]schedule.Option{schedule.WithHolder(s.holder), schedule.WithLogger(log),
+			schedule.WithResults(func(rep schedule.Report) { s.fired(rep, cfg.OnFire) })}, cfg.Schedule...)
 		sched, err := schedule.New(cfg.Store, s.personaList(), r, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("%w: schedule: %v", ErrConfig, err)
@@ -333,4 +337,23 @@ func defaultHolder() string {
 	var b [6]byte
 	rand.Read(b[:])
 	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// fired logs and counts a fire's report, and hands it to the host's hook.
+func (s *Service) fired(rep schedule.Report, hook func(schedule.Report)) {
+	f := rep.Fire
+	log := s.log.With("persona", f.Persona.Name, "responsibility", f.Responsibility.Name, "fire_at", f.At.UTC(),
+		"run", f.Run.Key, "correlation_id", f.Run.Key)
+	switch st := rep.Recorded.Status; st {
+	case "":
+		s.metrics.run(context.Background(), f.Persona.Name, store.RunScheduled, "stopped", string(rep.Result.Finish.Class))
+		log.Info("scheduled run stopped; will retry", "retry_at", rep.RetryAt, "error", rep.Err)
+	default:
+		s.metrics.run(context.Background(), f.Persona.Name, store.RunScheduled, string(st), string(rep.Recorded.Class))
+		log.Info("scheduled run finished", "status", st, "output_characters", len([]rune(rep.Result.Text)),
+			"input_tokens", rep.Result.Finish.Usage.InputTokens, "output_tokens", rep.Result.Finish.Usage.OutputTokens)
+	}
+	if hook != nil {
+		hook(rep)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/personagen/personagen/runtime/agent"
 	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/history"
+	"github.com/personagen/personagen/runtime/schedule"
 	"github.com/personagen/personagen/runtime/store"
 )
 
@@ -368,6 +369,74 @@ func TestHandlerServesHealthReadinessAndMetrics(t *testing.T) {
 	if code, body := get("/readyz"); code != 503 || !strings.Contains(body, "stopping") {
 		t.Errorf("/readyz after the stop = %d %q", code, body)
 	}
+}
+
+// A persona's responsibility fires while the service runs; the host's OnFire hook gets the
+// run's output, and the log records it.
+func TestServiceFiresResponsibilities(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, "sqlite:"+t.TempDir()+"/store.db")
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d := newDesk()
+	d.persona.ResponsibilityChain = runtime.NewChain(runtime.Step{Kind: "load_text",
+		Resolver: &runtime.LoadText{Text: "Write the digest.", Role: chat.RoleUser}})
+	d.persona.Responsibilities = []runtime.Responsibility{{Name: "digest", Schedule: "@every 1s", Enabled: true}}
+	cfg := config(st, d, &memSender{}, "w1", &logBuffer{})
+	cfg.NoSchedule = false
+	reports := make(chan schedule.Report, 10)
+	cfg.OnFire = func(r schedule.Report) { reports <- r }
+	start(t, cfg)
+	select {
+	case r := <-reports:
+		if r.Recorded.Status != store.RunSucceeded || r.Result.Text != "Thanks for writing." || r.Fire.Responsibility.Name != "digest" {
+			t.Errorf("report: %+v", r)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("no fire within 60 s")
+	}
+}
+
+// A delivery report for a sent reply, delivered like any mail, marks the reply bounced.
+func TestDeliveredBounceMarksTheReply(t *testing.T) {
+	eachDB(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		st := openStore(t, dsn)
+		d := newDesk()
+		sender := &memSender{}
+		svc, _ := start(t, config(st, d, sender, "w1", nil))
+		if _, err := svc.Deliver(ctx, bytes.NewReader(email("q1@cust.example", "", "Hello", "Hi.")), Envelope{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the reply sent", func() bool { return settled(t, st) && len(sender.counts()) == 1 })
+		var replyID string
+		for id := range sender.counts() {
+			replyID = id
+		}
+		dsnMail := "From: Mail Delivery System <MAILER-DAEMON@mx.cust.example>\r\nTo: support@acme.example\r\n" +
+			"Subject: Undelivered Mail Returned to Sender\r\nMessage-ID: <bounce-1@mx.cust.example>\r\nDate: Mon, 02 Mar 2026 11:00:00 +0000\r\n" +
+			"MIME-Version: 1.0\r\nContent-Type: multipart/report; report-type=delivery-status; boundary=\"b\"\r\n\r\n" +
+			"--b\r\nContent-Type: text/plain\r\n\r\nYour message could not be delivered.\r\n" +
+			"--b\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; mx.cust.example\r\n\r\n" +
+			"Final-Recipient: rfc822; ann@cust.example\r\nAction: failed\r\nStatus: 5.1.1\r\nDiagnostic-Code: smtp; 550 5.1.1 <ann@cust.example>: Recipient address rejected\r\n" +
+			"--b\r\nContent-Type: text/rfc822-headers\r\n\r\nMessage-ID: <" + replyID + ">\r\nSubject: Re: Hello\r\n--b--\r\n"
+		if _, err := svc.Deliver(ctx, strings.NewReader(dsnMail), Envelope{Source: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		runs, _ := st.Runs(ctx, store.RunQuery{Kind: store.RunReply})
+		rep, err := st.ReplyOf(ctx, runs[0].Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		state, err := st.ReplyState(ctx, rep.Seq)
+		if err != nil || state.Status != "bounced" || state.BounceStatus != "5.1.1" || !strings.Contains(state.BounceDiagnostic, "Recipient address rejected") {
+			t.Errorf("reply state = %+v, %v", state, err)
+		}
+		if n := d.calls.Load(); n != 1 {
+			t.Errorf("%d model calls: the bounce must not be answered", n)
+		}
+	})
 }
 
 // A thread whose earlier message's run was cut off (it stopped transiently, nobody resumes it)

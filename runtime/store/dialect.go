@@ -51,6 +51,16 @@ func (d Dialect) insertIgnoringConflict(table string, cols, conflict []string) s
 	return q + " ON DUPLICATE KEY UPDATE " + conflict[0] + " = " + conflict[0]
 }
 
+// ignoringDuplicates returns the suffix that makes an INSERT leave alone every row that
+// collides with a stored one on any unique key (primary key included), inserting the others.
+// Like insertIgnoringConflict it is not "INSERT IGNORE": only key collisions are ignored.
+func (d Dialect) ignoringDuplicates(keyColumn string) string {
+	if d == DialectSQLite {
+		return " ON CONFLICT DO NOTHING"
+	}
+	return " ON DUPLICATE KEY UPDATE " + keyColumn + " = " + keyColumn
+}
+
 // upsert returns an INSERT of cols into table that, when a row with the same conflict key
 // exists, overwrites the update columns with the values the INSERT carried. One row of '?'
 // placeholders.
@@ -136,6 +146,16 @@ func (t *dbTime) parse(s string) error {
 		}
 	}
 	return fmt.Errorf("store: cannot parse time %q", s)
+}
+
+// clockQuery returns the query that reads the database's clock in UTC, and the resolution of
+// its answer: MySQL's UTC_TIMESTAMP(6) to the microsecond (whatever the session's time zone),
+// SQLite's strftime to the millisecond.
+func (d Dialect) clockQuery() (string, time.Duration) {
+	if d == DialectSQLite {
+		return "SELECT strftime('%Y-%m-%d %H:%M:%f', 'now')", time.Millisecond
+	}
+	return "SELECT UTC_TIMESTAMP(6)", time.Microsecond
 }
 
 // MySQL server error numbers the store acts on.

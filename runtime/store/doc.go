@@ -3,6 +3,10 @@
 // and the tool uses of every run, so an agent remembers what it did. It implements history.Source
 // (package runtime/history) for history replay and compaction (history.go, compaction.go).
 //
+// Start from Open and Migrate; then AppendMessage and History for threads, StartRun, RecordRound
+// and FinishRun for runs. The operator's side — DSNs, migrations, statistics, what each call
+// costs — is docs/store.md in the repository.
+//
 // # Databases
 //
 // MySQL 8 / MariaDB 10.5+ in production (github.com/go-sql-driver/mysql) and SQLite through the
@@ -32,9 +36,10 @@
 //     lost after the server committed included) never duplicates and yields the stored key:
 //     AppendMessage by (mailbox, message id) (a stored id returns its seq, AlreadyStored, and
 //     the fields a second copy differs in), RecordRound by (owner, run id, turn), StartRun by
-//     run key, RenewLease / TakeOverRun / StopRun / FinishRun by run key and holder, AbandonRun
-//     by run key, Compact by (thread, boundary), DeleteThread by thread id. ResumeRun is the
-//     exception: it counts a fault each time it takes a lease that was not released.
+//     run key, RenewLease / TakeOverRun / StopRun / FinishRun / ReopenRun by run key and holder,
+//     AbandonRun by run key, SkipFires by run key and fire, Compact by (thread, boundary),
+//     DeleteThread by thread id. ResumeRun is the exception: it counts a fault each time it
+//     takes a lease that was not released.
 //   - A message is one row, written by one statement: its attachments' metadata is a column of
 //     it (JSON), and a thread is its first message (thread_start), so storing a message — into a
 //     new thread or a stored one — can never leave half of it. On SQLite it costs one round trip.
@@ -48,6 +53,10 @@
 //     An attempt that stops without finishing its run records why (Reason, a FailureClass, a
 //     retry time) and releases the lease in one statement (StopRun); the run keeps its thread
 //     or responsibility, and StartRun's BusyError says whether it is resumable now.
+//     A run moves once from running to a final status (succeeded, failed, skipped, abandoned);
+//     only ReopenRun moves a failed, abandoned or skipped one back to running, for any run kind,
+//     recording who asked, when, why and the status it had as a run event (RunEvents, the
+//     run_events table), in the same transaction. Succeeded runs are never reopened.
 //   - DeleteThread removes a thread and everything recorded for it (tool uses, compactions, reply
 //     runs, outbox entries, messages) in one transaction.
 //   - RecordRound stores a tool-calling round in one transaction with one multi-row INSERT (three
@@ -66,6 +75,24 @@
 //     keep it that way (and its RedactFunc must not do I/O), so no lock is ever held across a
 //     slow network call.
 //   - Reads are deterministic: the same rows give the same values in the same order.
+//
+// # Clock
+//
+// Every time the store stamps (a run's start and finish, a lease's expiry, a compaction's claim,
+// a run event) and every lease it judges comes from one clock, Store.Now: by default the
+// database's clock, measured at Open (three round trips on one connection, the shortest kept)
+// and again every DefaultClockSync (a minute), and advanced between measurements on the local
+// monotonic clock. Its error is half the measurement's round trip plus the database clock's
+// resolution (1 µs on MySQL/MariaDB, whose UTC_TIMESTAMP(6) it reads; 1 ms on SQLite, whose
+// strftime('now') it reads), plus the local clock's drift since the measurement, bounded by
+// 200 ppm; Now subtracts that bound, so it never reads ahead of the database's clock, and
+// replicas whose local clocks disagree by any amount judge leases alike to within their
+// measurements' errors. Open (and OpenDB) refuse a database whose clock they cannot read to
+// within MaxClockError (a second). Store.Clock reports the measurement in use.
+// WithLocalClock replaces the local clock that is corrected (a host's clock source, a test's
+// simulated skew); WithClock replaces the whole clock, uncorrected and unmeasured (a test's
+// fake clock). On SQLite the database's clock is the clock of the machine the process runs
+// on.
 //
 // # Replay cost
 //

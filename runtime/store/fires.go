@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 )
 
 // maxRunningFiresPersonas bounds the personas of one RunningFires query (its IN list).
@@ -45,4 +47,94 @@ func (s *Store) runningFiresQuery(n int) string {
 		from, running = "runs", "running_responsibility IS NOT NULL" // the generated column's unique key
 	}
 	return s.dialect.rebind("SELECT " + runColumns + " FROM " + from + " WHERE persona IN (" + placeholders(n) + ") AND " + running)
+}
+
+// PersonaResponsibility names one responsibility of one persona.
+type PersonaResponsibility struct {
+	Persona        string
+	Responsibility string
+}
+
+// LastFires returns, for every responsibility of the named personas that has a run, the
+// latest fire it has a run for (the largest FireAt, whatever the run's status), in UTC: where a
+// scheduler resumes after a restart. It reads the fire index (persona, responsibility,
+// fire_at), one query per 500 personas, so its cost does not grow with the trail. No personas
+// return nothing. Errors: the database's (wrapped).
+func (s *Store) LastFires(ctx context.Context, personas []string) (map[PersonaResponsibility]time.Time, error) {
+	out := map[PersonaResponsibility]time.Time{}
+	for len(personas) > 0 {
+		chunk := personas[:min(len(personas), maxRunningFiresPersonas)]
+		personas = personas[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, p := range chunk {
+			args[i] = p
+		}
+		var rows []struct {
+			Persona        string `db:"persona"`
+			Responsibility string `db:"responsibility"`
+			FireAt         dbTime `db:"fire_at"`
+		}
+		query := s.dialect.rebind(`SELECT persona, responsibility, MAX(fire_at) AS fire_at FROM runs
+			WHERE persona IN (` + placeholders(len(chunk)) + `) AND responsibility IS NOT NULL GROUP BY persona, responsibility`)
+		if err := s.db.SelectContext(ctx, &rows, query, args...); err != nil {
+			return nil, fmt.Errorf("store: read the last fires: %w", err)
+		}
+		for _, r := range rows {
+			out[PersonaResponsibility{r.Persona, r.Responsibility}] = r.FireAt.Time
+		}
+	}
+	return out, nil
+}
+
+// maxSkipFiresRows bounds the rows of one SkipFires INSERT.
+const maxSkipFiresRows = 200
+
+// SkipFires records the fires runs describe as skipped, each with its Reason, as StartRun
+// records one run with Status RunSkipped — but many in one multi-row INSERT (per 200 runs),
+// which is what a scheduler needs after downtime, when it records a backlog of missed fires:
+// one write, where StartRun would take the database's write lock once per fire. A fire that
+// already has a run (under its key, or another run of the same persona, responsibility and
+// FireAt) is left as it is, not compared as StartRun compares it. It returns how many runs it
+// recorded. Every run must be scheduled, Status RunSkipped; they are all checked before
+// anything is written.
+//
+// Errors: ErrInvalid (wrapped) for a run StartRun would refuse, one that is not a skipped
+// scheduled run, or a bad store clock; ctx's error; the database's (wrapped). Lock races are
+// retried as for StartRun.
+func (s *Store) SkipFires(ctx context.Context, runs []NewRun) (int, error) {
+	for _, r := range runs {
+		if err := r.validate(); err != nil {
+			return 0, err
+		}
+		if r.Kind != RunScheduled || r.Status != RunSkipped {
+			return 0, fmt.Errorf("%w: run %q: SkipFires records skipped scheduled runs (got a %s run, status %q)",
+				ErrInvalid, r.Key, r.Kind, r.Status)
+		}
+	}
+	now, err := s.clock()
+	if err != nil {
+		return 0, err
+	}
+	d := s.dialect
+	stamp := d.timeArg(dbNow(now))
+	const cols = "run_key, kind, persona, responsibility, fire_at, status, reason, lease_holder, attempt, started_at, finished_at"
+	recorded := 0
+	for len(runs) > 0 {
+		chunk := runs[:min(len(runs), maxSkipFiresRows)]
+		runs = runs[len(chunk):]
+		values := make([]string, len(chunk))
+		var args []any
+		for i, r := range chunk {
+			values[i] = "(" + placeholders(11) + ")"
+			args = append(args, r.Key, string(RunScheduled), r.Persona, r.Responsibility, d.timeArg(dbNow(r.FireAt)),
+				string(RunSkipped), clipReason(r.Reason), "", 0, stamp, stamp)
+		}
+		n, err := s.affected(ctx, d.rebind("INSERT INTO runs ("+cols+") VALUES "+strings.Join(values, ", ")+
+			d.ignoringDuplicates("id")), args...)
+		if err != nil {
+			return recorded, fmt.Errorf("store: record %d fires skipped: %w", len(chunk), err)
+		}
+		recorded += int(n)
+	}
+	return recorded, nil
 }

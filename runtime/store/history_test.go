@@ -194,11 +194,13 @@ func loggingStore(t testing.TB, dsn string) (*Store, *atomic.Int64, *storetest.Q
 	}
 	n, log := new(atomic.Int64), &storetest.QueryLog{}
 	db := sqlx.NewDb(sql.OpenDB(storetest.CountTrips(conn, n, log)), p.dialect.driverName())
-	cs, err := OpenDB(db, WithOptimizeInterval(0))
+	cs, err := OpenDB(db, WithOptimizeInterval(0), withClockSync(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
+	n.Store(0) // the clock's measurement at open is not the calls under test
+	log.Take()
 	return cs, n, log
 }
 

@@ -36,7 +36,7 @@ func TestMigrateTwiceIsIdempotent(t *testing.T) {
 			if again, err := Migrate(context.Background(), s.DB().DB, d); err != nil || len(again) != 0 {
 				t.Errorf("second Migrate applied %v, %v; want nothing", again, err)
 			}
-			for _, table := range []string{"messages", "runs", "tool_uses", "compactions", "mail_outbox"} {
+			for _, table := range []string{"messages", "runs", "tool_uses", "compactions", "mail_outbox", "run_events"} {
 				var n int
 				if err := s.DB().GetContext(context.Background(), &n, "SELECT COUNT(*) FROM "+table); err != nil {
 					t.Errorf("table %s: %v", table, err)
@@ -308,12 +308,13 @@ func TestMigrateAppliesLowerNumbersThatLandedLater(t *testing.T) {
 			s := openScratch(t, d)
 			ctx := context.Background()
 			// The build of that time knew migrations up to 00030 only.
-			p := gooseProvider(t, s, goose.WithExcludeVersions([]int64{20, 21, 31, 32, 43}))
+			p := gooseProvider(t, s, goose.WithExcludeVersions([]int64{20, 21, 31, 32, 40, 43}))
 			if _, err := p.Up(ctx); err != nil {
 				t.Fatal(err)
 			}
 			applied, err := Migrate(ctx, s.DB().DB, d)
-			want := []string{"00020_run_turns.sql", "00021_run_view.sql", "00031_one_row_per_message.sql", "00032_replies_index.sql", "00043_subject_key.sql"}
+			want := []string{"00020_run_turns.sql", "00021_run_view.sql", "00031_one_row_per_message.sql", "00032_replies_index.sql",
+				"00040_run_events.sql", "00043_subject_key.sql"}
 			if err != nil || !slices.Equal(applied, want) {
 				t.Fatalf("Migrate = %v, %v; want %v", applied, err, want)
 			}

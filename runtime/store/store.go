@@ -19,7 +19,14 @@ type Store struct {
 	db      *sqlx.DB
 	dialect Dialect
 	redact  RedactFunc
-	now     func() time.Time
+	// now is the store's clock: WithClock's, or dbClock's (the database's clock, measured by
+	// startClock on localNow: WithLocalClock's or time.Now).
+	now      func() time.Time
+	localNow func() time.Time
+	dbClock  *dbClock
+	// clockSync is how often the database's clock is measured again (DefaultClockSync; tests
+	// set it with withClockSync).
+	clockSync time.Duration
 
 	// optimizeEvery is the interval of the background Optimize on SQLite (0: none);
 	// optimizer runs it.
@@ -59,10 +66,12 @@ type RedactFunc func(toolName string, kind PayloadKind, payload string) string
 // (clipped).
 func WithRedact(f RedactFunc) Option { return func(s *Store) { s.redact = f } }
 
-// WithClock sets the clock the store reads for the times it stamps itself: a run's start,
-// finish and lease expiry, a compaction's claim and completion. The default is time.Now. Times
-// are stored in UTC to the microsecond; a clock returning a time outside years 1000 to 9999 (the
-// zero time included) makes those writes fail with ErrInvalid before anything is written.
+// WithClock sets the clock the store reads for the times it stamps itself and judges leases on:
+// a run's start, finish and lease expiry, a compaction's claim and completion. The store then
+// uses now as it is, uncorrected, and measures nothing (a test's fake clock). The default is the
+// database's clock (see Now, WithLocalClock and DefaultClockSync). Times are stored in UTC to
+// the microsecond; a clock returning a time outside years 1000 to 9999 (the zero time included)
+// makes those writes fail with ErrInvalid before anything is written.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
 // WithConnector makes Open reach the database through wrap(c), where c is the driver connector
@@ -94,7 +103,9 @@ func WithConnector(wrap func(c driver.Connector) driver.Connector) Option {
 // names no database; the url.ParseQuery error (wrapped) for a SQLite DSN with a malformed query;
 // and the ping's error (wrapped, with the password hidden) when the server cannot be
 // reached; a ping that SQLite refuses as BUSY (connections racing to switch a new file to WAL)
-// is retried up to 5 times first. Close the Store when done.
+// is retried up to 5 times first. Unless WithClock is given, Open then measures the database's
+// clock (see Now) and fails when it cannot read it, or not to within MaxClockError. Close the
+// Store when done.
 func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	p, err := parseDSN(dsn)
 	if err != nil {
@@ -130,8 +141,12 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	// The first connections to a new SQLite file race to switch it to WAL, which SQLite may
 	// refuse with BUSY without waiting: the ping is retried like a lost lock race.
 	if err := st.retrying(ctx, func() error { return db.PingContext(ctx) }); err != nil {
-		db.Close()
+		st.Close()
 		return nil, fmt.Errorf("store: connect to %s database %q: %w", p.dialect, RedactDSN(dsn), err)
+	}
+	if err := st.startClock(ctx, st.clockSync); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("%w (database %q)", err, RedactDSN(dsn))
 	}
 	return st, nil
 }
@@ -149,7 +164,8 @@ func (c dsnConnector) Driver() driver.Driver                        { return c.d
 // OpenDB wraps a pool the host opened itself. Its driver name ("mysql" or "sqlite", as
 // db.DriverName reports it) chooses the dialect; the pool must be configured as Open would
 // configure it (see Open), or times and text will not round-trip. It returns an error for any
-// other driver name. Closing the Store closes db.
+// other driver name, and, unless WithClock is given, when it cannot measure the database's
+// clock (see Open; the measurement is bounded by 10 seconds). Closing the Store closes db.
 func OpenDB(db *sqlx.DB, opts ...Option) (*Store, error) {
 	var d Dialect
 	switch db.DriverName() {
@@ -160,11 +176,18 @@ func OpenDB(db *sqlx.DB, opts ...Option) (*Store, error) {
 	default:
 		return nil, fmt.Errorf("store: unsupported driver %q (want mysql or sqlite)", db.DriverName())
 	}
-	return newStore(db, d, opts), nil
+	st := newStore(db, d, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), clockTimeout)
+	defer cancel()
+	if err := st.startClock(ctx, st.clockSync); err != nil {
+		st.stopOptimizer()
+		return nil, err
+	}
+	return st, nil
 }
 
 func newStore(db *sqlx.DB, d Dialect, opts []Option) *Store {
-	s := &Store{db: db, dialect: d, now: time.Now, optimizeEvery: DefaultOptimizeInterval}
+	s := &Store{db: db, dialect: d, optimizeEvery: DefaultOptimizeInterval, clockSync: DefaultClockSync}
 	for _, o := range opts {
 		o(s)
 	}
@@ -179,9 +202,10 @@ func (s *Store) DB() *sqlx.DB { return s.db }
 // Dialect returns the database the store talks to.
 func (s *Store) Dialect() Dialect { return s.dialect }
 
-// Close stops the background Optimize (waiting for a run in progress) and closes the
-// connection pool.
+// Close stops the background Optimize and the clock's measurements (waiting for one in
+// progress) and closes the connection pool.
 func (s *Store) Close() error {
 	s.stopOptimizer()
+	s.stopClock()
 	return s.db.Close()
 }

@@ -409,7 +409,9 @@ func (s *Store) SendFailed(ctx context.Context, seq int64, holder string, retryA
 
 // SendState is where a reply stands in the outbox.
 type SendState struct {
-	// Status is "unsent" (waiting, or being sent), "sent" or "failed" (permanently).
+	// Status is "unsent" (waiting, or being sent), "sent", "failed" (permanently) or "bounced"
+	// (a delivery report said it could not be delivered: MarkBounced; SentAt is set when it was
+	// marked sent too, which a crash between the relay's 250 and the mark can leave undone).
 	Status string
 	// SentAt is when it was marked sent; FailedAt when its sending failed for good.
 	SentAt   time.Time
@@ -419,16 +421,22 @@ type SendState struct {
 	LastError string
 	// NextAt is when an unsent reply may be claimed next (zero for at once).
 	NextAt time.Time
+	// BouncedAt is when its bounce was recorded, BounceStatus the report's enhanced status code
+	// ("5.1.1") and BounceDiagnostic its text; zero values when it did not bounce.
+	BouncedAt        time.Time
+	BounceStatus     string
+	BounceDiagnostic string
 }
 
 // ReplyState returns the outbox state of the reply seq. ErrMessageNotFound (wrapped) when seq is
 // not a reply in the outbox; the database's errors (wrapped).
 func (s *Store) ReplyState(ctx context.Context, seq int64) (SendState, error) {
-	var sent, failed, next dbTime
-	var last sql.NullString
+	var sent, failed, next, bounced dbTime
+	var last, bounceStatus, bounceDiagnostic sql.NullString
 	var st SendState
-	err := s.db.QueryRowContext(ctx, s.dialect.rebind(`SELECT sent_at, failed_at, available_at, attempts, last_error FROM mail_outbox WHERE message_seq = ?`), seq).
-		Scan(&sent, &failed, &next, &st.Attempts, &last)
+	err := s.db.QueryRowContext(ctx, s.dialect.rebind(`SELECT sent_at, failed_at, available_at, attempts, last_error, bounced_at, bounce_status, bounce_diagnostic
+		FROM mail_outbox WHERE message_seq = ?`), seq).
+		Scan(&sent, &failed, &next, &st.Attempts, &last, &bounced, &bounceStatus, &bounceDiagnostic)
 	if errors.Is(err, sql.ErrNoRows) {
 		return SendState{}, fmt.Errorf("store: reply %d: %w: not a reply in the outbox", seq, ErrMessageNotFound)
 	}
@@ -436,7 +444,13 @@ func (s *Store) ReplyState(ctx context.Context, seq int64) (SendState, error) {
 		return SendState{}, fmt.Errorf("store: read the outbox state of reply %d: %w", seq, err)
 	}
 	st.LastError = last.String
+	if sent.Valid {
+		st.SentAt = sent.Time
+	}
 	switch {
+	case bounced.Valid:
+		st.Status, st.BouncedAt = "bounced", bounced.Time
+		st.BounceStatus, st.BounceDiagnostic = bounceStatus.String, bounceDiagnostic.String
 	case sent.Valid:
 		st.Status, st.SentAt = "sent", sent.Time
 	case failed.Valid:

@@ -1,5 +1,5 @@
 // Package tool builds executable tools — values implementing runtime.Tool — from Go functions
-// whose input is a typed struct.
+// whose input is a typed struct. Start from New, with a Def, and Must for package-level tools.
 //
 // A tool is described by a Def (name, description, the JSON Schema of its input, whether it is
 // idempotent) and run by a function of the run's context, its read-only Invocation and the

@@ -17,7 +17,7 @@ type ParseError struct {
 // Error renders "line 12: msg".
 func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
 
-// Parse reads a transcript (see the package documentation for the format) into messages.
+// Parse reads a transcript (the format: docs/transcript.md) into messages.
 //
 // Block headers ("user:" alone on a line) and inline headers ("user: hello", text trimmed of
 // surrounding blanks) start system, user and assistant messages; blank lines at either edge of

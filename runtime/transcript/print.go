@@ -12,8 +12,8 @@ import (
 // and a newline after the last; an empty list prints as "".
 //
 // A system, user or assistant message prints as its role header alone on a line ("user:")
-// followed by its content: text as raw lines (escaped where Parse would misread them, see the
-// package documentation), each non-text part as a "part: {json}" line, then one
+// followed by its content: text as raw lines (escaped where Parse would misread them, see
+// docs/transcript.md), each non-text part as a "part: {json}" line, then one
 // "function_call: {json}" line per tool call and one "provider_state: {json}" line per State
 // item. A tool message prints as one "function_call_output: {json}" line, with "is_error":true
 // when IsError is set. Print never uses the inline header form.

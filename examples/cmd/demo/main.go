@@ -1,31 +1,12 @@
 // Command demo runs the example personas end to end on a real store, through the runner
-// (runtime/agent), the whole way from received email to sent reply: it opens the embedded SQLite
-// database (or MySQL with -dsn), applies the migrations, ingests the example support thread —
-// the .eml files in examples/mail: quoted-printable Latin-1, an HTML-only message, the persona's
-// own earlier replies, a PDF attachment — with mail.Ingest, records the tool rounds of the runs
-// that answered the earlier messages and compacts the thread's beginning, and then
+// (runtime/agent), the whole way from received email to sent reply: it ingests the example
+// support thread (examples/mail) into the embedded SQLite database (or MySQL with -dsn), answers
+// its newest message and the customer's follow-up, sends both replies through the outbox, and
+// runs the research assistant's daily digest through the scheduler. With -eml it ingests and
+// answers the .eml files named by its arguments instead. The model is scripted unless -model
+// names a provider. What each run does, the flags and the -eml rules are in docs/demo.md.
 //
-//   - runs the support agent on the newest email: its tools execute against the example host's
-//     data (an order lookup and a help-center search in parallel, then an escalation ticket), its
-//     reply is stored in the thread, and the outbox sends it (mail.Render; the demo's sender
-//     prints it) and marks it sent;
-//   - ingests the customer's follow-up (examples/mail/06-customer-follow-up.eml, an answer to
-//     that reply) and answers it in the same thread, whose request replays the first run's tool
-//     rounds from the store, and sends that reply too;
-//   - runs the research assistant's daily digest through the scheduler (runtime/schedule: one
-//     Tick with a fixed clock just after the fire), with the runner as its schedule.Runner, and
-//     prints the fire's status trail.
-//
-// With -eml it ingests the .eml files named by its arguments instead, in order, answers the last
-// one that is to be answered (an auto-reply, bulk mail or the persona's own mail is stored and
-// not answered) and sends the reply the same way.
-//
-// Each run prints as its whole conversation in the transcript format (the request, the tool
-// rounds, the answer), or everything as JSON with -json. The model is scripted unless -model
-// names a provider: then the real SDK adapter is used with its standard environment variables
-// (ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL; OPENAI_API_KEY and OPENAI_BASE_URL).
-//
-//	go generate ./... && go run ./examples/cmd/demo
+//	go run ./examples/cmd/demo
 //	go run ./examples/cmd/demo -model anthropic -model-name claude-sonnet-4-5
 //	go run ./examples/cmd/demo -out-eml /tmp/sent -eml examples/mail/0[1-5]*.eml
 package main
@@ -159,7 +140,7 @@ func run(ctx context.Context, cfg config, w io.Writer) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 
-	env := newEnv()
+	env := host.SampleEnv()
 	opts := runtime.Options{Files: runtime.FSFiles(examples.Prompts), History: st}
 	support, err := generated.NewSupportAgent(env, opts)
 	if err != nil {
@@ -272,15 +253,15 @@ func (d *demo) runThread(ctx context.Context, w io.Writer) error {
 // the run is read back (AlreadyFinished) instead.
 func scheduleDigest(ctx context.Context, st *store.Store, research *runtime.Persona, runner *agent.Runner) (*agent.Result, []store.Run, error) {
 	var digest *agent.Result
-	fires := schedule.RunnerFunc(func(ctx context.Context, f schedule.Fire) (store.Finish, error) {
+	fires := schedule.RunnerFunc(func(ctx context.Context, f schedule.Fire) (schedule.FireResult, error) {
 		run := f.Run
 		res, err := runner.Fire(ctx, agent.Fire{Persona: f.Persona, Responsibility: f.Responsibility.Name, At: f.At, Run: &run,
 			CorrelationID: "demo-digest"})
 		if res == nil {
-			return store.Finish{}, err
+			return schedule.FireResult{}, err
 		}
 		digest = res
-		return res.Finish, err
+		return schedule.FireResult{Finish: res.Finish, Text: res.Text}, err
 	})
 	s, err := schedule.New(st, []*runtime.Persona{research}, fires,
 		schedule.WithClock(digestClock), schedule.WithHolder("demo"), schedule.WithLogger(slog.New(slog.DiscardHandler)))

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/personagen/personagen/examples"
-	"github.com/personagen/personagen/examples/host"
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/mail"
@@ -156,31 +155,4 @@ func ingestExample(ctx context.Context, st *store.Store, personas []*runtime.Per
 		return ingestedFile{}, fmt.Errorf("examples/%s was delivered to %v, want the support agent's thread %s only", name, to, supportThread)
 	}
 	return ingestedFile{Name: "examples/" + name, Ingested: got}, nil
-}
-
-// newEnv returns the example host's data: the customers' accounts, their orders and invoices,
-// and the research assistant's topics.
-func newEnv() *host.Env {
-	since := time.Date(2022, 5, 17, 0, 0, 0, 0, time.UTC)
-	at := func(day, hour, min, sec int) time.Time { return time.Date(2025, 3, day, hour, min, sec, 0, time.UTC) }
-	return &host.Env{
-		Accounts: map[string]host.Account{
-			"lena.fischer@brightline.io": {Email: "lena.fischer@brightline.io", Name: "Lena Fischer", Company: "Brightline GmbH",
-				Plan: "business", Seats: 24, CustomerSince: since, OpenTickets: 1},
-			"jonas.brandt@brightline.io": {Email: "jonas.brandt@brightline.io", Name: "Jonas Brandt (billing contact)", Company: "Brightline GmbH",
-				Plan: "business", Seats: 24, CustomerSince: since, OpenTickets: 1},
-		},
-		Orders: map[string]host.Order{
-			"INV-2025-0117": {Number: "INV-2025-0117", Customer: "Brightline GmbH", AmountEUR: 432, Status: "paid",
-				Captures: []host.Payment{{ID: "CAP-77120", At: at(1, 6, 0, 2), AmountEUR: 432}, {ID: "CAP-77121", At: at(1, 6, 0, 3), AmountEUR: 432}},
-				Refunds: []host.Payment{{ID: "RF-2025-0311", At: at(3, 9, 38, 0), AmountEUR: 432,
-					Status: "returned by the card issuer on 2025-03-05: the card was replaced"}}},
-			"SUB-BRIGHTLINE": {Number: "SUB-BRIGHTLINE", Customer: "Brightline GmbH", AmountEUR: 432, Status: "active",
-				Renews: "2025-04-01", Billing: "monthly, annual from the April renewal"},
-		},
-		Topics: []host.Topic{
-			{Name: "AI coding assistants", Keywords: []string{"code review", "agents", "IDE"}, Why: "Acme Tracker's automation roadmap competes with them."},
-			{Name: "EU Data Act", Keywords: []string{"data portability", "cloud switching"}, Why: "Customers ask how to export their workspaces."},
-		},
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -18,6 +19,7 @@ import (
 	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/provider"
 	"github.com/personagen/personagen/runtime/provider/internal/turns"
+	"github.com/personagen/personagen/runtime/provider/internal/watch"
 )
 
 // DefaultMaxTokens is the max_tokens sent when the persona's settings leave MaxTokens at 0:
@@ -26,6 +28,13 @@ const DefaultMaxTokens = 4096
 
 // Model is the Anthropic adapter. It is safe for concurrent use.
 type Model struct {
+	// MaxRetryWait is the longest wait an answer may ask for (retry-after-ms, Retry-After) that
+	// Generate sleeps before the SDK retries; 0 means provider.DefaultMaxRetryWait (60 s), a
+	// negative value lets no wait be slept. A longer wait, or one that would outlast ctx's
+	// deadline, ends the call at once with a transient *chat.CallError carrying the wait. Set it
+	// before the first call.
+	MaxRetryWait time.Duration
+
 	client sdk.Client
 }
 
@@ -42,12 +51,16 @@ func New(opts ...option.RequestOption) *Model {
 }
 
 // Generate checks req.Model, converts req (Params), sends it with Messages.New and maps the
-// answer back (see Response). Errors: the settings' *provider.SettingError (before any request),
-// the conversion's error, an error wrapping chat.ErrContextWindow and the SDK's *sdk.Error
-// when the API refused the prompt as too long, an error wrapping provider.ErrMalformedResponse
-// when the API answered 2xx with a body that is not a message (not JSON, not a JSON object,
-// another content type, or an object Response refuses; the error shows the start of the body),
-// and otherwise the SDK's error, all prefixed "anthropic: ".
+// answer back (see Response).
+//
+// A refusal before sending is a plain error: the settings' *provider.SettingError, the
+// conversion's error (a message list that breaks chat.Validate wraps the *chat.PairingError).
+// Every failure of the call itself is a *chat.CallError with Provider "anthropic", classified
+// as the package documentation says: an error status (wrapping the SDK's *sdk.Error, and
+// chat.ErrContextWindow too when the API refused the prompt as too long), no answer (a network
+// error, a timeout; a done ctx keeps matching ctx.Err() with errors.Is), and a 2xx answer that
+// is not a message (wrapping provider.ErrMalformedResponse; the error shows the start of the
+// body).
 func (m *Model) Generate(ctx context.Context, req *chat.Request) (*chat.Response, error) {
 	if err := provider.CheckFor(provider.Anthropic, req.Model); err != nil {
 		return nil, err
@@ -57,20 +70,17 @@ func (m *Model) Generate(ctx context.Context, req *chat.Request) (*chat.Response
 		return nil, err
 	}
 	var httpResp *http.Response
-	var ans turns.Answer
-	msg, err := m.client.Messages.New(ctx, params, option.WithResponseInto(&httpResp), option.WithMiddleware(ans.Capture))
+	rec := watch.Start(ctx, provider.Anthropic, messageWhat, watch.MaxWait(m.MaxRetryWait))
+	msg, err := m.client.Messages.New(ctx, params, option.WithResponseInto(&httpResp), option.WithMiddleware(rec.Middleware))
 	if err != nil {
-		if merr := ans.Failed(apiName, messageWhat, err); merr != nil {
-			return nil, merr
-		}
-		return nil, wrapError(err)
+		return nil, rec.Fail(cause(err))
 	}
 	if msg == nil {
-		return nil, turns.Malformed(apiName, messageWhat, string(ans.Body), "it decodes to no message")
+		return nil, rec.Malformed("it decodes to no message")
 	}
-	resp, err := Response(msg)
+	resp, err := response(msg)
 	if err != nil {
-		return nil, err
+		return nil, rec.Answered(err, false)
 	}
 	if httpResp != nil {
 		resp.RequestID = httpResp.Header.Get("request-id")
@@ -78,18 +88,18 @@ func (m *Model) Generate(ctx context.Context, req *chat.Request) (*chat.Response
 	return resp, nil
 }
 
-// wrapError prefixes the SDK's error and marks a prompt the API refused as too long with
-// chat.ErrContextWindow, keeping the SDK error for errors.As.
-func wrapError(err error) error {
+// cause marks a prompt the API refused as too long with chat.ErrContextWindow, keeping the SDK
+// error for errors.As.
+func cause(err error) error {
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusBadRequest {
 		msg := strings.ToLower(apiErr.Message)
 		if strings.Contains(msg, "prompt is too long") || strings.Contains(msg, "context limit") ||
 			strings.Contains(msg, "context window") {
-			return fmt.Errorf("anthropic: %w: %w", chat.ErrContextWindow, err)
+			return fmt.Errorf("%w: %w", chat.ErrContextWindow, err)
 		}
 	}
-	return fmt.Errorf("anthropic: %w", err)
+	return err
 }
 
 // Params converts req to the SDK's request parameters by the rules of the package
@@ -409,6 +419,15 @@ func (a *arena) resultContent(part chat.Part) sdk.ToolResultBlockParamContentUni
 // not one of the SDK's ContentBlockUnion, a tool_use block without an id or a name, or a
 // "stop_reason" of "tool_use" with no tool_use block.
 func Response(msg *sdk.Message) (*chat.Response, error) {
+	resp, err := response(msg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", provider.Anthropic, err)
+	}
+	return resp, nil
+}
+
+// response is Response with errors that do not name the API (Generate's CallError does).
+func response(msg *sdk.Message) (*chat.Response, error) {
 	if err := checkMessage(msg); err != nil {
 		return nil, err
 	}
@@ -458,20 +477,17 @@ func Response(msg *sdk.Message) (*chat.Response, error) {
 	return out, nil
 }
 
-// apiName prefixes this adapter's errors; messageWhat names the answer it expects.
-const (
-	apiName     = "anthropic"
-	messageWhat = "a Messages API message"
-)
+// messageWhat names the answer this adapter expects.
+const messageWhat = "a Messages API message"
 
 // checkMessage returns the provider.ErrMalformedResponse error of a msg that lacks what every
 // Messages API message has, or nil.
 func checkMessage(msg *sdk.Message) error {
 	if msg == nil {
-		return turns.Malformed(apiName, messageWhat, "", "no message")
+		return turns.Malformed(messageWhat, "", "no message")
 	}
 	bad := func(format string, args ...any) error {
-		return turns.Malformed(apiName, messageWhat, msg.RawJSON(), fmt.Sprintf(format, args...))
+		return turns.Malformed(messageWhat, msg.RawJSON(), fmt.Sprintf(format, args...))
 	}
 	j := msg.JSON
 	switch {

@@ -75,7 +75,7 @@ func TestReplayedThreadAcceptedFirstTry(t *testing.T) {
 		t.Fatalf("first call: %v (rejections %q)", err, srv.Rejections())
 	}
 	if r1.StopReason != chat.StopToolUse || len(r1.Message.ToolCalls) != 2 || r1.Message.Text != "Let me check." ||
-		len(r1.Message.State) != 1 || r1.ResponseID != "msg_1" || r1.RequestID != "req_strict_1" {
+		len(r1.Message.State) != 1 || r1.ResponseID != "msg_1" || r1.RequestID != "req_1" {
 		t.Fatalf("first response = %+v", r1)
 	}
 	if want := (chat.Usage{InputTokens: 1020, OutputTokens: 60, CacheReadTokens: 100, CacheWriteTokens: 20}); r1.Usage != want {

@@ -2,6 +2,9 @@
 // official SDK, github.com/anthropics/anthropic-sdk-go/v2, and maps the answer back: a
 // chat.Model.
 //
+// Start from New; Params and Response convert a request and an answer without sending anything.
+// Configuring it, and the rules all adapters share, are docs/models.md in the repository.
+//
 // The client is the SDK's own: New takes the SDK's request options, and without options the
 // SDK reads its standard environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL — the base URL of
 // the API, to which the SDK appends v1/messages — and the SDK's other variables).
@@ -33,4 +36,14 @@
 //   - Settings: provider.CheckFor(provider.Anthropic) refuses temperature and top_p before any
 //     request; max_tokens defaults to DefaultMaxTokens; stop becomes stop_sequences; Extra keys
 //     are top-level fields of the body (thinking, metadata, service_tier, …).
+//
+// Failures and retries follow package provider: a refusal before sending is a plain error, every
+// failed call a *chat.CallError of Provider "anthropic" (a 529 overloaded_error is transient, a
+// 400 "prompt is too long" wraps chat.ErrContextWindow). anthropic-sdk-go v2.15.0 sleeps any
+// wait an answer asks for, without a cap, before it retries; so Generate watches every attempt
+// of the call (a per-call middleware) and hands the SDK an answer whose wait is longer than
+// Model.MaxRetryWait (provider.DefaultMaxRetryWait, 60 s, by default), or would outlast ctx's
+// deadline, with "x-should-retry: false" — which the SDK honours over the status — so the SDK
+// returns that answer's error at once and Generate returns it as a transient CallError with
+// the wait. Shorter waits are left to the SDK's retries (option.WithMaxRetries).
 package anthropic

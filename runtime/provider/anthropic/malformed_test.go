@@ -21,7 +21,7 @@ func TestMalformedAnswerIsAnError(t *testing.T) {
 			m, srv := newModel(t)
 			srv.Queue(rep)
 			r, err := m.Generate(context.Background(), &chat.Request{Model: chat.ModelSettings{Name: "c"}, Messages: []chat.Message{chat.UserMessage("hi")}})
-			strict.CheckMalformed(t, r, err, rep.Body, "anthropic: ", "not a Messages API message")
+			strict.CheckMalformed(t, r, err, rep.Body, provider.Anthropic, "not a Messages API message")
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -18,6 +19,14 @@ import (
 
 // Chat is the Chat Completions adapter (provider "openai"). It is safe for concurrent use.
 type Chat struct {
+	// MaxRetryWait is the longest wait an answer may ask for (retry-after-ms, Retry-After) that
+	// Generate sleeps before the SDK retries; 0 means provider.DefaultMaxRetryWait (60 s), a
+	// negative value lets no wait be slept. A longer wait, or one that would outlast ctx's
+	// deadline, ends the call at once with a transient *chat.CallError carrying the wait. The
+	// adapter passes it to the SDK as option.WithMaxRetryDelay on every call, so that option given
+	// to NewChat has no effect. Set it before the first call.
+	MaxRetryWait time.Duration
+
 	client sdk.Client
 }
 
@@ -28,13 +37,16 @@ func NewChat(opts ...option.RequestOption) *Chat {
 }
 
 // Generate checks req.Model, converts req (ChatParams), sends it with Chat.Completions.New and
-// maps the answer back (ChatResponse). Errors: the settings' *provider.SettingError (before any
-// request), the conversion's error, an error wrapping chat.ErrContextWindow and the SDK's
-// *sdk.Error for code context_length_exceeded, an error wrapping provider.ErrMalformedResponse
-// when the API answered 2xx with a body that is not a chat completion (not JSON, not a JSON
-// object, another content type, or an object ChatResponse refuses; the error shows the start
-// of the body), and otherwise the SDK's error with the API's message, all prefixed
-// "openai chat: ".
+// maps the answer back (ChatResponse).
+//
+// A refusal before sending is a plain error: the settings' *provider.SettingError, the
+// conversion's error (a message list that breaks chat.Validate wraps the *chat.PairingError).
+// Every failure of the call itself is a *chat.CallError with Provider "openai", classified as
+// the package documentation says: an error status (wrapping the SDK's *sdk.Error with the
+// API's code and message, and chat.ErrContextWindow too for code context_length_exceeded), no
+// answer (a network error, a timeout; a done ctx keeps matching ctx.Err() with errors.Is), and
+// a 2xx answer that is not a chat completion (wrapping provider.ErrMalformedResponse; the error
+// shows the start of the body).
 func (c *Chat) Generate(ctx context.Context, req *chat.Request) (*chat.Response, error) {
 	if err := provider.CheckFor(provider.OpenAI, req.Model); err != nil {
 		return nil, err
@@ -44,20 +56,17 @@ func (c *Chat) Generate(ctx context.Context, req *chat.Request) (*chat.Response,
 		return nil, err
 	}
 	var httpResp *http.Response
-	var ans turns.Answer
-	completion, err := c.client.Chat.Completions.New(ctx, params, option.WithResponseInto(&httpResp), option.WithMiddleware(ans.Capture))
+	rec, opts := start(ctx, provider.OpenAI, chatWhat, c.MaxRetryWait, &httpResp)
+	completion, err := c.client.Chat.Completions.New(ctx, params, opts...)
 	if err != nil {
-		if merr := ans.Failed(chatAPI, chatWhat, err); merr != nil {
-			return nil, merr
-		}
-		return nil, wrapError(chatAPI, err)
+		return nil, rec.Fail(cause(err))
 	}
 	if completion == nil {
-		return nil, turns.Malformed(chatAPI, chatWhat, string(ans.Body), "it decodes to no completion")
+		return nil, rec.Malformed("it decodes to no completion")
 	}
-	resp, err := ChatResponse(completion)
+	resp, err := chatResponse(completion)
 	if err != nil {
-		return nil, err
+		return nil, rec.Answered(err, false)
 	}
 	if httpResp != nil {
 		resp.RequestID = httpResp.Header.Get("x-request-id")
@@ -204,6 +213,16 @@ func filename(part chat.Part) string {
 // absent finish_reason is accepted (OpenAI itself has sent one in a non-streaming answer) and
 // maps to an empty StopReason.
 func ChatResponse(c *sdk.ChatCompletion) (*chat.Response, error) {
+	resp, err := chatResponse(c)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", chatAPI, err)
+	}
+	return resp, nil
+}
+
+// chatResponse is ChatResponse with errors that do not name the API (Generate's CallError
+// does).
+func chatResponse(c *sdk.ChatCompletion) (*chat.Response, error) {
 	if err := checkCompletion(c); err != nil {
 		return nil, err
 	}
@@ -252,10 +271,10 @@ const (
 // chat completion has, or nil.
 func checkCompletion(c *sdk.ChatCompletion) error {
 	if c == nil {
-		return turns.Malformed(chatAPI, chatWhat, "", "no completion")
+		return turns.Malformed(chatWhat, "", "no completion")
 	}
 	bad := func(format string, args ...any) error {
-		return turns.Malformed(chatAPI, chatWhat, c.RawJSON(), fmt.Sprintf(format, args...))
+		return turns.Malformed(chatWhat, c.RawJSON(), fmt.Sprintf(format, args...))
 	}
 	switch {
 	case !turns.IsObject(c.RawJSON()):

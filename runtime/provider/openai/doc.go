@@ -1,7 +1,11 @@
 // Package openai sends a persona's chat.Request to OpenAI through the official SDK,
 // github.com/openai/openai-go/v3, over either API: Chat (the Chat Completions API, provider
 // "openai") and Responses (the Responses API, provider "openai-responses"). Both are
-// runtime.Models.
+// chat.Models.
+//
+// Start from NewChat or NewResponses; ChatParams, ResponsesParams, ChatResponse and
+// ResponsesResponse convert a request and an answer without sending anything. Configuring them,
+// and the rules all adapters share, are docs/models.md in the repository.
 //
 // The clients are the SDK's own: NewChat and NewResponses take the SDK's request options, and
 // the SDK reads its standard environment first (OPENAI_API_KEY, OPENAI_BASE_URL — the base URL
@@ -43,4 +47,16 @@
 // and include: ["reasoning.encrypted_content"], so reasoning items come back encrypted, travel
 // in the assistant message's State and go back, without their ids, ahead of the message's
 // items; max_tokens is sent as max_output_tokens; stop sequences do not exist.
+//
+// Failures and retries follow package provider: a refusal before sending is a plain error, every
+// failed call a *chat.CallError of Provider "openai" or "openai-responses" (code
+// context_length_exceeded wraps chat.ErrContextWindow; a response of status "failed" is a
+// CallError of its 200, transient for the codes server_error, rate_limit_exceeded and
+// vector_store_timeout). openai-go v3.98.0 sleeps a wait an answer asks for up to
+// option.WithMaxRetryDelay (2 minutes unless set) and returns the answer beyond it; the adapters
+// pass their MaxRetryWait there on every call (provider.DefaultMaxRetryWait, 60 s, by default),
+// and watch every attempt so that a wait that would outlast ctx's deadline is not slept either
+// (the answer reaches the SDK with "x-should-retry: false"). Such an answer's error is returned
+// at once, as a transient CallError with the wait; shorter waits are left to the SDK's retries
+// (option.WithMaxRetries).
 package openai

@@ -18,19 +18,19 @@ import (
 // API and shows the start of the body; none panics and none becomes a Response.
 func TestMalformedAnswerIsAnError(t *testing.T) {
 	for _, tc := range []struct {
-		api          strict.API
-		prefix, what string
-		model        func(t *testing.T) (chat.Model, *strict.Server)
+		api        strict.API
+		name, what string
+		model      func(t *testing.T) (chat.Model, *strict.Server)
 	}{
-		{strict.Chat, "openai chat: ", "not a chat completion", func(t *testing.T) (chat.Model, *strict.Server) { return newChat(t) }},
-		{strict.Responses, "openai responses: ", "not a Responses API response", func(t *testing.T) (chat.Model, *strict.Server) { return newResponses(t) }},
+		{strict.Chat, provider.OpenAI, "not a chat completion", func(t *testing.T) (chat.Model, *strict.Server) { return newChat(t) }},
+		{strict.Responses, provider.OpenAIResponses, "not a Responses API response", func(t *testing.T) (chat.Model, *strict.Server) { return newResponses(t) }},
 	} {
 		for name, rep := range strict.Malformed(tc.api) {
 			t.Run(tc.api.String()+"/"+name, func(t *testing.T) {
 				m, srv := tc.model(t)
 				srv.Queue(rep)
 				r, err := m.Generate(context.Background(), &chat.Request{Model: chat.ModelSettings{Name: "g"}, Messages: []chat.Message{chat.UserMessage("hi")}})
-				strict.CheckMalformed(t, r, err, rep.Body, tc.prefix, tc.what)
+				strict.CheckMalformed(t, r, err, rep.Body, tc.name, tc.what)
 			})
 		}
 	}

@@ -2,34 +2,52 @@ package openai
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
+	"time"
 
 	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/personagen/personagen/runtime/chat"
 	"github.com/personagen/personagen/runtime/provider/internal/turns"
+	"github.com/personagen/personagen/runtime/provider/internal/watch"
 )
 
-// wrapError prefixes the SDK's error with the API and what the API said (the SDK's own
-// message names only the status), and marks a request refused for its length with
-// chat.ErrContextWindow, keeping the SDK error for errors.As.
-func wrapError(api string, err error) error {
+// cause adds what the API said to the SDK's error (whose own message names only the status) and
+// marks a request refused for its length with chat.ErrContextWindow, keeping the SDK error for
+// errors.As.
+func cause(err error) error {
 	var apiErr *sdk.Error
 	if !errors.As(err, &apiErr) {
-		return fmt.Errorf("%s: %w", api, err)
+		return err
 	}
 	detail := apiErr.Message
 	if apiErr.Code != "" {
 		detail = apiErr.Code + ": " + detail
 	}
 	if isContextWindow(apiErr.Code, apiErr.Message) {
-		return fmt.Errorf("%s: %w: %w (%s)", api, chat.ErrContextWindow, err, detail)
+		return fmt.Errorf("%w: %w (%s)", chat.ErrContextWindow, err, detail)
 	}
-	return fmt.Errorf("%s: %w (%s)", api, err, detail)
+	return fmt.Errorf("%w (%s)", err, detail)
+}
+
+// start returns the Record of one call of the adapter of name, and the per-call options that
+// watch it: the Record's middleware and, for a positive cap, option.WithMaxRetryDelay(cap), so
+// that the SDK's own limit on a server-directed wait is the adapter's.
+func start(ctx context.Context, name, what string, maxRetryWait time.Duration, into **http.Response) (*watch.Record, []option.RequestOption) {
+	maxWait := watch.MaxWait(maxRetryWait)
+	rec := watch.Start(ctx, name, what, maxWait)
+	opts := []option.RequestOption{option.WithResponseInto(into), option.WithMiddleware(rec.Middleware)}
+	if maxWait > 0 {
+		opts = append(opts, option.WithMaxRetryDelay(maxWait))
+	}
+	return rec, opts
 }
 
 func isContextWindow(code, msg string) bool {

@@ -81,7 +81,7 @@ func TestReplayedThreadAcceptedFirstTry(t *testing.T) {
 		if err != nil {
 			t.Fatalf("first call: %v (rejections %q)", err, srv.Rejections())
 		}
-		if r1.StopReason != chat.StopToolUse || len(r1.Message.ToolCalls) != 2 || r1.ResponseID != "chatcmpl-1" || r1.RequestID != "req_strict_1" ||
+		if r1.StopReason != chat.StopToolUse || len(r1.Message.ToolCalls) != 2 || r1.ResponseID != "chatcmpl-1" || r1.RequestID != "req_1" ||
 			r1.Usage != (chat.Usage{InputTokens: 900, OutputTokens: 40, CacheReadTokens: 300}) {
 			t.Fatalf("first response = %+v", r1)
 		}
@@ -690,22 +690,37 @@ func TestContextWindowRefusalIsRecognisable(t *testing.T) {
 	}
 }
 
-// TestFailedResponseSaysWhatItKnows holds that a failed response's error shows its id, code
-// and message when present and says "no error detail" when the API sent none.
+// TestFailedResponseSaysWhatItKnows holds that a failed response is a CallError of status 200
+// whose text shows the response's id, code and message when present ("no error detail" when the
+// API sent none), transient for the codes that say nothing about the request.
 func TestFailedResponseSaysWhatItKnows(t *testing.T) {
-	for _, tc := range []struct{ body, want string }{
-		{`{"object":"response","status":"failed","output":[]}`, "openai responses: response failed (no error detail)"},
-		{`{"id":"r1","object":"response","status":"failed","output":[],"error":null}`, "openai responses: response r1 failed (no error detail)"},
-		{`{"id":"r1","object":"response","status":"failed","output":[],"error":{"code":"server_error","message":""}}`, "openai responses: response r1 failed (server_error)"},
-		{`{"id":"r1","object":"response","status":"failed","output":[],"error":{"message":"boom"}}`, "openai responses: response r1 failed (boom)"},
-		{`{"id":"r1","object":"response","status":"failed","output":[],"error":{"code":"server_error","message":"boom"}}`, "openai responses: response r1 failed (server_error: boom)"},
+	for _, tc := range []struct {
+		body, want string
+		transient  bool
+	}{
+		{`{"object":"response","status":"failed","output":[]}`, "openai-responses: status 200 (permanent): response failed (no error detail)", false},
+		{`{"id":"r1","object":"response","status":"failed","output":[],"error":null}`, "openai-responses: status 200 (permanent): response r1 failed (no error detail)", false},
+		{`{"id":"r1","object":"response","status":"failed","output":[],"error":{"code":"server_error","message":""}}`, "openai-responses: status 200 (transient): response r1 failed (server_error)", true},
+		{`{"id":"r1","object":"response","status":"failed","output":[],"error":{"message":"boom"}}`, "openai-responses: status 200 (permanent): response r1 failed (boom)", false},
+		{`{"id":"r1","object":"response","status":"failed","output":[],"error":{"code":"rate_limit_exceeded","message":"slow down"}}`, "openai-responses: status 200 (transient): response r1 failed (rate_limit_exceeded: slow down)", true},
+		{`{"id":"r1","object":"response","status":"failed","output":[],"error":{"code":"invalid_image","message":"bad"}}`, "openai-responses: status 200 (permanent): response r1 failed (invalid_image: bad)", false},
 	} {
 		m, srv := newResponses(t)
 		srv.Queue(strict.Reply{Body: tc.body})
 		_, err := m.Generate(context.Background(), &chat.Request{Model: chat.ModelSettings{Name: "g"}, Messages: []chat.Message{chat.UserMessage("hi")}})
-		if err == nil || err.Error() != tc.want || errors.Is(err, provider.ErrMalformedResponse) {
+		var ce *chat.CallError
+		if !errors.As(err, &ce) || err.Error() != tc.want || errors.Is(err, provider.ErrMalformedResponse) ||
+			ce.StatusCode != 200 || ce.Transient != tc.transient || ce.Provider != provider.OpenAIResponses {
 			t.Errorf("%s: err = %v, want %q", tc.body, err, tc.want)
 		}
+	}
+	// The exported mapping names the API in its prefix.
+	var r responses.Response
+	if err := json.Unmarshal([]byte(`{"id":"r1","object":"response","status":"failed","output":[],"error":{"code":"server_error","message":"boom"}}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ResponsesResponse(&r); err == nil || err.Error() != "openai responses: response r1 failed (server_error: boom)" {
+		t.Errorf("ResponsesResponse: err = %v", err)
 	}
 }
 

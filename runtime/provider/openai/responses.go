@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -22,6 +23,14 @@ import (
 // Responses is the Responses API adapter (provider "openai-responses"). It is safe for
 // concurrent use.
 type Responses struct {
+	// MaxRetryWait is the longest wait an answer may ask for (retry-after-ms, Retry-After) that
+	// Generate sleeps before the SDK retries; 0 means provider.DefaultMaxRetryWait (60 s), a
+	// negative value lets no wait be slept. A longer wait, or one that would outlast ctx's
+	// deadline, ends the call at once with a transient *chat.CallError carrying the wait. The
+	// adapter passes it to the SDK as option.WithMaxRetryDelay on every call, so that option given
+	// to NewResponses has no effect. Set it before the first call.
+	MaxRetryWait time.Duration
+
 	client sdk.Client
 }
 
@@ -32,13 +41,18 @@ func NewResponses(opts ...option.RequestOption) *Responses {
 }
 
 // Generate checks req.Model, converts req (ResponsesParams), sends it with Responses.New and
-// maps the answer back (ResponsesResponse). Errors: the settings' *provider.SettingError
-// (before any request), the conversion's error, an error wrapping chat.ErrContextWindow for
-// a request refused (or a response failed) with code context_length_exceeded, a failed
-// response's error, an error wrapping provider.ErrMalformedResponse when the API answered 2xx
-// with a body that is not a response (not JSON, not a JSON object, another content type, or an
-// object ResponsesResponse refuses; the error shows the start of the body), and otherwise the
-// SDK's error with the API's message, all prefixed "openai responses: ".
+// maps the answer back (ResponsesResponse).
+//
+// A refusal before sending is a plain error: the settings' *provider.SettingError, the
+// conversion's error (a message list that breaks chat.Validate wraps the *chat.PairingError).
+// Every failure of the call itself is a *chat.CallError with Provider "openai-responses",
+// classified as the package documentation says: an error status (wrapping the SDK's
+// *sdk.Error with the API's code and message, and chat.ErrContextWindow too for code
+// context_length_exceeded), no answer (a network error, a timeout; a done ctx keeps matching
+// ctx.Err() with errors.Is), a response of status "failed" (its code and message; transient
+// for the codes server_error, rate_limit_exceeded and vector_store_timeout), and a 2xx answer
+// that is not a response (wrapping provider.ErrMalformedResponse; the error shows the start of
+// the body).
 func (m *Responses) Generate(ctx context.Context, req *chat.Request) (*chat.Response, error) {
 	if err := provider.CheckFor(provider.OpenAIResponses, req.Model); err != nil {
 		return nil, err
@@ -48,25 +62,30 @@ func (m *Responses) Generate(ctx context.Context, req *chat.Request) (*chat.Resp
 		return nil, err
 	}
 	var httpResp *http.Response
-	var ans turns.Answer
-	r, err := m.client.Responses.New(ctx, params, option.WithResponseInto(&httpResp), option.WithMiddleware(ans.Capture))
+	rec, opts := start(ctx, provider.OpenAIResponses, responsesWhat, m.MaxRetryWait, &httpResp)
+	r, err := m.client.Responses.New(ctx, params, opts...)
 	if err != nil {
-		if merr := ans.Failed(responsesAPI, responsesWhat, err); merr != nil {
-			return nil, merr
-		}
-		return nil, wrapError(responsesAPI, err)
+		return nil, rec.Fail(cause(err))
 	}
 	if r == nil {
-		return nil, turns.Malformed(responsesAPI, responsesWhat, string(ans.Body), "it decodes to no response")
+		return nil, rec.Malformed("it decodes to no response")
 	}
-	resp, err := ResponsesResponse(r)
+	resp, err := responsesResponse(r)
 	if err != nil {
-		return nil, err
+		return nil, rec.Answered(err, r.Status == responses.ResponseStatusFailed && transientCodes[r.Error.Code])
 	}
 	if httpResp != nil {
 		resp.RequestID = httpResp.Header.Get("x-request-id")
 	}
 	return resp, nil
+}
+
+// transientCodes are the error codes of a failed response that say nothing about the request:
+// the same request may succeed later.
+var transientCodes = map[responses.ResponseErrorCode]bool{
+	responses.ResponseErrorCodeServerError:        true,
+	responses.ResponseErrorCodeRateLimitExceeded:  true,
+	responses.ResponseErrorCodeVectorStoreTimeout: true,
 }
 
 // ResponsesParams converts req to Responses API parameters by the rules of the package
@@ -254,15 +273,25 @@ func resultOutput(r turns.Result) responses.ResponseInputItemFunctionCallOutputO
 // apply_patch_call, mcp_approval_request: this adapter offers none). Items of tools the API
 // runs itself (web_search_call, file_search_call, …) are left out.
 func ResponsesResponse(r *responses.Response) (*chat.Response, error) {
+	resp, err := responsesResponse(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", responsesAPI, err)
+	}
+	return resp, nil
+}
+
+// responsesResponse is ResponsesResponse with errors that do not name the API (Generate's
+// CallError does).
+func responsesResponse(r *responses.Response) (*chat.Response, error) {
 	if err := checkResponse(r); err != nil {
 		return nil, err
 	}
 	if r.Status == responses.ResponseStatusFailed {
 		name, detail := failedDetail(r)
 		if isContextWindow(string(r.Error.Code), r.Error.Message) {
-			return nil, fmt.Errorf("openai responses: %s failed: %w (%s)", name, chat.ErrContextWindow, detail)
+			return nil, fmt.Errorf("%s failed: %w (%s)", name, chat.ErrContextWindow, detail)
 		}
-		return nil, fmt.Errorf("openai responses: %s failed (%s)", name, detail)
+		return nil, fmt.Errorf("%s failed (%s)", name, detail)
 	}
 	out := &chat.Response{
 		Message:    chat.Message{Role: chat.RoleAssistant},
@@ -372,10 +401,10 @@ const (
 // Responses API response has, or nil.
 func checkResponse(r *responses.Response) error {
 	if r == nil {
-		return turns.Malformed(responsesAPI, responsesWhat, "", "no response")
+		return turns.Malformed(responsesWhat, "", "no response")
 	}
 	bad := func(format string, args ...any) error {
-		return turns.Malformed(responsesAPI, responsesWhat, r.RawJSON(), fmt.Sprintf(format, args...))
+		return turns.Malformed(responsesWhat, r.RawJSON(), fmt.Sprintf(format, args...))
 	}
 	j := r.JSON
 	switch {

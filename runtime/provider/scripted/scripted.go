@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -17,7 +18,8 @@ import (
 // Text, ToolCalls and State make the assistant message; StopReason defaults to
 // chat.StopToolUse when there are calls and chat.StopEndTurn otherwise; Usage and
 // Refusal are returned as given. Err, when set, is returned instead of a response. Delay makes
-// the call wait that long first (a done ctx ends the wait with an error wrapping ctx.Err()).
+// the call wait that long first (a done ctx ends the wait with a transient *chat.CallError
+// wrapping ctx.Err()). Transient and Permanent script the failures of a provider's API.
 // Reply, when set, computes the response from the request instead of the fields above (Delay
 // still applies).
 type Turn struct {
@@ -40,6 +42,35 @@ func Calls(calls ...chat.ToolCall) Turn { return Turn{ToolCalls: calls} }
 
 // Fail returns a turn whose call fails with err.
 func Fail(err error) Turn { return Turn{Err: err} }
+
+// Transient returns a turn whose call fails as a provider's transient failure does: with a
+// *chat.CallError of StatusCode status (429, 503, 529, …; 0 for a call that got no answer),
+// Transient true and RetryAfter retryAfter (0 when the provider asked for no wait). Its
+// Provider is the Model's Provider, or "scripted" when that is empty.
+func Transient(status int, retryAfter time.Duration) Turn {
+	return Turn{Err: &chat.CallError{StatusCode: status, Transient: true, RetryAfter: retryAfter,
+		Err: fmt.Errorf("scripted transient failure (%s)", statusText(status))}}
+}
+
+// Permanent returns a turn whose call fails as a provider's refusal does: with a
+// *chat.CallError of StatusCode status (400, 401, 403, 404, …), Transient false and reason as
+// its cause. Status 200 stands for a success answer that is not an answer of the API: the cause
+// then wraps provider.ErrMalformedResponse, as the real adapters' does. Its Provider is the
+// Model's Provider, or "scripted" when that is empty.
+func Permanent(status int, reason string) Turn {
+	err := errors.New(reason)
+	if status == http.StatusOK {
+		err = fmt.Errorf("%w: %s", provider.ErrMalformedResponse, reason)
+	}
+	return Turn{Err: &chat.CallError{StatusCode: status, Err: err}}
+}
+
+func statusText(status int) string {
+	if status == 0 {
+		return "no answer"
+	}
+	return fmt.Sprintf("%d %s", status, http.StatusText(status))
+}
 
 // ErrScriptExhausted is returned (wrapped) by Generate when every turn of the script was used.
 var ErrScriptExhausted = errors.New("scripted model: the script has no turn left")
@@ -68,9 +99,12 @@ func (m *Model) Append(turns ...Turn) {
 }
 
 // Generate records req, then answers with the next turn. It returns an error (and uses no
-// turn) when req breaks chat.Validate, when Provider is set and refuses req.Model, and when
-// ctx is done before the turn's Delay has passed; it returns the turn's Err, or an error
-// wrapping ErrScriptExhausted when no turn is left. Each response gets the ids
+// turn) when req breaks chat.Validate, when Provider is set and refuses req.Model (both plain
+// errors, as the real adapters' refusals before sending), and when ctx is done before the
+// turn's Delay has passed or at the call (a transient *chat.CallError matching ctx.Err(), as
+// the real adapters return); it returns the turn's Err (a *chat.CallError without a Provider
+// gets the Model's, see Transient), or an error wrapping ErrScriptExhausted when no turn is
+// left. Each response gets the ids
 // "scripted-req-<n>" and "scripted-resp-<n>" (n counts calls from 1) and the model name from
 // req.Model.Name.
 func (m *Model) Generate(ctx context.Context, req *chat.Request) (*chat.Response, error) {
@@ -105,16 +139,20 @@ func (m *Model) Generate(ctx context.Context, req *chat.Request) (*chat.Response
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			m.giveBack(k)
-			return nil, fmt.Errorf("scripted model: request %d: %w", n, ctx.Err())
 		case <-timer.C:
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		m.giveBack(k)
-		return nil, fmt.Errorf("scripted model: request %d: %w", n, err)
+		return nil, &chat.CallError{Provider: m.name(), Transient: true, Err: fmt.Errorf("scripted model: request %d: %w", n, err)}
 	}
 	if t.Err != nil {
+		var ce *chat.CallError
+		if errors.As(t.Err, &ce) && ce == t.Err && ce.Provider == "" {
+			c := *ce
+			c.Provider = m.name()
+			return nil, &c
+		}
 		return nil, t.Err
 	}
 	var resp *chat.Response
@@ -152,6 +190,14 @@ func (m *Model) Generate(ctx context.Context, req *chat.Request) (*chat.Response
 		resp.ResponseID = fmt.Sprintf("scripted-resp-%d", n)
 	}
 	return resp, nil
+}
+
+// name is the Provider of the model's CallErrors.
+func (m *Model) name() string {
+	if m.Provider != "" {
+		return m.Provider
+	}
+	return "scripted"
 }
 
 // giveBack returns turn k to the script after a call was cancelled, so the next call gets it;

@@ -126,3 +126,53 @@ func TestRefusesWhatTheRealAdaptersRefuse(t *testing.T) {
 		t.Errorf("refused calls used a turn (Remaining %d) or were not recorded (%d)", m.Remaining(), len(m.Requests()))
 	}
 }
+
+func TestScriptedFailuresAreCallErrors(t *testing.T) {
+	m := New(Transient(429, time.Hour), Transient(0, 0), Permanent(403, "no access"), Permanent(200, "not JSON"))
+	m.Provider = provider.Anthropic
+	req := &chat.Request{Messages: []chat.Message{chat.UserMessage("hi")}}
+	for i, want := range []struct {
+		ce        chat.CallError
+		text      string
+		malformed bool
+	}{
+		{chat.CallError{Provider: "anthropic", StatusCode: 429, Transient: true, RetryAfter: time.Hour},
+			"anthropic: status 429 (transient, retry after 1h0m0s): scripted transient failure (429 Too Many Requests)", false},
+		{chat.CallError{Provider: "anthropic", Transient: true}, "anthropic: no answer (transient): scripted transient failure (no answer)", false},
+		{chat.CallError{Provider: "anthropic", StatusCode: 403}, "anthropic: status 403 (permanent): no access", false},
+		{chat.CallError{Provider: "anthropic", StatusCode: 200}, "anthropic: status 200 (permanent): malformed model answer: not JSON", true},
+	} {
+		_, err := m.Generate(context.Background(), req)
+		var ce *chat.CallError
+		if !errors.As(err, &ce) {
+			t.Fatalf("call %d: err = %v, want a *chat.CallError", i, err)
+		}
+		got := *ce
+		got.Err = nil
+		if got != want.ce || err.Error() != want.text || errors.Is(err, provider.ErrMalformedResponse) != want.malformed {
+			t.Errorf("call %d: %+v %q\nwant    %+v %q", i, got, err, want.ce, want.text)
+		}
+	}
+	// The scripted turn's error is not changed: a second model naming no provider says "scripted".
+	turn := Transient(503, time.Second)
+	m2 := New(turn)
+	_, err := m2.Generate(context.Background(), req)
+	var ce *chat.CallError
+	if !errors.As(err, &ce) || ce.Provider != "scripted" || turn.Err.(*chat.CallError).Provider != "" {
+		t.Errorf("err = %v; turn's error %+v", err, turn.Err)
+	}
+}
+
+func TestCancelledCallIsATransientCallError(t *testing.T) {
+	m := New(Turn{Text: "slow", Delay: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := m.Generate(ctx, &chat.Request{Messages: []chat.Message{chat.UserMessage("hi")}})
+	var ce *chat.CallError
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &ce) || !ce.Transient || ce.Provider != "scripted" || ce.StatusCode != 0 {
+		t.Errorf("err = %v, want a transient CallError matching context.Canceled", err)
+	}
+	if m.Remaining() != 1 {
+		t.Errorf("a cancelled call used its turn")
+	}
+}

@@ -2,7 +2,8 @@
 // packages built on it share: a scratch MySQL/MariaDB database of their own ([MySQL]), created on
 // the test server and dropped when the test ends; a connector that counts the round trips a
 // store makes and records its statements ([CountTrips], [QueryLog]); and a clock the test sets
-// by hand ([Clock]).
+// by hand ([Clock]). Start from [MySQL] in a test, [CountTrips] around a store's connector
+// (store.WithConnector) and [NewClock].
 //
 // The test server is the go-sql-driver DSN in PERSONAGEN_TEST_MYSQL_DSN, or
 // root@tcp(127.0.0.1:3306)/test when that is unset. A test whose server does not answer is

@@ -106,11 +106,12 @@ func BodyStart(body string) string {
 	return "body " + q[:len(q)-1]
 }
 
-// CheckMalformed fails t unless r and err are what an adapter returns for the malformed answer
-// body: no response, an error matching provider.ErrMalformedResponse whose text starts with
-// prefix (the adapter's "<api>: "), contains what (how it names the API's answer, e.g. "not a
-// chat completion") and shows the start of body (BodyStart).
-func CheckMalformed(t *testing.T, r *chat.Response, err error, body, prefix, what string) {
+// CheckMalformed fails t unless r and err are what the adapter of provider returns for the
+// malformed answer body: no response, a *chat.CallError of Provider provider, StatusCode 200,
+// permanent, with no wait, whose cause matches provider.ErrMalformedResponse, whose text says
+// the body is what (how the adapter names the API's answer, e.g. "not a chat completion") and
+// shows the start of body (BodyStart).
+func CheckMalformed(t *testing.T, r *chat.Response, err error, body, name, what string) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("no error; response %+v", r)
@@ -118,13 +119,17 @@ func CheckMalformed(t *testing.T, r *chat.Response, err error, body, prefix, wha
 	if r != nil {
 		t.Errorf("a response with the error: %+v", r)
 	}
+	var ce *chat.CallError
+	if !errors.As(err, &ce) || ce.Provider != name || ce.StatusCode != 200 || ce.Transient || ce.RetryAfter != 0 {
+		t.Errorf("err = %#v, want a permanent *chat.CallError of %s with status 200", err, name)
+	}
 	if !errors.Is(err, provider.ErrMalformedResponse) {
 		t.Errorf("err = %v, want provider.ErrMalformedResponse", err)
 	}
 	msg := err.Error()
 	t.Log(msg)
-	if !strings.HasPrefix(msg, prefix) || !strings.Contains(msg, what) {
-		t.Errorf("err = %q, want it to name the API and say the body is %s", msg, what)
+	if prefix := name + ": status 200 (permanent): "; !strings.HasPrefix(msg, prefix) || !strings.Contains(msg, what) {
+		t.Errorf("err = %q, want it to start %q and say the body is %s", msg, prefix, what)
 	}
 	if want := BodyStart(body); !strings.Contains(msg, want) {
 		t.Errorf("err = %q, want the start of the body %s", msg, want)

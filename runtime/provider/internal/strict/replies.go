@@ -2,19 +2,7 @@ package strict
 
 import (
 	"encoding/json"
-	"fmt"
 )
-
-// defaultReply is the answer to the n-th request when no reply is queued: a short final text.
-func (s *Server) defaultReply(n int) string {
-	switch s.api {
-	case Anthropic:
-		return AnthropicText(fmt.Sprintf("msg_strict_%d", n), "OK.")
-	case Chat:
-		return ChatText(fmt.Sprintf("chatcmpl-strict-%d", n), "OK.")
-	}
-	return ResponsesText(fmt.Sprintf("resp_strict_%d", n), "OK.")
-}
 
 func mustJSON(v any) string {
 	b, err := json.Marshal(v)

@@ -1,0 +1,4 @@
+package out
+
+// Personas is a hand-written list.
+var Personas = []string{"support"}
