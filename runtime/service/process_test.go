@@ -27,6 +27,7 @@ import (
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/agent"
 	"github.com/personagen/personagen/runtime/chat"
+	"github.com/personagen/personagen/runtime/schedule"
 	"github.com/personagen/personagen/runtime/store"
 	"github.com/personagen/personagen/runtime/tool"
 )
@@ -40,6 +41,10 @@ import (
 //     alternately under its old holder name and under a new one;
 //   - TestReplicaProcessesStopGracefully: replicas are stopped with SIGTERM while their runs are
 //     in flight.
+//
+// Each persona also has a responsibility that fires every 2 s; the replicas' schedulers share
+// the fires, each fire's run calls a second tool that is not idempotent (post_digest), and the
+// service's OnFire hook records each fire's outcome.
 //
 // The parent delivers every message through a replica's Deliver (a line on its stdin; the
 // replica acknowledges once Deliver returned, and a message given to a replica that died before
@@ -63,7 +68,14 @@ import (
 //   - the refund tool ran at most once per call, and a reply that says "refunded" had its refund
 //     run exactly once; a call cut off by a kill is reported to the model as of unknown outcome;
 //   - every run a killed replica was working on is resumed by another, within a bound of a few
-//     claim leases (a liveness bound, not a performance assertion).
+//     claim leases (a liveness bound, not a performance assertion);
+//   - every fire instant has a run, run by one replica at a time, its post at most once, and it
+//     succeeded or was skipped — or, cut off by a kill or a stop, ended as docs/scheduling.md
+//     says (abandoned when a later fire came due, or "scheduler stopped").
+//
+// TestReplicaProcessesStopHandsFiresOver (PERSONAGEN_SERVICE_FIRE_HANDOVER=1) holds a fire cut
+// off by a graceful stop to the service's rule for runs — given back and resumed elsewhere — and
+// fails while the scheduler abandons it.
 //
 // A send claim lasts minutes (sendLease): when a replica is killed while it holds one, the test
 // ends that claim at once (fast-forwarding its lease) instead of waiting, and logs it.
@@ -91,10 +103,16 @@ type replicaTuning struct {
 	Latency time.Duration
 	// ToolLatency is how long the refund tool works after its effect (not cut short by ctx).
 	ToolLatency time.Duration
-	Lease       time.Duration // agent.Runner.LeaseFor
+	Lease       time.Duration // agent.Runner.LeaseFor, and the scheduler's lease
 	Grace       time.Duration // Config.ShutdownGrace
 	Workers     int
+	// Fires turns the scheduler on: each persona's responsibility "digest" fires every
+	// fireEvery.
+	Fires bool
 }
+
+// fireEvery is the interval of the personas' responsibility.
+const fireEvery = 2 * time.Second
 
 // TestReplicaProcessChild is one replica process; it runs only under the replica-process tests.
 func TestReplicaProcessChild(t *testing.T) {
@@ -133,7 +151,11 @@ func TestReplicaProcessChild(t *testing.T) {
 	svc, err := New(Config{
 		Store: st, Personas: replicaPersonas(st, fx, tune), Models: Models{Default: replicaModel(fx, tune)},
 		Sender: effectSender{fx}, Holder: os.Getenv(replicaHolderEnv), Workers: tune.Workers,
-		EachMessage: []string{"sales"}, PollInterval: 50 * time.Millisecond, ShutdownGrace: tune.Grace, NoSchedule: true,
+		EachMessage: []string{"sales"}, PollInterval: 50 * time.Millisecond, ShutdownGrace: tune.Grace,
+		NoSchedule: !tune.Fires, Schedule: []schedule.Option{schedule.WithLease(tune.Lease)},
+		OnFire: func(rep schedule.Report) {
+			fx.line("fired", rep.Fire.Run.Key, "status="+string(rep.Recorded.Status), "outcome="+fireOutcome(rep.Result.Text))
+		},
 		Retry:  RetryPolicy{Initial: 50 * time.Millisecond, Max: 500 * time.Millisecond, Attempts: 8},
 		Runner: &agent.Runner{LeaseFor: tune.Lease},
 		Logger: slog.New(slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo})),
@@ -206,13 +228,45 @@ func (e *effects) line(what string, args ...string) {
 // tokenRE matches the token every test message carries: thread t, message m.
 var tokenRE = regexp.MustCompile(`\bt\d+m\d+\b`)
 
+// fireRE matches the run key a fire's request carries (see replicaPersonas).
+var fireRE = regexp.MustCompile(`fire:\S+`)
+
+// fireThread is the effects file's thread of a fire's run key: one per persona's
+// responsibility, which has at most one run at a time.
+func fireThread(key string) string {
+	persona, _, _ := strings.Cut(strings.TrimPrefix(key, "fire:"), "/")
+	return "fire-" + persona
+}
+
+// fireOutcome is what a fire's answer says of its post: "posted", "unknown" or "none".
+func fireOutcome(text string) string {
+	_, outcome, ok := strings.Cut(text, "digest: ")
+	if !ok {
+		return "none"
+	}
+	return outcome
+}
+
 // tokenThread is the thread part of a token ("t7" of "t7m3").
 func tokenThread(tok string) string { return tok[:strings.LastIndexByte(tok, 'm')] }
 
 // replicaPersonas are support (coalescing) and sales (one run per message), each replaying the
 // whole thread and with the refund tool, which is not idempotent: each execution appends
-// "refund ORDER" to the effects file, then works for tune.ToolLatency whatever ctx says.
+// "refund ORDER RUN" to the effects file, then works for tune.ToolLatency whatever ctx says.
+// With tune.Fires each has the responsibility "digest" every fireEvery, whose request names its
+// run key, and the post_digest tool, not idempotent either ("post KEY").
 func replicaPersonas(st *store.Store, fx *effects, tune replicaTuning) []*runtime.Persona {
+	post := tool.Must(tool.New(tool.Def{
+		Name: "post_digest", Description: "Post the digest.", Idempotent: false,
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+	}, func(ctx context.Context, inv *runtime.Invocation, in struct{}) (string, error) {
+		key := inv.CorrelationID
+		fx.line("begin", fireThread(key), key, "tool")
+		fx.line("post", key)
+		time.Sleep(tune.ToolLatency)
+		fx.line("end", fireThread(key), key, "tool")
+		return "posted " + key, nil
+	}))
 	refund := tool.Must(tool.New(tool.Def{
 		Name: "refund", Description: "Refund an order.", Idempotent: false,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"order":{"type":"string"}},"required":["order"]}`),
@@ -226,11 +280,18 @@ func replicaPersonas(st *store.Store, fx *effects, tune replicaTuning) []*runtim
 	}))
 	var out []*runtime.Persona
 	for _, name := range []string{"support", "sales"} {
-		p := &runtime.Persona{Name: name, Description: "Answers customer email.", Tools: []runtime.Tool{refund},
+		p := &runtime.Persona{Name: name, Description: "Answers customer email.", Tools: []runtime.Tool{refund, post},
 			MessageChain: runtime.NewChain(
 				runtime.Step{Kind: "load_text", Resolver: &runtime.LoadText{Text: "You answer customer email.", Role: chat.RoleSystem}},
 				runtime.Step{Kind: "thread_history", Resolver: &runtime.ThreadHistory{Source: st, Limit: runtime.NoLimit}},
 			)}
+		if tune.Fires {
+			p.ResponsibilityChain = runtime.NewChain(runtime.Step{Kind: "load_text", Resolver: &runtime.LoadText{Role: chat.RoleUser,
+				TextFunc: func(inv *runtime.Invocation) (string, error) {
+					return "Write the digest of run " + inv.CorrelationID + " now.", nil
+				}}})
+			p.Responsibilities = []runtime.Responsibility{{Name: "digest", Schedule: "@every " + fireEvery.String(), Enabled: true}}
+		}
 		p.Mailbox.Address = name + "@acme.example"
 		out = append(out, p)
 	}
@@ -255,6 +316,9 @@ func replicaModel(fx *effects, tune replicaTuning) chat.Model {
 		}
 		if last < 0 {
 			return nil, fmt.Errorf("replica model: no user message")
+		}
+		if key := fireRE.FindString(req.Messages[last].Text); key != "" {
+			return fireAnswer(ctx, fx, tune, req, last, key)
 		}
 		run := tokenRE.FindString(req.Messages[last].Text)
 		if run == "" {
@@ -347,6 +411,33 @@ func replicaModel(fx *effects, tune replicaTuning) chat.Model {
 	})
 }
 
+// fireAnswer is replicaModel's answer to a fire's request (run key): post the digest, then say
+// how that went ("digest: posted" or "digest: unknown").
+func fireAnswer(ctx context.Context, fx *effects, tune replicaTuning, req *chat.Request, last int, key string) (*chat.Response, error) {
+	fx.line("begin", fireThread(key), key, "model")
+	select {
+	case <-time.After(tune.Latency):
+	case <-ctx.Done():
+		fx.line("end", fireThread(key), key, "model", "cancelled")
+		return nil, ctx.Err()
+	}
+	defer fx.line("end", fireThread(key), key, "model")
+	for _, m := range req.Messages[last+1:] {
+		if m.Role == chat.RoleTool {
+			outcome := "unknown"
+			if m.Text == "posted "+key {
+				outcome = "posted"
+			}
+			return &chat.Response{Message: chat.AssistantMessage("digest: " + outcome), StopReason: chat.StopEndTurn}, nil
+		}
+	}
+	call, err := chat.NewToolCall("post", "post_digest", struct{}{})
+	if err != nil {
+		return nil, err
+	}
+	return &chat.Response{Message: chat.AssistantMessage("", call), StopReason: chat.StopToolUse}, nil
+}
+
 // effectSender records each reply it is given: "sent <Message-ID>".
 type effectSender struct{ fx *effects }
 
@@ -387,6 +478,9 @@ type fleet struct {
 	raw      map[string][]byte
 	n        int // incarnations started
 	killedAt map[string]time.Time
+	// handover requires every fire cut off by a stop to be resumed by another replica, instead
+	// of accepting the scheduler's documented "scheduler stopped" abandon.
+	handover bool
 }
 
 func newFleet(t *testing.T, dsn string, tune replicaTuning, seed uint64) *fleet {
@@ -566,7 +660,11 @@ func (f *fleet) kill(index int) *replica {
 
 // term stops replica index with SIGTERM and waits until it exited, which it must do cleanly
 // ("stopped", exit status 0) within the grace period and a margin.
-func (f *fleet) term(index int) *replica {
+func (f *fleet) term(index int) *replica { return f.stop(index, false) }
+
+// stop is term; final marks the stops at the test's end, when no replica may be left to take
+// over what the stopping one gives back.
+func (f *fleet) stop(index int, final bool) *replica {
 	f.t.Helper()
 	f.mu.Lock()
 	r := f.live[index]
@@ -581,7 +679,11 @@ func (f *fleet) term(index int) *replica {
 	case <-time.After(f.tune.Grace + 30*time.Second):
 		f.t.Fatalf("replica %s did not stop within its grace period and 30s after SIGTERM", r.id)
 	}
-	f.fx.line("exited", r.id)
+	if final {
+		f.fx.line("exited", r.id, "final")
+	} else {
+		f.fx.line("exited", r.id)
+	}
 	if r.stop != "stopped" || r.cmd.ProcessState.ExitCode() != 0 {
 		f.t.Errorf("replica %s ended with %q, exit status %d; want a clean stop", r.id, r.stop, r.cmd.ProcessState.ExitCode())
 	}
@@ -604,7 +706,7 @@ func (f *fleet) termAll() {
 	f.t.Helper()
 	for i := range f.live {
 		if f.live[i] != nil {
-			f.term(i)
+			f.stop(i, true)
 		}
 	}
 }
@@ -783,7 +885,7 @@ func TestReplicaProcessesKilled(t *testing.T) {
 	}
 	eachDB(t, func(t *testing.T, dsn string) {
 		tune := replicaTuning{Latency: 150 * time.Millisecond, ToolLatency: 100 * time.Millisecond, Lease: 3 * time.Second,
-			Grace: 2 * time.Second, Workers: 8}
+			Grace: 2 * time.Second, Workers: 8, Fires: true}
 		sd := seed(t)
 		f := newFleet(t, dsn, tune, sd)
 		msgs := workload(rand.New(rand.NewPCG(sd, 1)), threads, perThread, spread)
@@ -822,6 +924,8 @@ func TestReplicaProcessesKilled(t *testing.T) {
 		t.Logf("%d kills; %d messages (%d delivered twice on purpose)", kills, len(msgs), dups)
 		st := openStore(t, dsn)
 		f.awaitSettled(st, len(msgs), 60*time.Second)
+		// A fire cut off by the last kill is taken over once its lease ended, at a later tick.
+		time.Sleep(tune.Lease + 2*fireEvery)
 		f.termAll()
 		f.logStats()
 		check := f.check(st, msgs, true)
@@ -937,6 +1041,7 @@ type cutOff struct {
 	run, by    string // the run's token and the incarnation that worked on it
 	at         time.Time
 	kill       bool // by a kill (else the process stopped on SIGTERM with the run cancelled)
+	final      bool // by the stops at the test's end
 	sameHolder bool // the replica was restarted under its holder name
 	resumedBy  string
 	resumedAt  time.Time
@@ -1212,14 +1317,20 @@ func (f *fleet) check(st *store.Store, msgs []testMessage, killed bool) checked 
 			}
 		}
 	}
-	cutAt := func(who string, at time.Time, kill bool) {
+	cutAt := func(who string, at time.Time, kill, final bool) {
 		for _, keys := range open {
 			for k, n := range keys {
 				if k[0] == who && n > 0 {
-					res.cut = append(res.cut, cutOff{run: k[1], by: who, at: at, kill: kill, sameHolder: sameHolder[who]})
+					res.cut = append(res.cut, cutOff{run: k[1], by: who, at: at, kill: kill, final: final, sameHolder: sameHolder[who]})
 					delete(keys, k)
 				}
 			}
+		}
+	}
+	finalStop := map[string]bool{} // incarnations stopped at the test's end
+	for _, l := range lines {
+		if l.who == "parent" && l.what == "exited" && len(l.args) > 1 && l.args[1] == "final" {
+			finalStop[l.args[0]] = true
 		}
 	}
 	for _, l := range lines {
@@ -1228,7 +1339,7 @@ func (f *fleet) check(st *store.Store, msgs []testMessage, killed bool) checked 
 		}
 		switch {
 		case l.who == "parent" && (l.what == "kill" || l.what == "exited"):
-			cutAt(l.args[0], l.at, l.what == "kill")
+			cutAt(l.args[0], l.at, l.what == "kill", len(l.args) > 1 && l.args[1] == "final")
 			gone[l.args[0]] = true
 		case l.what == "begin":
 			thread, run := l.args[0], l.args[1]
@@ -1252,13 +1363,115 @@ func (f *fleet) check(st *store.Store, msgs []testMessage, killed bool) checked 
 				t.Errorf("thread %s: %s ended work on run %s it had not begun", l.args[0], l.who, l.args[1])
 			}
 			if len(l.args) > 3 && l.args[3] == "cancelled" && !killed {
-				res.cut = append(res.cut, cutOff{run: l.args[1], by: l.who, at: l.at})
+				res.cut = append(res.cut, cutOff{run: l.args[1], by: l.who, at: l.at, final: finalStop[l.who]})
 			}
 		}
 	}
 	t.Logf("%d reply runs, %d replies (%d support replies answering several messages), %d refunds of unknown outcome, %d resends",
 		res.runs, res.replies, res.coalesced, res.inDoubt, res.resent)
+	if f.tune.Fires {
+		f.checkFires(st, lines, killed, &res)
+	}
 	return res
+}
+
+// checkFires asserts the fires' invariants: every fire instant of each persona's responsibility,
+// from its first run to its last, has a run; each succeeded or was skipped, or was cut off (by a
+// kill or the final stop) and then failed, was abandoned, or is still running; post_digest ran
+// at most once per run, exactly once when the run's answer says "posted", and of unknown
+// outcome only after a kill; no run was reported finished twice.
+func (f *fleet) checkFires(st *store.Store, lines []effectLine, killed bool, res *checked) {
+	t := f.t
+	t.Helper()
+	runs, err := st.Runs(context.Background(), store.RunQuery{Kind: store.RunScheduled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutByKill, cutByStop, cutAtEnd := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, c := range res.cut {
+		switch {
+		case c.kill:
+			cutByKill[c.run] = true
+		case c.final:
+			cutAtEnd[c.run] = true
+		default:
+			cutByStop[c.run] = true
+		}
+	}
+	posts, fired := map[string]int{}, map[string][]string{}
+	for _, l := range lines {
+		switch l.what {
+		case "post":
+			posts[l.args[0]]++
+		case "fired":
+			if l.args[1] != "status=" {
+				fired[l.args[0]] = append(fired[l.args[0]], strings.TrimPrefix(l.args[2], "outcome="))
+			}
+		}
+	}
+	statuses := map[store.RunStatus]int{}
+	at := map[string][]time.Time{}
+	stopAbandoned := 0
+	for _, r := range runs {
+		statuses[r.Status]++
+		at[r.Persona] = append(at[r.Persona], r.FireAt)
+		switch r.Status {
+		case store.RunSucceeded, store.RunSkipped:
+		case store.RunRunning:
+			if !cutByKill[r.Key] && !cutByStop[r.Key] && !cutAtEnd[r.Key] {
+				t.Errorf("fire %s is still running (lease %+v) without having been cut off", r.Key, r.Lease)
+			}
+		default:
+			// A fire cut off by a kill is abandoned when a later fire is due before its lease
+			// ended; one cut off by a stop is abandoned by its scheduler (docs/scheduling.md).
+			res.failedRuns[r.Key] = true
+			byStop := r.Status == store.RunAbandoned && r.Reason == schedule.ReasonStopped
+			switch {
+			case killed && cutByKill[r.Key]:
+			case byStop && cutAtEnd[r.Key] && !cutByStop[r.Key]:
+			case byStop && cutByStop[r.Key] && !f.handover:
+				stopAbandoned++
+			case byStop && cutByStop[r.Key]:
+				t.Errorf("fire %s, cut off by a replica's graceful stop, was abandoned (%s) instead of handed to another replica", r.Key, r.Reason)
+			default:
+				t.Errorf("fire %s is %s (%s): %s", r.Key, r.Status, r.FailureClass, r.Reason)
+			}
+		}
+		if n := posts[r.Key]; n > 1 {
+			t.Errorf("post_digest of fire %s ran %d times", r.Key, n)
+		}
+		outcomes := fired[r.Key]
+		if len(outcomes) > 1 {
+			t.Errorf("fire %s reported finished %d times: %v", r.Key, len(outcomes), outcomes)
+		}
+		if r.Status == store.RunSucceeded && len(outcomes) > 0 {
+			switch outcomes[0] {
+			case "posted":
+				if posts[r.Key] != 1 {
+					t.Errorf("fire %s says posted, but post_digest ran %d times", r.Key, posts[r.Key])
+				}
+			case "unknown":
+				if !killed {
+					t.Errorf("fire %s posted with an unknown outcome without a kill", r.Key)
+				}
+			default:
+				t.Errorf("fire %s succeeded answering %q", r.Key, outcomes[0])
+			}
+		}
+	}
+	for persona, ts := range at {
+		slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+		for i := 1; i < len(ts); i++ {
+			if gap := ts[i].Sub(ts[i-1]); gap != fireEvery {
+				t.Errorf("%s's fires at %s and %s: %s apart, want every %s (a fire has no run)", persona,
+					ts[i-1].Format(time.TimeOnly), ts[i].Format(time.TimeOnly), gap, fireEvery)
+			}
+		}
+	}
+	if statuses[store.RunSucceeded] == 0 {
+		t.Error("no fire succeeded")
+	}
+	t.Logf("fires: %d runs, by status %v; %d abandoned by a replica's graceful stop while others ran", len(runs), statuses, stopAbandoned)
 }
 
 // resumes asserts that every run cut off by a kill was resumed by another process within
@@ -1302,14 +1515,33 @@ func (c checked) resumes(t *testing.T, f *fleet, bound time.Duration) {
 // given back at once — long before the 60 s lease would let them — with no reply lost or sent
 // twice and no refund of unknown outcome.
 func TestReplicaProcessesStopGracefully(t *testing.T) {
+	stopGracefully(t, false)
+}
+
+// TestReplicaProcessesStopHandsFiresOver (PERSONAGEN_SERVICE_FIRE_HANDOVER=1) is
+// TestReplicaProcessesStopGracefully holding fires to the service's lifecycle rule: a run cut
+// off by a graceful stop is given back and resumed by another replica at once. It fails today:
+// the scheduler's Stop records a fire still running at its deadline abandoned ("scheduler
+// stopped", docs/scheduling.md), so a rolling restart during a fire loses that fire.
+func TestReplicaProcessesStopHandsFiresOver(t *testing.T) {
+	if os.Getenv("PERSONAGEN_SERVICE_FIRE_HANDOVER") != "1" {
+		t.Skip("set PERSONAGEN_SERVICE_FIRE_HANDOVER=1: fails while a stopping scheduler abandons its fires")
+	}
+	stopGracefully(t, true)
+}
+
+// stopGracefully is the graceful-stop test; handover requires a fire cut off by a stop to be
+// resumed elsewhere too.
+func stopGracefully(t *testing.T, handover bool) {
 	if os.Getenv(replicaDSNEnv) != "" {
 		t.Skip("inside a replica process")
 	}
 	eachDB(t, func(t *testing.T, dsn string) {
 		tune := replicaTuning{Latency: 1500 * time.Millisecond, ToolLatency: 300 * time.Millisecond, Lease: time.Minute,
-			Grace: 300 * time.Millisecond, Workers: 8}
+			Grace: 300 * time.Millisecond, Workers: 8, Fires: true}
 		sd := seed(t)
 		f := newFleet(t, dsn, tune, sd)
+		f.handover = handover
 		msgs := workload(rand.New(rand.NewPCG(sd, 1)), 12, 3, time.Second)
 		for _, m := range msgs {
 			f.raw[m.id()] = m.raw(false)
@@ -1350,7 +1582,7 @@ func TestReplicaProcessesStopGracefully(t *testing.T) {
 		res := f.check(st, msgs, false)
 		released := 0
 		for _, c := range res.cut {
-			if c.kill {
+			if c.kill || c.final || res.failedRuns[c.run] {
 				continue
 			}
 			released++
