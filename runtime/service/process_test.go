@@ -1399,14 +1399,43 @@ func (f *fleet) checkFires(st *store.Store, lines []effectLine, killed bool, res
 		}
 	}
 	posts, fired := map[string]int{}, map[string][]string{}
+	// A fire's last worker, and how each incarnation ended: a fire whose last worker was killed
+	// or stopped was cut off, between its calls too (where no call of it was open).
+	lastWho, ended, finishedBy := map[string]string{}, map[string]string{}, map[string]string{}
 	for _, l := range lines {
 		switch l.what {
 		case "post":
 			posts[l.args[0]]++
+			lastWho[l.args[0]] = l.who
+		case "begin", "end":
+			if strings.HasPrefix(l.args[1], "fire:") {
+				lastWho[l.args[1]] = l.who
+			}
 		case "fired":
 			if l.args[1] != "status=" {
 				fired[l.args[0]] = append(fired[l.args[0]], strings.TrimPrefix(l.args[2], "outcome="))
+				finishedBy[l.args[0]] = l.who
 			}
+		case "kill":
+			ended[l.args[0]] = "kill"
+		case "exited":
+			ended[l.args[0]] = "stop"
+			if len(l.args) > 1 && l.args[1] == "final" {
+				ended[l.args[0]] = "final"
+			}
+		}
+	}
+	for key, who := range lastWho {
+		if finishedBy[key] == who {
+			continue
+		}
+		switch ended[who] {
+		case "kill":
+			cutByKill[key] = true
+		case "stop":
+			cutByStop[key] = true
+		case "final":
+			cutAtEnd[key] = true
 		}
 	}
 	statuses := map[store.RunStatus]int{}
