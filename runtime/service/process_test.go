@@ -1425,6 +1425,14 @@ func (f *fleet) checkFires(st *store.Store, lines []effectLine, killed bool, res
 			}
 		}
 	}
+	// The holders of killed incarnations: a fire claimed by one just before it was killed shows
+	// no call of its own, and is abandoned once its lease expired.
+	killedHolder := map[string]bool{}
+	for _, r := range f.all {
+		if ended[r.id] == "kill" {
+			killedHolder[r.holder] = true
+		}
+	}
 	for key, who := range lastWho {
 		if finishedBy[key] == who {
 			continue
@@ -1457,6 +1465,7 @@ func (f *fleet) checkFires(st *store.Store, lines []effectLine, killed bool, res
 			byStop := r.Status == store.RunAbandoned && r.Reason == schedule.ReasonStopped
 			switch {
 			case killed && cutByKill[r.Key]:
+			case killed && r.Status == store.RunAbandoned && r.Reason == schedule.ReasonLeaseExpired && killedHolder[r.Lease.Holder]:
 			case byStop && cutAtEnd[r.Key] && !cutByStop[r.Key]:
 			case byStop && cutByStop[r.Key] && !f.handover:
 				stopAbandoned++
