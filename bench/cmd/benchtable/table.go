@@ -13,7 +13,7 @@ type row struct {
 	ours, peer string  // benchmark names (GOMAXPROCS suffix removed)
 	maxTime    float64 // target: ours/peer time at most this; 0 for none
 	maxAllocs  float64 // target: ours/peer allocations at most this; 0 for none
-	noAllocs   bool    // the peer runs in a subprocess (go build): its allocations are not comparable
+	noAllocs   bool    // one side runs in subprocesses (go build, service processes): allocations are not comparable
 	judgeExtra bool    // extra's condition is the target (a row without a time or allocation target)
 	target     string  // the target as the issue states it
 	// extra returns notes for the "also" column and whether its own conditions hold.
@@ -290,7 +290,7 @@ func serviceRows() []row {
 			row{label: fmt.Sprintf("answer messages through the service (8 workers), %s, vs 8 goroutines calling Runner.Reply", name),
 				ours: eight, peer: direct8, target: "(informational)", extra: serviceRates(eight, direct8)},
 			row{label: fmt.Sprintf("4 service processes × 8 workers, %s, vs 1 process × 8 workers", name),
-				ours: four, peer: eight, target: "(informational: one database)", extra: serviceRates(four, eight)})
+				ours: four, peer: eight, noAllocs: true, target: "(informational: one database)", extra: serviceRates(four, eight)})
 		latency, held := fmt.Sprintf(inFlightLatency, db), fmt.Sprintf(inFlightHeld, db)
 		out = append(out, row{label: fmt.Sprintf("runs in flight in one process, %s: a 1 s model vs every call held until all are in flight", name),
 			ours: latency, peer: held, judgeExtra: true, target: "1,000 concurrent runs in one process under 1 GiB",
