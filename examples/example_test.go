@@ -53,8 +53,8 @@ func Example_supportAgent() {
 	// system: You are an assistant that works through email on behalf of Acme Software GmbH.
 	// system: Security policy for email work
 	// system: You are Mira, a support specialist on Acme Tracker, Acme's project-tracking
-	// system: Customer account
 	// system: Support policy
+	// system: Customer account
 	// system: This message came from Ada Lovelace <ada@example.com> to support@acme.example on Mon, 02 Mar 2026 09:00:00 +0000, subject "Seats". Reply to the sender only.
 	// user: Can we add three seats?
 }

@@ -157,6 +157,7 @@ func (c *checker) file() *filePlan {
 	fp.tools = c.tools(p.Tools)
 	fp.responsibilities = p.Responsibilities
 	fp.mailbox = p.Mailbox
+	fp.cache = p.Cache
 	fp.messageChain = c.chain(p.MessageResolvers, "Message")
 	fp.responsibility = c.chain(p.ResponsibilityResolvers, "Responsibility")
 	return fp
@@ -349,7 +350,7 @@ func (c *checker) checkEnv(env spec.GoRef) {
 func (c *checker) chain(rs []spec.Resolver, which string) []stepPlan {
 	var steps []stepPlan
 	for i, r := range rs {
-		st := stepPlan{kind: r.Kind, pos: r.Pos, id: fmt.Sprintf("%s%d", which, i+1)}
+		st := stepPlan{kind: r.Kind, pos: r.Pos, id: fmt.Sprintf("%s%d", which, i+1), changes: r.Changes()}
 		c.resolver(r, &st)
 		steps = append(steps, st)
 		if r.ThreadHistory != nil || r.ThreadSummary != nil {

@@ -252,6 +252,14 @@ func (e *emitter) constructor(f *jen.File) {
 			body = append(body, box.Clone().Dot("DisableSubjectThreading").Op("=").True())
 		}
 	}
+	if c := fp.cache; c != nil {
+		switch c.TTL.Value {
+		case "1h":
+			body = append(body, jen.Id("p").Dot("Cache").Dot("TTL").Op("=").Qual("time", "Hour"))
+		case "none":
+			body = append(body, jen.Id("p").Dot("Cache").Dot("Off").Op("=").True())
+		}
+	}
 	if len(fp.messageChain) > 0 {
 		body = append(body, jen.Id("p").Dot("MessageChain").Op("=").Add(e.chain(fp.messageChain)))
 	}
@@ -339,6 +347,9 @@ func (e *emitter) personaFields() jen.Code {
 		}
 		items = append(items, field("Tools", jen.Index().Add(rt("Tool")).Add(multi("{", "}", tools))))
 	}
+	if rules := e.toolRules(); rules != nil {
+		items = append(items, field("ToolRules", rules))
+	}
 	if len(fp.responsibilities) > 0 {
 		var rs []jen.Code
 		for _, r := range fp.responsibilities {
@@ -353,6 +364,64 @@ func (e *emitter) personaFields() jen.Code {
 		items = append(items, field("Responsibilities", jen.Index().Add(rt("Responsibility")).Add(multi("{", "}", rs))))
 	}
 	return multi("{", "}", items)
+}
+
+// toolRules renders the persona's ToolRules, keyed by tool name — a value tool's own
+// Name(), behind a directive at the spec — or nil when no entry has chains or approval:
+//
+//	map[string]runtime.ToolRule{
+//		"escalate_ticket": {
+//			Chains:   []runtime.ChainKind{runtime.ChainReply},
+//			Approval: &runtime.ApprovalRule{Timeout: 48 * time.Hour},
+//		},
+//	}
+func (e *emitter) toolRules() jen.Code {
+	var entries []jen.Code
+	for _, t := range e.fp.tools {
+		r := t.rule
+		if r == nil {
+			continue
+		}
+		var key *jen.Statement
+		if t.value != nil {
+			key = e.at(t.value.pos, qual(*t.value).Dot("Name").Call())
+		} else {
+			key = jen.Lit(t.derived.name)
+		}
+		var fs []jen.Code
+		if len(r.chains) > 0 {
+			var chains []jen.Code
+			for _, c := range r.chains {
+				name := "ChainReply"
+				if c == spec.ChainScheduled {
+					name = "ChainScheduled"
+				}
+				chains = append(chains, rt(name))
+			}
+			fs = append(fs, field("Chains", jen.Index().Add(rt("ChainKind")).Values(chains...)))
+		}
+		if a := r.approval; a != nil {
+			var af []jen.Code
+			if a.Timeout.Value > 0 {
+				af = append(af, field("Timeout", durationCode(a.Timeout.Value)))
+			}
+			switch a.OnTimeout.Value {
+			case spec.OnTimeoutApprove:
+				af = append(af, field("OnTimeout", rt("TimeoutApprove")))
+			case spec.OnTimeoutDeny:
+				af = append(af, field("OnTimeout", rt("TimeoutDeny")))
+			}
+			if a.RevealApprover.Value {
+				af = append(af, field("RevealApprover", jen.True()))
+			}
+			fs = append(fs, field("Approval", jen.Op("&").Add(rt("ApprovalRule")).Values(af...)))
+		}
+		entries = append(entries, key.Op(":").Add(multi("{", "}", fs)))
+	}
+	if entries == nil {
+		return nil
+	}
+	return jen.Map(jen.String()).Add(rt("ToolRule")).Add(multi("{", "}", entries))
 }
 
 // derivedTools renders the statements that build the method and function
@@ -470,9 +539,21 @@ func (e *emitter) chain(steps []stepPlan) jen.Code {
 			field("Kind", jen.Lit(string(st.kind))),
 			field("Pos", jen.Lit(e.posString(st.pos))),
 			field("Resolver", e.resolver(st)),
+			field("Changes", rt(changesConst(st.changes))),
 		})))
 	}
 	return rt("NewChain").Add(multi("(", ")", items))
+}
+
+// changesConst names the runtime constant of a step's class.
+func changesConst(c spec.Changes) string {
+	switch c {
+	case spec.PerPersona:
+		return "PerPersona"
+	case spec.PerThread:
+		return "PerThread"
+	}
+	return "PerMessage"
 }
 
 func roleCode(r spec.Role) jen.Code {
@@ -544,6 +625,9 @@ func (e *emitter) resolver(st stepPlan) jen.Code {
 		}
 		if th.ReplayResultLimit.Pos.IsValid() {
 			items = append(items, field("ReplayResultLimit", jen.Lit(int(th.ReplayResultLimit.Value))))
+		}
+		if th.Step.Value > 1 {
+			items = append(items, field("Step", jen.Lit(int(th.Step.Value))))
 		}
 		return jen.Op("&").Add(rt("ThreadHistory")).Values(items...)
 	case st.threadSummary != nil:

@@ -50,6 +50,7 @@ message_resolvers:
 	// 			Kind:     "load_text",
 	// 			Pos:      "shop-assistant.persona.yaml:5:5",
 	// 			Resolver: &runtime.LoadText{TextFunc: shopAssistantMessage1Text},
+	// 			Changes:  runtime.PerPersona,
 	// 		},
 	// 	)
 	// 	return p, nil

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -52,6 +53,7 @@ type filePlan struct {
 	tools            []toolPlan
 	responsibilities []spec.Responsibility
 	mailbox          *spec.Mailbox
+	cache            *spec.Cache
 	messageChain     []stepPlan
 	responsibility   []stepPlan
 	usesHistory      bool
@@ -72,6 +74,14 @@ type qualPlan struct {
 type toolPlan struct {
 	value   *qualPlan
 	derived *derivedToolPlan
+	rule    *toolRulePlan // the entry's chains and approval keys; nil for none
+}
+
+// toolRulePlan is the runtime.ToolRule a tools entry's chains and approval keys make: the
+// constructor sets it in the persona's ToolRules under the tool's name.
+type toolRulePlan struct {
+	chains   []string       // spec.ChainReply, spec.ChainScheduled; nil for both
+	approval *spec.Approval // nil: calls run at once
 }
 
 // derivedToolPlan is a method or function tool: the constructor builds it
@@ -103,9 +113,10 @@ type envPlan struct {
 // stepPlan is one resolver of a chain. id names its helper funcs
 // (Message3 for the third reply step). Exactly one kind field is set.
 type stepPlan struct {
-	kind spec.ResolverKind
-	pos  spec.Pos
-	id   string
+	kind    spec.ResolverKind
+	pos     spec.Pos
+	id      string
+	changes spec.Changes // how often its output changes (runtime.Step.Changes)
 
 	loadFile       *pathPlan
 	loadText       *textPlan
@@ -322,8 +333,37 @@ func (pl *genPlan) String() string {
 	return b.String()
 }
 
-// describe lists a tool on one line (a derived one on two).
+// describe lists a tool on one line (a derived one on two), and its rule on one more.
 func (t toolPlan) describe() string {
+	return t.describeTool() + t.rule.describe()
+}
+
+// describe is the line about a tool's rule: its chains and its approval; "" for none.
+func (r *toolRulePlan) describe() string {
+	if r == nil {
+		return ""
+	}
+	var parts []string
+	if len(r.chains) > 0 {
+		parts = append(parts, "offered to the "+strings.Join(r.chains, " and ")+" chain")
+	}
+	if a := r.approval; a != nil {
+		timeout := "72h (default)"
+		if a.Timeout.Value > 0 {
+			timeout = a.Timeout.Value.String() + " @" + at(a.Timeout.Pos)
+		}
+		onTimeout := cmp.Or(a.OnTimeout.Value, spec.OnTimeoutDeny)
+		approver := "approver hidden from the model"
+		if a.RevealApprover.Value {
+			approver = "approver revealed to the model"
+		}
+		parts = append(parts, fmt.Sprintf("calls wait for approval @%s: timeout %s, then %s; %s", at(a.Pos), timeout, onTimeout, approver))
+	}
+	return "    " + strings.Join(parts, "; ") + "\n"
+}
+
+// describeTool lists the tool itself.
+func (t toolPlan) describeTool() string {
 	if t.value != nil {
 		return fmt.Sprintf("  tool %s: %s\n", t.value, t.value.goType)
 	}

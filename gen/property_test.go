@@ -94,8 +94,7 @@ func (w *specWriter) withValue() string {
 	return "{" + strings.Join(fields[:w.r.IntN(len(fields)+1)], ", ") + "}"
 }
 
-func (w *specWriter) chain(key string, responsibility, env bool) {
-	n := w.r.IntN(8)
+func (w *specWriter) chain(key string, n int, responsibility, env bool) {
 	if n == 0 {
 		return
 	}
@@ -170,13 +169,14 @@ func (w *specWriter) chain(key string, responsibility, env bool) {
 	}
 }
 
-// tools writes a random tools list: value tools and method and function
-// tools (names from the Go name or random valid ones, descriptions from
-// the doc comment or random text) in random order.
-func (w *specWriter) tools(env bool) {
+// tools writes a random tools list: value tools (in the string or the
+// mapping form) and method and function tools (names from the Go name or
+// random valid ones, descriptions from the doc comment or random text),
+// with random rules (chains the spec has, approval), in random order.
+func (w *specWriter) tools(env, reply, scheduled bool) {
 	var entries []string
 	if w.r.IntN(2) == 0 {
-		entries = append(entries, fixtureHost+".WebFetch", fixtureHost+".SendEmail")
+		entries = append(entries, fixtureHost+".WebFetch", "{value: "+fixtureHost+".SendEmail}")
 	}
 	derived := []string{
 		"{func: " + fixtureHost + ".Compose}",
@@ -192,6 +192,19 @@ func (w *specWriter) tools(env bool) {
 	}
 	w.r.Shuffle(len(derived), func(i, j int) { derived[i], derived[j] = derived[j], derived[i] })
 	entries = append(entries, derived[:w.r.IntN(len(derived)+1)]...)
+	rules := []string{"", ", approval: required", ", approval: {timeout: 90m, on_timeout: approve, reveal_approver: true}",
+		", approval: {on_timeout: deny}"}
+	if reply {
+		rules = append(rules, ", chains: [reply]", ", chains: [reply, scheduled], approval: {timeout: 2160h}")
+	}
+	if scheduled {
+		rules = append(rules, ", chains: [scheduled]")
+	}
+	for i, e := range entries {
+		if strings.HasPrefix(e, "{") {
+			entries[i] = strings.TrimSuffix(e, "}") + w.pick(rules...) + "}"
+		}
+	}
 	w.r.Shuffle(len(entries), func(i, j int) { entries[i], entries[j] = entries[j], entries[i] })
 	if len(entries) == 0 {
 		return
@@ -222,9 +235,10 @@ func (w *specWriter) spec(i int) string {
 	if w.r.IntN(2) == 0 {
 		w.line("model: {name: %s, max_tokens: %d, temperature: %s, stop: [%s], extra: {k: [1, %s]}}", q(w.text()+"m"), 1+w.r.IntN(10000), w.pick("0", "0.5", "2"), q(w.text()+"s"), q(w.text()))
 	}
-	w.tools(env)
-	w.chain("message_resolvers", false, env)
-	w.chain("responsibility_resolvers", true, env)
+	replies, fires := w.r.IntN(8), w.r.IntN(8)
+	w.tools(env, replies > 0, fires > 0)
+	w.chain("message_resolvers", replies, false, env)
+	w.chain("responsibility_resolvers", fires, true, env)
 	if w.r.IntN(2) == 0 {
 		w.line("responsibilities:")
 		for j := range 1 + w.r.IntN(3) {

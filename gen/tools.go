@@ -29,11 +29,12 @@ func (c *checker) tools(ts []spec.Tool) []toolPlan {
 		return name
 	}
 	for _, t := range ts {
+		rule := toolRule(t)
 		if t.Value != nil {
 			if typ, ok := c.checkValueTool(*t.Value); ok {
 				q := c.qual(*t.Value)
 				q.goType = typ
-				out = append(out, toolPlan{value: &q})
+				out = append(out, toolPlan{value: &q, rule: rule})
 			}
 			continue
 		}
@@ -50,9 +51,22 @@ func (c *checker) tools(ts []spec.Tool) []toolPlan {
 		}
 		d.local = unique(local)
 		d.schemaConst = unique(c.fp.lower + camel + "Schema")
-		out = append(out, toolPlan{derived: d})
+		out = append(out, toolPlan{derived: d, rule: rule})
 	}
 	return out
+}
+
+// toolRule plans the entry's chains and approval keys (spec validated them); nil when it has
+// neither.
+func toolRule(t spec.Tool) *toolRulePlan {
+	if len(t.Chains) == 0 && t.Approval == nil {
+		return nil
+	}
+	r := &toolRulePlan{approval: t.Approval}
+	for _, c := range t.Chains {
+		r.chains = append(r.chains, c.Value)
+	}
+	return r
 }
 
 // toolCamel turns a tool name into the CamelCase part of Go identifiers:

@@ -53,35 +53,35 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 			Kind:     "load_file",
 			Pos:      "examples/research-assistant.persona.yaml:21:5",
 			Resolver: &runtime.LoadFile{Path: "prompts/system.md", Files: opts.Files},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind:     "load_file",
 			Pos:      "examples/research-assistant.persona.yaml:22:5",
 			Resolver: &runtime.LoadFile{PathFunc: researchAssistantMessage2Path, Files: opts.Files},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind: "load_record",
-			Pos:  "examples/research-assistant.persona.yaml:23:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line examples/research-assistant.persona.yaml:23:25*/, env. /*line examples/research-assistant.persona.yaml:23:26*/ WatchedTopics /*line generated/research_assistant.go:65:231*/ /*line examples/research-assistant.persona.yaml:23:60*/, func(r /*line examples/research-assistant.persona.yaml:23:61*/ host. /*line examples/research-assistant.persona.yaml:23:61*/ Topic) (string, error) {
-				return /*line examples/research-assistant.persona.yaml:23:61*/ r. /*line examples/research-assistant.persona.yaml:23:61*/ LLMText() /*line generated/research_assistant.go:66:184*/, nil
-			} /*line generated/research_assistant.go:67:52*/),
+			Pos:  "examples/research-assistant.persona.yaml:24:5",
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line examples/research-assistant.persona.yaml:24:25*/, env. /*line examples/research-assistant.persona.yaml:24:26*/ WatchedTopics /*line generated/research_assistant.go:67:231*/ /*line examples/research-assistant.persona.yaml:24:60*/, func(r /*line examples/research-assistant.persona.yaml:24:61*/ host. /*line examples/research-assistant.persona.yaml:24:61*/ Topic) (string, error) {
+				return /*line examples/research-assistant.persona.yaml:24:61*/ r. /*line examples/research-assistant.persona.yaml:24:61*/ LLMText() /*line generated/research_assistant.go:68:184*/, nil
+			} /*line generated/research_assistant.go:69:52*/),
+			Changes: runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind:     "thread_history",
-			Pos:      "examples/research-assistant.persona.yaml:24:5",
+			Pos:      "examples/research-assistant.persona.yaml:25:5",
 			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: 20},
+			Changes:  runtime.PerThread,
 		},
 	)
 	p.ResponsibilityChain = runtime.NewChain(
 		runtime.Step{
 			Kind:     "load_file",
-			Pos:      "examples/research-assistant.persona.yaml:26:5",
-			Resolver: &runtime.LoadFile{PathFunc: researchAssistantResponsibility1Path, Files: opts.Files},
-		},
-		runtime.Step{
-			Kind:     "load_file",
 			Pos:      "examples/research-assistant.persona.yaml:27:5",
-			Resolver: &runtime.LoadFile{PathFunc: researchAssistantResponsibility2Path, Files: opts.Files},
+			Resolver: &runtime.LoadFile{PathFunc: researchAssistantResponsibility1Path, Files: opts.Files},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind: "load_record",
@@ -89,11 +89,19 @@ func NewResearchAssistant(env /*line examples/research-assistant.persona.yaml:10
 			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line examples/research-assistant.persona.yaml:28:25*/, env. /*line examples/research-assistant.persona.yaml:28:26*/ WatchedTopics /*line generated/research_assistant.go:89:231*/ /*line examples/research-assistant.persona.yaml:28:60*/, func(r /*line examples/research-assistant.persona.yaml:28:61*/ host. /*line examples/research-assistant.persona.yaml:28:61*/ Topic) (string, error) {
 				return /*line examples/research-assistant.persona.yaml:28:61*/ r. /*line examples/research-assistant.persona.yaml:28:61*/ LLMText() /*line generated/research_assistant.go:90:184*/, nil
 			} /*line generated/research_assistant.go:91:52*/),
+			Changes: runtime.PerPersona,
+		},
+		runtime.Step{
+			Kind:     "load_file",
+			Pos:      "examples/research-assistant.persona.yaml:29:5",
+			Resolver: &runtime.LoadFile{PathFunc: researchAssistantResponsibility3Path, Files: opts.Files},
+			Changes:  runtime.PerThread,
 		},
 		runtime.Step{
 			Kind:     "load_text",
-			Pos:      "examples/research-assistant.persona.yaml:29:5",
+			Pos:      "examples/research-assistant.persona.yaml:30:5",
 			Resolver: &runtime.LoadText{TextFunc: researchAssistantResponsibility4Text, Role: chat.RoleUser},
+			Changes:  runtime.PerThread,
 		},
 	)
 	return p, nil
@@ -107,26 +115,26 @@ func researchAssistantMessage2Path(inv *runtime.Invocation) (string, error) {
 	return "personas/" + inv.Persona.Name + "/PERSONA.md", nil
 }
 
-// researchAssistantResponsibility1Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (examples/research-assistant.persona.yaml:26:23).
+// researchAssistantResponsibility1Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (examples/research-assistant.persona.yaml:27:23).
 func researchAssistantResponsibility1Path(inv *runtime.Invocation) (string, error) {
 	if inv.Persona == nil {
-		return "", errors.New("template at examples/research-assistant.persona.yaml:26:23: the invocation has no Persona")
+		return "", errors.New("template at examples/research-assistant.persona.yaml:27:23: the invocation has no Persona")
 	}
 	return "personas/" + inv.Persona.Name + "/PERSONA.md", nil
 }
 
-// researchAssistantResponsibility2Path renders the template "prompts/responsibilities/{{ .Responsibility.Name }}.md" (examples/research-assistant.persona.yaml:27:23).
-func researchAssistantResponsibility2Path(inv *runtime.Invocation) (string, error) {
+// researchAssistantResponsibility3Path renders the template "prompts/responsibilities/{{ .Responsibility.Name }}.md" (examples/research-assistant.persona.yaml:29:23).
+func researchAssistantResponsibility3Path(inv *runtime.Invocation) (string, error) {
 	if inv.Responsibility == nil {
-		return "", errors.New("template at examples/research-assistant.persona.yaml:27:23: the invocation has no Responsibility (a reply run)")
+		return "", errors.New("template at examples/research-assistant.persona.yaml:29:23: the invocation has no Responsibility (a reply run)")
 	}
 	return "prompts/responsibilities/" + inv.Responsibility.Name + ".md", nil
 }
 
-// researchAssistantResponsibility4Text renders the template "Run: {{ .Responsibility.Name }} (schedule {{ .Responsibility.Schedule }}, {{ .Responsibility.Timezone }}). Write the result as one email to the owner." (examples/research-assistant.persona.yaml:30:13).
+// researchAssistantResponsibility4Text renders the template "Run: {{ .Responsibility.Name }} (schedule {{ .Responsibility.Schedule }}, {{ .Responsibility.Timezone }}). Write the result as one email to the owner." (examples/research-assistant.persona.yaml:31:13).
 func researchAssistantResponsibility4Text(inv *runtime.Invocation) (string, error) {
 	if inv.Responsibility == nil {
-		return "", errors.New("template at examples/research-assistant.persona.yaml:30:13: the invocation has no Responsibility (a reply run)")
+		return "", errors.New("template at examples/research-assistant.persona.yaml:31:13: the invocation has no Responsibility (a reply run)")
 	}
 	return "Run: " + inv.Responsibility.Name + " (schedule " + inv.Responsibility.Schedule + ", " + inv.Responsibility.Timezone + "). Write the result as one email to the owner.", nil
 }

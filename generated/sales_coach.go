@@ -36,16 +36,19 @@ func NewSalesCoach(opts runtime.Options) (*runtime.Persona, error) {
 			Kind:     "load_file",
 			Pos:      "examples/sales-coach.persona.yaml:16:5",
 			Resolver: &runtime.LoadFile{PathFunc: salesCoachMessage1Path, Files: opts.Files},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind:     "load_transcript",
 			Pos:      "examples/sales-coach.persona.yaml:17:5",
 			Resolver: &transcript.Load{Path: "prompts/sales-coach-examples.chat", Files: opts.Files},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind:     "thread_history",
 			Pos:      "examples/sales-coach.persona.yaml:18:5",
 			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: 10, SkipToolCalls: true},
+			Changes:  runtime.PerThread,
 		},
 	)
 	return p, nil

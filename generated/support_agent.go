@@ -40,7 +40,7 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 		Name:        "escalate_ticket",
 		Description: "Hand the thread to a human colleague with a one-paragraph summary and a reason; returns the ticket number and queue.",
 		InputSchema: json.RawMessage(supportAgentEscalateTicketSchema),
-	}, /*line examples/support-agent.persona.yaml:27:12*/ env. /*line examples/support-agent.persona.yaml:27:12*/ EscalateTicket /*line generated/support_agent.go:43:169*/)
+	}, /*line examples/support-agent.persona.yaml:31:12*/ env. /*line examples/support-agent.persona.yaml:31:12*/ EscalateTicket /*line generated/support_agent.go:43:169*/)
 	if err != nil {
 		return nil, fmt.Errorf("NewSupportAgent: %w", err)
 	}
@@ -57,6 +57,12 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 			lookupOrderTool,
 			escalateTicketTool,
 		},
+		ToolRules: map[string]runtime.ToolRule{
+			"escalate_ticket": {
+				Chains:   []runtime.ChainKind{runtime.ChainReply},
+				Approval: &runtime.ApprovalRule{Timeout: 72 * time.Hour, OnTimeout: runtime.TimeoutDeny},
+			},
+		},
 	}
 	p.Mailbox.Address = "support@acme.example"
 	p.Mailbox.Aliases = []string{"help@acme.example"}
@@ -64,62 +70,70 @@ func NewSupportAgent(env /*line examples/support-agent.persona.yaml:11:5*/ *host
 	p.MessageChain = runtime.NewChain(
 		runtime.Step{
 			Kind:     "load_file",
-			Pos:      "examples/support-agent.persona.yaml:30:5",
+			Pos:      "examples/support-agent.persona.yaml:42:5",
 			Resolver: &runtime.LoadFile{Path: "prompts/system.md", Files: opts.Files},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind:     "load_file",
-			Pos:      "examples/support-agent.persona.yaml:31:5",
+			Pos:      "examples/support-agent.persona.yaml:43:5",
 			Resolver: &runtime.LoadFile{Path: "prompts/security-policy.md", Files: opts.Files},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind:     "load_file",
-			Pos:      "examples/support-agent.persona.yaml:32:5",
+			Pos:      "examples/support-agent.persona.yaml:44:5",
 			Resolver: &runtime.LoadFile{PathFunc: supportAgentMessage3Path, Files: opts.Files},
-		},
-		runtime.Step{
-			Kind: "load_record",
-			Pos:  "examples/support-agent.persona.yaml:33:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line examples/support-agent.persona.yaml:34:13*/, env. /*line examples/support-agent.persona.yaml:34:14*/ AccountForSender /*line generated/support_agent.go:83:219*/ /*line examples/support-agent.persona.yaml:35:25*/, func(r /*line examples/support-agent.persona.yaml:35:26*/ host. /*line examples/support-agent.persona.yaml:35:26*/ Account) (string, error) {
-				return /*line examples/support-agent.persona.yaml:35:26*/ r. /*line examples/support-agent.persona.yaml:35:26*/ LLMText() /*line generated/support_agent.go:84:169*/, nil
-			} /*line generated/support_agent.go:85:47*/),
-		},
-		runtime.Step{
-			Kind:     "thread_summary",
-			Pos:      "examples/support-agent.persona.yaml:36:5",
-			Resolver: &runtime.ThreadSummary{Source: opts.History},
-		},
-		runtime.Step{
-			Kind:     "thread_history",
-			Pos:      "examples/support-agent.persona.yaml:37:5",
-			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: 30, ReplayResultLimit: 4000},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind: "use",
-			Pos:  "examples/support-agent.persona.yaml:38:5",
-			Resolver: /*line examples/support-agent.persona.yaml:39:16*/ &host. /*line examples/support-agent.persona.yaml:39:16*/ SupportPolicy{
-				/*line examples/support-agent.persona.yaml:41:8*/ FirstResponse:/*line examples/support-agent.persona.yaml:41:24*/ 4 * time.Hour, /*line generated/support_agent.go:101:178*/
-				/*line examples/support-agent.persona.yaml:42:8*/ EscalateAfter:/*line examples/support-agent.persona.yaml:42:24*/ 24 * time.Hour, /*line generated/support_agent.go:102:179*/
-				/*line examples/support-agent.persona.yaml:43:8*/ Languages: /*line examples/support-agent.persona.yaml:43:19*/ []string{
-					/*line examples/support-agent.persona.yaml:43:20*/ "en", /*line generated/support_agent.go:104:106*/
-					/*line examples/support-agent.persona.yaml:43:24*/ "de", /*line generated/support_agent.go:105:106*/
-					/*line examples/support-agent.persona.yaml:43:28*/ "fr", /*line generated/support_agent.go:106:106*/
-				}, /*line generated/support_agent.go:107:50*/
-				/*line examples/support-agent.persona.yaml:44:8*/ Tiers: /*line examples/support-agent.persona.yaml:45:10*/ map[string] /*line examples/support-agent.persona.yaml:45:10*/ host. /*line examples/support-agent.persona.yaml:45:10*/ TierPolicy{
-					/*line examples/support-agent.persona.yaml:45:10*/ "business": /*line examples/support-agent.persona.yaml:45:20*/ host. /*line examples/support-agent.persona.yaml:45:20*/ TierPolicy{
-						/*line examples/support-agent.persona.yaml:45:21*/ RefundLimitEUR:/*line examples/support-agent.persona.yaml:45:39*/ 500, /*line generated/support_agent.go:110:172*/
-						/*line examples/support-agent.persona.yaml:45:44*/ PhoneSupport:/*line examples/support-agent.persona.yaml:45:59*/ true, /*line generated/support_agent.go:111:171*/
-					}, /*line generated/support_agent.go:112:51*/
-					/*line examples/support-agent.persona.yaml:46:10*/ "team": /*line examples/support-agent.persona.yaml:46:16*/ host. /*line examples/support-agent.persona.yaml:46:16*/ TierPolicy{
-						/*line examples/support-agent.persona.yaml:46:17*/ RefundLimitEUR: /*line examples/support-agent.persona.yaml:46:35*/ 100, /*line generated/support_agent.go:114:173*/
-					}, /*line generated/support_agent.go:115:51*/
-				}, /*line generated/support_agent.go:116:50*/
-			}, /*line generated/support_agent.go:117:49*/
+			Pos:  "examples/support-agent.persona.yaml:46:5",
+			Resolver: /*line examples/support-agent.persona.yaml:47:16*/ &host. /*line examples/support-agent.persona.yaml:47:16*/ SupportPolicy{
+				/*line examples/support-agent.persona.yaml:50:8*/ FirstResponse:/*line examples/support-agent.persona.yaml:50:24*/ 4 * time.Hour, /*line generated/support_agent.go:93:177*/
+				/*line examples/support-agent.persona.yaml:51:8*/ EscalateAfter:/*line examples/support-agent.persona.yaml:51:24*/ 24 * time.Hour, /*line generated/support_agent.go:94:178*/
+				/*line examples/support-agent.persona.yaml:52:8*/ Languages: /*line examples/support-agent.persona.yaml:52:19*/ []string{
+					/*line examples/support-agent.persona.yaml:52:20*/ "en", /*line generated/support_agent.go:96:105*/
+					/*line examples/support-agent.persona.yaml:52:24*/ "de", /*line generated/support_agent.go:97:105*/
+					/*line examples/support-agent.persona.yaml:52:28*/ "fr", /*line generated/support_agent.go:98:105*/
+				}, /*line generated/support_agent.go:99:49*/
+				/*line examples/support-agent.persona.yaml:53:8*/ Tiers: /*line examples/support-agent.persona.yaml:54:10*/ map[string] /*line examples/support-agent.persona.yaml:54:10*/ host. /*line examples/support-agent.persona.yaml:54:10*/ TierPolicy{
+					/*line examples/support-agent.persona.yaml:54:10*/ "business": /*line examples/support-agent.persona.yaml:54:20*/ host. /*line examples/support-agent.persona.yaml:54:20*/ TierPolicy{
+						/*line examples/support-agent.persona.yaml:54:21*/ RefundLimitEUR:/*line examples/support-agent.persona.yaml:54:39*/ 500, /*line generated/support_agent.go:102:172*/
+						/*line examples/support-agent.persona.yaml:54:44*/ PhoneSupport:/*line examples/support-agent.persona.yaml:54:59*/ true, /*line generated/support_agent.go:103:171*/
+					}, /*line generated/support_agent.go:104:51*/
+					/*line examples/support-agent.persona.yaml:55:10*/ "team": /*line examples/support-agent.persona.yaml:55:16*/ host. /*line examples/support-agent.persona.yaml:55:16*/ TierPolicy{
+						/*line examples/support-agent.persona.yaml:55:17*/ RefundLimitEUR: /*line examples/support-agent.persona.yaml:55:35*/ 100, /*line generated/support_agent.go:106:173*/
+					}, /*line generated/support_agent.go:107:51*/
+				}, /*line generated/support_agent.go:108:50*/
+			}, /*line generated/support_agent.go:109:49*/
+			Changes: runtime.PerPersona,
+		},
+		runtime.Step{
+			Kind:     "thread_summary",
+			Pos:      "examples/support-agent.persona.yaml:56:5",
+			Resolver: &runtime.ThreadSummary{Source: opts.History},
+			Changes:  runtime.PerThread,
+		},
+		runtime.Step{
+			Kind:     "thread_history",
+			Pos:      "examples/support-agent.persona.yaml:59:5",
+			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: 30, ReplayResultLimit: 4000, Step: 10},
+			Changes:  runtime.PerThread,
+		},
+		runtime.Step{
+			Kind: "load_record",
+			Pos:  "examples/support-agent.persona.yaml:60:5",
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line examples/support-agent.persona.yaml:61:13*/, env. /*line examples/support-agent.persona.yaml:61:14*/ AccountForSender /*line generated/support_agent.go:127:220*/ /*line examples/support-agent.persona.yaml:62:25*/, func(r /*line examples/support-agent.persona.yaml:62:26*/ host. /*line examples/support-agent.persona.yaml:62:26*/ Account) (string, error) {
+				return /*line examples/support-agent.persona.yaml:62:26*/ r. /*line examples/support-agent.persona.yaml:62:26*/ LLMText() /*line generated/support_agent.go:128:170*/, nil
+			} /*line generated/support_agent.go:129:48*/),
+			Changes: runtime.PerMessage,
 		},
 		runtime.Step{
 			Kind:     "load_text",
-			Pos:      "examples/support-agent.persona.yaml:47:5",
+			Pos:      "examples/support-agent.persona.yaml:63:5",
 			Resolver: &runtime.LoadText{TextFunc: supportAgentMessage8Text},
+			Changes:  runtime.PerMessage,
 		},
 	)
 	return p, nil
@@ -138,7 +152,7 @@ const supportAgentLookupOrderSchema = `{
   "additionalProperties": false
 }`
 
-// supportAgentEscalateTicketSchema is the input schema of the tool escalate_ticket (method env.EscalateTicket, examples/support-agent.persona.yaml:27:13), derived from host.Escalation at generate time.
+// supportAgentEscalateTicketSchema is the input schema of the tool escalate_ticket (method env.EscalateTicket, examples/support-agent.persona.yaml:31:13), derived from host.Escalation at generate time.
 const supportAgentEscalateTicketSchema = `{
   "type": "object",
   "properties": {
@@ -156,18 +170,18 @@ const supportAgentEscalateTicketSchema = `{
   "additionalProperties": false
 }`
 
-// supportAgentMessage3Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (examples/support-agent.persona.yaml:32:23).
+// supportAgentMessage3Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (examples/support-agent.persona.yaml:44:23).
 func supportAgentMessage3Path(inv *runtime.Invocation) (string, error) {
 	if inv.Persona == nil {
-		return "", errors.New("template at examples/support-agent.persona.yaml:32:23: the invocation has no Persona")
+		return "", errors.New("template at examples/support-agent.persona.yaml:44:23: the invocation has no Persona")
 	}
 	return "personas/" + inv.Persona.Name + "/PERSONA.md", nil
 }
 
-// supportAgentMessage8Text renders the template "This message came from {{ .Inbound.From }} to {{ .Inbound.To }} on {{ .Inbound.Date }}, subject \"{{ .Inbound.Subject }}\". Reply to the sender only." (examples/support-agent.persona.yaml:48:13).
+// supportAgentMessage8Text renders the template "This message came from {{ .Inbound.From }} to {{ .Inbound.To }} on {{ .Inbound.Date }}, subject \"{{ .Inbound.Subject }}\". Reply to the sender only." (examples/support-agent.persona.yaml:64:13).
 func supportAgentMessage8Text(inv *runtime.Invocation) (string, error) {
 	if inv.Inbound == nil {
-		return "", errors.New("template at examples/support-agent.persona.yaml:48:13: the invocation has no Inbound message (a scheduled run)")
+		return "", errors.New("template at examples/support-agent.persona.yaml:64:13: the invocation has no Inbound message (a scheduled run)")
 	}
 	return "This message came from " + inv.Inbound.From + " to " + strings.Join(inv.Inbound.To, ", ") + " on " + runtime.FormatDate(inv.Inbound.Date) + ", subject \"" + inv.Inbound.Subject + "\". Reply to the sender only.", nil
 }

@@ -32,7 +32,10 @@
 // model as a chat.ToolDefinition, see ToolDefinitions), whether it is idempotent, and Call,
 // which runs it for one call of a run. Package runtime/tool builds tools
 // from typed Go functions; package runtime/agent runs them for the model, in parallel, at most
-// once when they are not idempotent.
+// once when they are not idempotent. A persona's ToolRules govern its tools beyond that (a spec
+// entry's chains and approval keys): a ToolRule limits a tool to the reply or the scheduled
+// chain, and its ApprovalRule makes every call wait for a person's decision (see runtime/agent
+// and docs/approval.md); InputDecoder lets a tool show the input a call would run with.
 //
 // # Built-in resolvers
 //
@@ -50,6 +53,7 @@
 // # Where each job lives
 //
 //	request.go        BuildRequest; persona.go: Persona, Tool, ToolDefinitions
+//	toolrule.go       ToolRule, ApprovalRule, ChainKind, InputDecoder, DecodeInput
 //	inbound.go        the trailing user message of a reply run
 //	resolver.go       Resolver, ResolverFunc, Chain, Step, StepError
 //	load.go           LoadFile, LoadText, LoadRecord; files.go: Files, the prompt root

@@ -37,16 +37,22 @@ type Tool interface {
 // Persona is a compiled persona: its identity, model settings, tools, its two chains and its
 // responsibilities. Generated constructors return one; hosts may also build one by hand.
 // MessageChain runs for reply runs (an Invocation with Inbound), ResponsibilityChain for
-// scheduled runs (an Invocation with Responsibility). A Persona is read-only once built and safe
-// for concurrent use when its resolvers are.
+// scheduled runs (an Invocation with Responsibility). Cache holds its prompt-cache settings
+// (BuildRequest plans the cache from its chain's steps). A Persona is read-only once built and
+// safe for concurrent use when its resolvers are.
 type Persona struct {
 	Name                string
 	Description         string
 	Model               chat.ModelSettings
+	Cache               CacheSettings
 	Tools               []Tool
 	MessageChain        *Chain
 	ResponsibilityChain *Chain
 	Responsibilities    []Responsibility
+	// ToolRules holds the rules of the persona's tools by tool name (see ToolRule): which chains
+	// offer a tool and whether its calls wait for approval. A tool without an entry is offered to
+	// both chains and runs at once; an entry naming no tool of Tools is ignored.
+	ToolRules map[string]ToolRule
 	// Mailbox is the persona's email identity: Address, the address it receives mail at and
 	// sends its replies from (an addr-spec such as "support@acme.example", no display name),
 	// Aliases, other addresses that also reach it, and Name, the display name of its replies'

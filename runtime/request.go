@@ -26,6 +26,17 @@ var ErrInvocation = errors.New("invalid invocation")
 // empty turn: with neither a body nor attachments its text is "Subject: <subject>", or
 // "[The message has no text.]" when the subject is blank too.
 //
+// Cache is the request's prompt-cache plan (nil when the persona's Cache.Off is set), made from
+// the chain's steps by how often each one's output changes (Step.Changes): a breakpoint after
+// the longest leading run of PerPersona steps (after the tools alone when the chain does not
+// start with one and the persona has tools), one after the longest leading run of steps that
+// are PerThread or stabler, and, inside it, one where the thread history's replay of the
+// thread's previous turn begins (the end of the previous request's thread prefix: the last
+// inbound message before the history's last outbound one), each with the persona's Cache.TTL;
+// Tail when the persona has tools; and a Key derived from the persona's name and the thread id
+// or responsibility name (hashed, see chat.CachePlan). A scheduled run's chain is planned the
+// same way.
+//
 // It returns an error wrapping ErrInvocation for a malformed Invocation, and the chain's
 // *StepError when a resolver fails.
 func BuildRequest(ctx context.Context, inv *Invocation) (*chat.Request, error) {
@@ -47,12 +58,21 @@ func buildRequestInto(ctx context.Context, inv *Invocation, dst []chat.Message) 
 		chain = p.ResponsibilityChain
 	}
 	// One allocation for the whole request: the chain's last size plus the trailing message.
-	msgs, err := chain.Resolve(ctx, inv, slices.Grow(dst[:0], chain.sizeHint()+1))
+	var ends []int
+	var endsp *[]int
+	if !p.Cache.Off {
+		endsp = &ends
+	}
+	msgs, err := chain.resolve(ctx, inv, slices.Grow(dst[:0], chain.sizeHint()+1), endsp)
 	if err != nil {
 		return nil, err
 	}
 	if inv.Inbound != nil {
 		msgs = append(msgs, inboundMessage(inv.Inbound))
 	}
-	return &chat.Request{Model: p.Model, Messages: msgs, Tools: ToolDefinitions(p.Tools)}, nil
+	req := &chat.Request{Model: p.Model, Messages: msgs, Tools: ToolDefinitions(p.Tools)}
+	if endsp != nil {
+		req.Cache = planCache(p, inv, chain.Steps(), ends, len(req.Tools), inv.snap.turn())
+	}
+	return req, nil
 }

@@ -35,12 +35,15 @@ func (f ResolverFunc) Resolve(ctx context.Context, inv *Invocation, dst []chat.M
 }
 
 // Step is one entry of a Chain: the resolver, the kind it was declared as (a spec kind such as
-// "load_file", or any label a host chooses), and Pos, the "file:line:col" of its entry in the
-// spec when generated code supplies one (empty otherwise). Kind and Pos only label errors.
+// "load_file", or any label a host chooses), Pos, the "file:line:col" of its entry in the spec
+// when generated code supplies one (empty otherwise), and Changes, how often its output changes
+// (the zero value PerMessage when unknown). Kind and Pos only label errors; Changes decides the
+// request's cache plan (BuildRequest), never its messages.
 type Step struct {
 	Kind     string
 	Pos      string
 	Resolver Resolver
+	Changes  Changes
 }
 
 // Chain runs its steps in declaration order and concatenates their messages. A Chain is itself
@@ -92,6 +95,12 @@ func (c *Chain) Len() int {
 // *StepError naming the step that did not run and wrapping ctx.Err() (so errors.Is(err,
 // context.Canceled) holds); resolvers that do I/O also see ctx themselves.
 func (c *Chain) Resolve(ctx context.Context, inv *Invocation, dst []chat.Message) ([]chat.Message, error) {
+	return c.resolve(ctx, inv, dst, nil)
+}
+
+// resolve is Resolve that also appends to *ends, when ends is not nil, the length of dst after
+// each step (on success only: *ends is left as it was on error).
+func (c *Chain) resolve(ctx context.Context, inv *Invocation, dst []chat.Message, ends *[]int) ([]chat.Message, error) {
 	if c == nil {
 		return dst, nil
 	}
@@ -99,18 +108,32 @@ func (c *Chain) Resolve(ctx context.Context, inv *Invocation, dst []chat.Message
 	if h := c.sizeHint(); cap(dst)-start < h {
 		dst = slices.Grow(dst, h)
 	}
+	var after []int // the length of dst after each step, when asked for
+	if ends != nil {
+		after = slices.Grow(*ends, len(c.steps))
+	}
 	for i, s := range c.steps {
-		if err := ctx.Err(); err != nil {
-			return dst[:start], &StepError{Index: i, Kind: s.Kind, Pos: s.Pos, Err: err}
+		var err error
+		switch {
+		case ctx.Err() != nil:
+			err = ctx.Err()
+		case s.Resolver == nil:
+			err = errNilResolver
+		default:
+			var out []chat.Message
+			if out, err = s.Resolver.Resolve(ctx, inv, dst); err == nil {
+				dst = out
+			}
 		}
-		if s.Resolver == nil {
-			return dst[:start], &StepError{Index: i, Kind: s.Kind, Pos: s.Pos, Err: errNilResolver}
-		}
-		out, err := s.Resolver.Resolve(ctx, inv, dst)
 		if err != nil {
 			return dst[:start], &StepError{Index: i, Kind: s.Kind, Pos: s.Pos, Err: err}
 		}
-		dst = out
+		if ends != nil {
+			after = append(after, len(dst))
+		}
+	}
+	if ends != nil {
+		*ends = after
 	}
 	c.hint.Store(int64(len(dst) - start))
 	return dst, nil

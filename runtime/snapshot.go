@@ -15,6 +15,26 @@ import (
 type snapshot struct {
 	mu      sync.Mutex
 	threads []threadSnapshot // one per (source, thread) a resolver read; runs read one or two
+	// turnAt is 1 + the message index at which a ThreadHistory's replay of the thread's previous
+	// turn begins (0: none noted), for the request's cache plan.
+	turnAt int
+}
+
+// noteTurn records that the replay of the thread's previous turn begins at message index i of
+// the request being assembled (the first ThreadHistory to note one wins).
+func (s *snapshot) noteTurn(i int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.turnAt == 0 {
+		s.turnAt = i + 1
+	}
+}
+
+// turn returns the index noteTurn recorded, or -1.
+func (s *snapshot) turn() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.turnAt - 1
 }
 
 // threadSnapshot is what one run saw of one thread of one source.

@@ -61,6 +61,14 @@ type ThreadHistory struct {
 	// ReplayResultLimit clips each replayed tool result to this many characters (runes):
 	// 0 = 4,000, NoLimit (-1) = unclipped; below -1 is an error.
 	ReplayResultLimit int
+	// Step makes the window's start advance in steps of Step messages instead of one message
+	// at a time, so that the replay's first messages — and with them a provider's cached prefix
+	// — stay the same for several turns once the thread is longer than the window: of the n
+	// messages the window selects from, it replays those from index s on, s the smallest
+	// multiple of Step with n-s <= Limit (between Limit-Step+1 and Limit messages). 0 and 1
+	// slide one message at a time (the most recent Limit); a Step above Limit, or a Step with
+	// Limit NoLimit, is an error.
+	Step int
 }
 
 // Resolve appends the thread's replay to dst (see ThreadHistory). It returns an error wrapping
@@ -78,6 +86,14 @@ func (h *ThreadHistory) Resolve(ctx context.Context, inv *Invocation, dst []chat
 	if h.ReplayResultLimit < NoLimit {
 		return dst, fmt.Errorf("thread history: %w: replay result limit %d (use a positive number, 0 for %d, or %d for unclipped)",
 			errInvalidHistoryOption, h.ReplayResultLimit, defaultReplayResultLimit, NoLimit)
+	}
+	limit := h.Limit
+	if limit == 0 {
+		limit = history.DefaultLimit
+	}
+	if h.Step < 0 || h.Step > 1 && (limit == NoLimit || h.Step > limit) {
+		return dst, fmt.Errorf("thread history: %w: step %d (use a number from 1 to the limit, %d, with a limit that is not the whole thread)",
+			errInvalidHistoryOption, h.Step, limit)
 	}
 	if h.Source == nil {
 		return dst, fmt.Errorf("thread history: %w", ErrNoHistorySource)
@@ -101,6 +117,10 @@ func (h *ThreadHistory) Resolve(ctx context.Context, inv *Invocation, dst []chat
 		// would read the thread past the window.
 		q.AfterSeq, q.CountOmitted = comp.BoundarySeq, true
 	}
+	stepped := h.Step > 1
+	if stepped {
+		q.CountOmitted = true // the window's start is counted from the first selected message
+	}
 	w, err := h.Source.History(ctx, q)
 	if err != nil {
 		return dst, fmt.Errorf("thread history of %q: %w", thread, err)
@@ -108,10 +128,43 @@ func (h *ThreadHistory) Resolve(ctx context.Context, inv *Invocation, dst []chat
 	if w == nil {
 		return dst, nil
 	}
-	if comp != nil && w.Omitted > 0 {
-		dst = append(dst, chat.UserMessage(omittedNote(w.Omitted)))
+	msgs, omitted := w.Messages, w.Omitted
+	if stepped && omitted > 0 {
+		// omitted messages lie before the window; the stepped start is the next multiple of
+		// Step at or after it.
+		start := (omitted + h.Step - 1) / h.Step * h.Step
+		drop := min(start-omitted, len(msgs))
+		msgs, omitted = msgs[drop:], omitted+drop
 	}
-	return h.AppendReplay(dst, w.Messages), nil
+	if comp != nil && omitted > 0 {
+		dst = append(dst, chat.UserMessage(omittedNote(omitted)))
+	}
+	if k := previousTurn(msgs); k > 0 {
+		dst = h.AppendReplay(dst, msgs[:k])
+		inv.snap.noteTurn(len(dst))
+		return h.AppendReplay(dst, msgs[k:]), nil
+	}
+	return h.AppendReplay(dst, msgs), nil
+}
+
+// previousTurn returns the index in msgs of the first message of the thread's previous turn —
+// the last inbound message before the last outbound one, which the run that sent that reply
+// answered, so the request of that run replayed exactly msgs[:k] — or 0 when there is none
+// before it (no outbound message, or no inbound message before it).
+func previousTurn(msgs []history.Message) int {
+	last := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Direction == history.Outbound {
+			last = i
+			break
+		}
+	}
+	for i := last - 1; i >= 0; i-- {
+		if msgs[i].Direction == history.Inbound {
+			return i
+		}
+	}
+	return 0
 }
 
 // omittedNote returns the text of the user message ThreadHistory emits after a summary when n

@@ -107,6 +107,11 @@ func (b *personaBuilder) persona(t *tnode) *Persona {
 	if n := t.get("mailbox"); n != nil && n.kind == ValueMap {
 		p.Mailbox = b.mailbox(n, p.Name)
 	}
+	b.checkToolChains(p, t.get("message_resolvers") != nil, t.get("responsibility_resolvers") != nil)
+	if n := t.get("cache"); n != nil && n.kind == ValueMap {
+		p.Cache = &Cache{Pos: n.pos}
+		p.Cache.TTL, _ = str(n.get("ttl"))
+	}
 	return p
 }
 
@@ -137,6 +142,15 @@ func (b *personaBuilder) tools(entries []*tnode) []Tool {
 			if !ok {
 				continue
 			}
+			if t.Value != nil {
+				if first, dup := values[t.Value.String()]; dup {
+					b.errorf(t.Value.Pos, "tool %s is listed twice (first at line %d)", t.Value, first.Line)
+					continue
+				}
+				values[t.Value.String()] = t.Value.Pos
+				out = append(out, t)
+				continue
+			}
 			at := t.Name.Pos
 			if !at.IsValid() {
 				at = t.Ref().Pos
@@ -156,9 +170,12 @@ func (b *personaBuilder) tools(entries []*tnode) []Tool {
 func (b *personaBuilder) tool(n *tnode) (Tool, bool) {
 	t := Tool{Pos: n.pos}
 	method, fn := n.get("method"), n.get("func")
+	if value := n.get("value"); value != nil {
+		return b.valueTool(n, value, method, fn)
+	}
 	switch {
 	case method == nil && fn == nil:
-		b.errorf(n.pos, "a tools mapping names a method of env (method: Name) or a package function (func: import/path.Func); write one of them")
+		b.errorf(n.pos, "a tools mapping names a method of env (method: Name), a package function (func: import/path.Func) or a value (value: import/path.Name); write one of them")
 		return t, false
 	case method != nil && fn != nil:
 		b.errorf(fn.pos, "a tools mapping names a method or a function, not both; keep method: or func:")
@@ -200,6 +217,7 @@ func (b *personaBuilder) tool(n *tnode) (Tool, bool) {
 	}
 	t.Description, _ = str(n.get("description"))
 	t.Idempotent = boolean(n.get("idempotent"), false)
+	b.toolRule(n, &t)
 	return t, true
 }
 
@@ -300,6 +318,14 @@ func (b *personaBuilder) chain(t *tnode, name string, scope Scope) []Resolver {
 				continue
 			}
 			r.ThreadHistory = threadHistory(body)
+			if st := r.ThreadHistory.Step; st.Pos.IsValid() {
+				switch lim := r.ThreadHistory.Limit; {
+				case lim.State == LimitUnlimited:
+					b.errorf(st.Pos, "step needs a limit: with limit null the whole thread is replayed and there is no window to advance; remove step or set a limit")
+				case st.Value > int64(lim.Value):
+					b.errorf(st.Pos, "step %d is larger than the limit %d: the window's start advances in steps of at most the window's size; use a step from 1 to %d", st.Value, lim.Value, lim.Value)
+				}
+			}
 		case KindThreadSummary:
 			if summary != nil {
 				b.errorf(r.Pos, "%s has a second thread_summary (first at line %d)", name, summary.Pos.Line)
@@ -314,7 +340,7 @@ func (b *personaBuilder) chain(t *tnode, name string, scope Scope) []Resolver {
 			if res == nil {
 				continue
 			}
-			u := &Use{Pos: body.pos, Resolver: *res}
+			u := &Use{Pos: body.pos, Resolver: *res, Changes: changes(body)}
 			if w := body.get("with"); w != nil && w.kind == ValueMap {
 				v := toValue(w)
 				u.With = &v
@@ -351,7 +377,20 @@ func threadHistory(body *tnode) *ThreadHistory {
 	if v, ok := integer(body.get("replay_result_limit")); ok {
 		h.ReplayResultLimit = v
 	}
+	h.Step = Int{Value: 1}
+	if v, ok := integer(body.get("step")); ok {
+		h.Step = v
+	}
 	return h
+}
+
+// changes reads a load_record or use entry's changes key (the schema allows
+// its three values only); PerMessage when absent.
+func changes(body *tnode) ChangesValue {
+	if s, ok := str(body.get("changes")); ok {
+		return ChangesValue{Value: Changes(s.Value), Pos: s.Pos}
+	}
+	return ChangesValue{Value: PerMessage}
 }
 
 func (b *personaBuilder) loadRecord(body *tnode) (*LoadRecord, bool) {
@@ -369,7 +408,7 @@ func (b *personaBuilder) loadRecord(body *tnode) (*LoadRecord, bool) {
 		b.errorf(s.Pos, "loader %s is a method name, which needs env; set env or write import/path.%s", s.Value, s.Value)
 		return nil, false
 	}
-	lr := &LoadRecord{Pos: body.pos, Loader: loader, Role: b.role(body, KindLoadRecord)}
+	lr := &LoadRecord{Pos: body.pos, Loader: loader, Role: b.role(body, KindLoadRecord), Changes: changes(body)}
 	if sn := body.get("serialize"); sn != nil && sn.kind == ValueMap {
 		ser := &Serializer{Pos: sn.pos}
 		if m, ok := str(sn.get("method")); ok {

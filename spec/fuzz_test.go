@@ -56,6 +56,7 @@ func FuzzLoad(f *testing.F) {
 		"version: 1\nname: a\nmessage_resolvers: [{load_file: {path: \"../{{ .Persona.Name }}/{{.Inbound.From}}\"}}]\n",
 		"version: 1\nname: a\nresponsibilities: [{name: d, schedule: \" CRON_TZ=X @every 1500ms\", timezone: right/UTC}]\n",
 		"version: 1\nname: a: b\n`x`: @y\n",
+		"version: 1\nname: a\ncache: {ttl: 1h}\nmessage_resolvers: [{use: {resolver: x.y/z.R, changes: per_thread}}, {thread_history: {limit: 3, step: 4}}, {load_record: {loader: x.y/z.L, changes: per_persona}}]\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))

@@ -146,7 +146,7 @@ func TestTypeErrorsNameTheirKey(t *testing.T) {
 			"f:3:65: message_resolvers[0].use.with.v: !!bool yes is not a boolean; YAML 1.2 booleans are true and false\n" +
 				"f:3:84: message_resolvers[0].use.with.w[1]: !!int x is not an integer (YAML 1.2 writes 12, 0o14 or 0xC)"},
 		{"x: &a !!int fifty\nmodel: {name: m, max_tokens: *a}",
-			`f:3:1: unknown key "x"; expected one of: description, env, mailbox, message_resolvers, model, name, responsibilities, responsibility_resolvers, tools, version` + "\n" +
+			`f:3:1: unknown key "x"; expected one of: cache, description, env, mailbox, message_resolvers, model, name, responsibilities, responsibility_resolvers, tools, version` + "\n" +
 				"f:3:4: x: !!int fifty is not an integer (YAML 1.2 writes 12, 0o14 or 0xC)"},
 		// Values the core schema reads as a type they cannot be.
 		{"model: {name: m, max_tokens: 99999999999999999999}",

@@ -114,6 +114,8 @@ type Persona struct {
 	Responsibilities []Responsibility
 	// Mailbox is the persona's email identity; nil when the spec has no mailbox key.
 	Mailbox *Mailbox
+	// Cache holds the prompt-cache settings; nil when the spec has no cache key.
+	Cache *Cache
 }
 
 // GoName returns the persona's exported Go identifier (GoName(p.Name.Value)).
@@ -144,11 +146,13 @@ type Model struct {
 // Tool is one entry of a spec's tools list. Exactly one of Value, Method
 // and Func is set.
 //
-// The string form names a Value; the mapping form names a Method of the
-// env type (a bare name) or a package Func (import/path.Func), each of
-// signature func(ctx context.Context, inv *runtime.Invocation, in In)
-// (Out, error) with In a struct (or a pointer to one), from which the
-// generator derives the tool's input schema.
+// The string form names a Value; the mapping form names a Value (value:),
+// a Method of the env type (a bare name) or a package Func
+// (import/path.Func), each of signature func(ctx context.Context, inv
+// *runtime.Invocation, in In) (Out, error) with In a struct (or a pointer
+// to one), from which the generator derives the tool's input schema. Every
+// mapping may limit the tool to some chains (chains:) and make its calls
+// wait for approval (approval:); see ToolRule.
 type Tool struct {
 	// Pos is the position of the entry: its scalar (string form) or its
 	// mapping.
@@ -175,6 +179,13 @@ type Tool struct {
 	// twice for one call does no harm. Default false (the runner runs each
 	// call at most once).
 	Idempotent Bool
+	// Chains is the entry's chains key: the chains whose runs offer the
+	// tool, ChainReply and/or ChainScheduled, in spec order; nil when
+	// absent (both chains).
+	Chains []String
+	// Approval is the entry's approval key; nil when absent (calls run at
+	// once).
+	Approval *Approval
 }
 
 // Ref returns the Go reference the entry names: Value, Method or Func.
@@ -396,11 +407,15 @@ type LoadText struct {
 // resolver, seed 000; run by runtime.LoadRecord).
 // Loader is bare (a method of Env; requires env) or qualified (a package
 // function). Serialize is nil for the default (indented JSON).
+//
+// Changes is the entry's changes key: how often the loader's records change (PerMessage when
+// absent).
 type LoadRecord struct {
 	Pos       Pos
 	Loader    GoRef
 	Serialize *Serializer
 	Role      RoleValue
+	Changes   ChangesValue
 }
 
 // Serializer renders one record. Exactly one of Method (a bare method name
@@ -451,12 +466,15 @@ type Limit struct {
 // ThreadHistory replays the thread's earlier messages (protege's
 // ThreadHistory resolver, seed 000; run by runtime.ThreadHistory).
 // IncludeToolCalls defaults to true; ReplayResultLimit (characters) to
-// DefaultReplayResultLimit; defaults carry a zero Pos.
+// DefaultReplayResultLimit; Step (how many messages the window's start
+// advances at a time, runtime.ThreadHistory.Step) to 1; defaults carry a
+// zero Pos.
 type ThreadHistory struct {
 	Pos               Pos
 	Limit             Limit
 	IncludeToolCalls  Bool
 	ReplayResultLimit Int
+	Step              Int
 }
 
 // ThreadSummary emits the completed compaction summary, if any (silas's
@@ -469,11 +487,12 @@ type ThreadSummary struct {
 
 // Use runs a host resolver: a struct type (qualified GoRef) whose pointer
 // implements runtime.Resolver; With fills its fields (nil when absent, else
-// a ValueMap).
+// a ValueMap). Changes is its changes key (PerMessage when absent).
 type Use struct {
 	Pos      Pos
 	Resolver GoRef
 	With     *Value
+	Changes  ChangesValue
 }
 
 // Responsibility is a scheduled job of the persona.
@@ -557,11 +576,20 @@ type MapEntry struct {
 	Value Value
 }
 
-// Diagnostic is one error found in a spec: where, and what.
+// Diagnostic is one problem found in a spec: where, and what. Warning marks
+// a problem that does not stop generation (a resolver order that defeats
+// the prompt cache, see CacheWarnings); every other diagnostic is an error.
 type Diagnostic struct {
 	Pos     Pos
 	Message string
+	Warning bool
 }
 
-// String renders d as "file:line:col: message".
-func (d Diagnostic) String() string { return d.Pos.String() + ": " + d.Message }
+// String renders d as "file:line:col: message", or "file:line:col:
+// warning: message" for a warning.
+func (d Diagnostic) String() string {
+	if d.Warning {
+		return d.Pos.String() + ": warning: " + d.Message
+	}
+	return d.Pos.String() + ": " + d.Message
+}

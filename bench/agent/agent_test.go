@@ -232,7 +232,7 @@ func TestRoundTripBudget(t *testing.T) {
 				t.Logf("%s resumed=%t: %d round trips; before the first model call, between calls..., after the last: %s",
 					kind, resumed, end-start, strings.Join(phases, " "))
 				// the stored message read 1 + start 2 + history 2; per tool turn 5; the final answer 1 + the reply 4 + finishing 1.
-				// Resumed: the stopped run resumed (+2: its compare-and-swap, then its read), the reply looked up (+1), rounds (+1) and model
+				// Resumed: the stopped run resumed (+2: its compare-and-swap, then its read), the reply looked up (+1), its approvals read (+1), rounds (+1) and model
 				// calls (+2), then the third turn and the end. On MySQL the reply's transaction also
 				// write-locks the thread's first row before its INSERT (+1).
 				last := "6"
@@ -241,7 +241,7 @@ func TestRoundTripBudget(t *testing.T) {
 				}
 				want := "5 5 5 5 " + last
 				if resumed {
-					want = "12 5 " + last
+					want = "13 5 " + last
 				}
 				if got := strings.Join(phases, " "); got != want {
 					t.Errorf("round trips by phase = %s, want %s", got, want)

@@ -100,6 +100,39 @@
 // A Runner is a schedule.Runner (RunFire): a scheduler claims each fire and hands it to the
 // runner, which works on it under the scheduler's lease.
 //
+// # Tools per chain, and calls that wait for approval
+//
+// A run offers the model only the tools of its chain (runtime.ToolRule.Chains: a reply run the
+// tools of the reply chain, a scheduled run those of the scheduled chain); the model does not
+// read about the others, and a call of one is refused with the unknown-tool result.
+//
+// A call of a tool whose rule requires approval (runtime.ToolRule.Approval) is recorded with its
+// answer as waiting for approval (store.StartTurn: the call's arguments as the model produced
+// them and the input the tool decodes them into; a call whose arguments do not decode fails at
+// once, and nobody is asked). The round's other calls run as usual, their outcomes all recorded
+// as they return, and the run pauses: store.WaitRun records it store.RunWaiting with its lease
+// released, and Reply or Fire return the Result (Run.Status waiting, Approvals, WaitUntil) and a
+// *store.WaitingError (errors.Is store.ErrWaiting). No worker holds the run while it waits; its
+// thread stays the run's (a later message's Reply returns a *store.BusyError naming the waiting
+// run, which is not Resumable), so later messages wait, as they do for a running run. A person
+// decides each call (store.Approve, store.Deny), or its deadline passes (the rule's Timeout,
+// runtime.DefaultApprovalTimeout by default). Reply or Fire of the run while a call still waits
+// returns the *store.WaitingError again and touches nothing; once none waits, it resumes the run
+// on any worker (store.ResumeWaiting: one of several racing workers wins) and finishes the round:
+// an approved call (or one expired with runtime.TimeoutApprove) is recorded started
+// (store.StartApprovedCall) and runs — once: an approved call that was not started runs after any
+// crash, one started without a recorded outcome is in doubt and is not run again; a denied call
+// gives the model "[denied] A person reviewed this call of <tool> and denied it, so it did not
+// run. The reason given: <note>" (the approver's name instead of "A person" when the rule reveals
+// it); an expired one "[expired] This call of <tool> needed a person's approval, and no decision
+// came within <timeout>, so it did not run.". The request after resuming is byte-identical to
+// the one a run that never paused sends with the same decisions. Calls of one round are decided
+// one by one; the run resumes when the last is. When every call was decided before the run
+// could pause, it goes on without pausing. A fire the scheduler claimed pauses the same way
+// (Result.Finish.Status store.RunWaiting: nothing for the scheduler to record); Fire without a
+// claim resumes it. Whether a call needs approval is decided when its answer is recorded: a rule
+// changed while a run waits applies to the run's later answers.
+//
 // # Usage, compaction, tracing
 //
 // Every model call's usage, stop reason and provider ids are recorded with its answer, and the

@@ -17,6 +17,9 @@ func SetHook(r *Runner, f func(point string) error) { r.hook = f }
 // InDoubtText is the result the model reads for a call in doubt.
 var InDoubtText = inDoubtText
 
+// DecisionText is the result the model reads for a call whose decision does not let it run.
+var DecisionText = decisionText
+
 // ReplayInput is the stored arguments' replay as a call input.
 var ReplayInput = replayInput
 

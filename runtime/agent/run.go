@@ -31,8 +31,9 @@ type attempt struct {
 	holder string
 	log    *slog.Logger
 	tracer trace.Tracer
-	tools  map[string]runtime.Tool
-	defs   []chat.ToolDefinition // what the model reads about tools
+	chain  runtime.ChainKind       // the run's chain: which of the persona's tools it offers
+	tools  map[string]runtime.Tool // the tools the run offers, by name
+	defs   []chat.ToolDefinition   // what the model reads about them
 
 	inbound        *store.Message          // a reply run's message
 	responsibility *runtime.Responsibility // a scheduled run's responsibility
@@ -47,11 +48,12 @@ type attempt struct {
 	view      *history.View
 	inv       *runtime.Invocation
 
-	base     []chat.Message // the chain's messages and the inbound turn
-	rounds   []chat.Message // the run's tool rounds so far, as the model reads them
-	turns    []store.Turn   // the run's recorded model calls
-	extra    chat.Usage     // usage of the compaction summaries this attempt asked for
-	answer   *chat.Message  // the final assistant message
+	base     []chat.Message  // the chain's messages and the inbound turn
+	cache    *chat.CachePlan // the chain's cache plan (its tail covers the rounds appended)
+	rounds   []chat.Message  // the run's tool rounds so far, as the model reads them
+	turns    []store.Turn    // the run's recorded model calls
+	extra    chat.Usage      // usage of the compaction summaries this attempt asked for
+	answer   *chat.Message   // the final assistant message
 	text     string
 	reply    *store.Message
 	finish   store.Finish
@@ -79,6 +81,7 @@ func (a *attempt) runReply(ctx context.Context) (res *Result, err error) {
 	}
 	defer a.r.leave(a.key)
 	defer a.recoverPanic(ctx, &res, &err)
+	a.chain = runtime.ChainReply
 	if err := a.indexTools(); err != nil {
 		return nil, err
 	}
@@ -108,7 +111,7 @@ func (a *attempt) runReply(ctx context.Context) (res *Result, err error) {
 	}
 	done, err := a.claim(ctx, run, out)
 	if err != nil {
-		return nil, err
+		return a.waitingResult(err), err
 	}
 	a.owner = store.Owner{Type: store.OwnerMessage, ID: m.Seq}
 	if a.view, err = a.storedView(ctx, view); err != nil {
@@ -130,6 +133,7 @@ func (a *attempt) runFire(ctx context.Context) (res *Result, err error) {
 	}
 	defer a.r.leave(a.key)
 	defer a.recoverPanic(ctx, &res, &err)
+	a.chain = runtime.ChainScheduled
 	if err := a.indexTools(); err != nil {
 		return nil, err
 	}
@@ -144,7 +148,7 @@ func (a *attempt) runFire(ctx context.Context) (res *Result, err error) {
 		}
 		done, err := a.claim(ctx, run, out)
 		if err != nil {
-			return nil, err
+			return a.waitingResult(err), err
 		}
 		if done {
 			a.owner = store.Owner{Type: store.OwnerRun, ID: a.run.ID}
@@ -174,19 +178,31 @@ func (a *attempt) recoverPanic(ctx context.Context, res **Result, err *error) {
 	*res, *err = a.end(ctx, perr)
 }
 
-// indexTools maps the persona's tools by name, refusing two tools of one name.
+// indexTools maps the tools the run's chain offers by name (a tool whose rule limits it to the
+// other chain is left out, so the model neither reads about it nor can call it), refusing a nil
+// tool, two tools of one name and a rule the runner cannot apply.
 func (a *attempt) indexTools() error {
 	a.tools = make(map[string]runtime.Tool, len(a.p.Tools))
+	seen := make(map[string]bool, len(a.p.Tools))
+	var offered []runtime.Tool
 	for _, t := range a.p.Tools {
 		if t == nil {
 			return fmt.Errorf("%w: persona %q has a nil tool", ErrInvalidJob, a.p.Name)
 		}
-		if _, dup := a.tools[t.Name()]; dup {
+		if seen[t.Name()] {
 			return fmt.Errorf("%w: persona %q has two tools named %q", ErrInvalidJob, a.p.Name, t.Name())
 		}
-		a.tools[t.Name()] = t
+		seen[t.Name()] = true
+		rule := a.p.ToolRule(t.Name())
+		if err := rule.Check(t.Name()); err != nil {
+			return fmt.Errorf("%w: persona %q: %w", ErrInvalidJob, a.p.Name, err)
+		}
+		if rule.Offered(a.chain) {
+			a.tools[t.Name()] = t
+			offered = append(offered, t)
+		}
 	}
-	a.defs = runtime.ToolDefinitions(a.p.Tools)
+	a.defs = runtime.ToolDefinitions(offered)
 	return nil
 }
 
@@ -199,6 +215,8 @@ func (a *attempt) claim(ctx context.Context, run store.Run, out store.Outcome) (
 		a.run, a.claimedOK = run, true
 		a.log.Info("run started")
 		return false, nil
+	case run.Status == store.RunWaiting:
+		return a.resumeWaiting(ctx, run)
 	case run.Status != store.RunRunning:
 		a.run, a.resumed = run, true
 		return true, nil
@@ -224,6 +242,30 @@ func (a *attempt) claim(ctx context.Context, run store.Run, out store.Outcome) (
 	a.log.Info("run resumed", "attempt", taken.Attempt, "faults", taken.Faults, "from", run.Lease.Holder,
 		"last_stop", taken.FailureClass)
 	return false, nil
+}
+
+// resumeWaiting resumes the waiting run once none of its calls waits for a decision any more
+// (store.ResumeWaiting), or returns the run's *store.WaitingError (wrapped) while one does:
+// then nothing of the run is touched and no lease is taken.
+func (a *attempt) resumeWaiting(ctx context.Context, run store.Run) (done bool, err error) {
+	taken, err := a.st.ResumeWaiting(ctx, a.key, a.holder, a.r.leaseFor())
+	var we *store.WaitingError
+	switch {
+	case errors.As(err, &we):
+		a.run = we.Run
+		return false, we
+	case errors.Is(err, store.ErrRunFinished):
+		if run, rerr := a.st.Run(ctx, a.key); rerr == nil {
+			a.run, a.resumed = run, true
+			return true, nil
+		}
+		return false, err
+	case err != nil:
+		return false, fmt.Errorf("agent: run %q is in progress elsewhere: %w", a.key, err)
+	}
+	a.run, a.resumed, a.claimedOK = taken, true, true
+	a.log.Info("run resumed after its calls were decided", "attempt", taken.Attempt, "paused_at", run.Lease.Expires)
+	return false, a.r.at("resumed")
 }
 
 // finished returns the Result of a run that finished before this call, without calling the
@@ -337,9 +379,16 @@ func (a *attempt) execute(ctx context.Context) (*Result, error) {
 		if len(t.ToolCalls) == 0 {
 			return a.final(ctx, t)
 		}
-		results, err := a.runTools(ctx, t, fromLedger)
+		results, waiting, err := a.runTools(ctx, t, fromLedger)
 		if err != nil {
 			return a.end(ctx, err)
+		}
+		if len(waiting) > 0 {
+			res, err, again := a.pause(ctx, t, waiting)
+			if again {
+				continue // every call was decided meanwhile: the turn again, with the decisions
+			}
+			return res, err
 		}
 		if err := a.record(ctx, t, results); err != nil {
 			return a.end(ctx, err)
@@ -402,7 +451,7 @@ func (a *attempt) build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.base = req.Messages
+	a.base, a.cache = req.Messages, req.Cache
 	return nil
 }
 
@@ -435,9 +484,16 @@ func (a *attempt) call(ctx context.Context, turn int) (t store.Turn, fromLedger 
 		a.extra = a.extra.Add(nonNegative(resp.Usage)) // the refused call was paid for
 		return t, false, err
 	}
+	t.ApprovalRequests = a.approvalRequests(t)
 	if _, err := a.st.StartTurn(ctx, a.holder, t); err != nil {
 		return t, false, err
 	}
+	if len(t.ApprovalRequests) > 0 {
+		if t.Approvals, err = a.st.ApprovalsOf(ctx, a.run.ID, turn); err != nil {
+			return t, false, err
+		}
+	}
+	t.ApprovalRequests = nil
 	a.turns = append(a.turns, t)
 	return t, false, a.r.at(fmt.Sprintf("started:%d", turn))
 }
@@ -493,7 +549,7 @@ func (a *attempt) generate(ctx context.Context) (*chat.Response, error) {
 	if err := ctx.Err(); err != nil { // a stopping attempt asks the model nothing more
 		return nil, err
 	}
-	resp, err := a.chat(ctx, &chat.Request{Model: a.p.Model, Messages: a.conversation(), Tools: a.defs})
+	resp, err := a.chat(ctx, &chat.Request{Model: a.p.Model, Messages: a.conversation(), Tools: a.defs, Cache: a.cache})
 	if err == nil || !errors.Is(err, chat.ErrContextWindow) {
 		return resp, modelErrorOrNil(ctx, err)
 	}
@@ -509,7 +565,7 @@ func (a *attempt) generate(ctx context.Context) (*chat.Response, error) {
 	case cerr != nil:
 		return nil, fmt.Errorf("agent: compacting the thread to fit the context window: %w", cerr)
 	}
-	resp, err = a.chat(ctx, &chat.Request{Model: a.p.Model, Messages: a.conversation(), Tools: a.defs})
+	resp, err = a.chat(ctx, &chat.Request{Model: a.p.Model, Messages: a.conversation(), Tools: a.defs, Cache: a.cache})
 	return resp, modelErrorOrNil(ctx, err)
 }
 

@@ -186,10 +186,16 @@ type Result struct {
 	InDoubt  int
 	// AlreadyFinished is set when the run had finished before this call: nothing ran.
 	AlreadyFinished bool
+	// Approvals are, for a run that waits for approval (Run.Status store.RunWaiting, the error
+	// a *store.WaitingError), its calls that wait for a decision, and WaitUntil the earliest of
+	// their deadlines: the run can resume when the last is decided, at WaitUntil at the latest.
+	Approvals []store.Approval
+	WaitUntil time.Time
 	// Finish is the final state the runner recorded (or, for a Fire with Run set, the one for
 	// the caller to record). When the attempt stopped without finishing the run, Status is ""
 	// and Reason, Class and Fault say how it stopped (for a claimed run, what the caller may
-	// record).
+	// record); when the run paused for approval, Status is store.RunWaiting and there is
+	// nothing to record (the runner recorded the pause).
 	Finish store.Finish
 }
 
@@ -314,6 +320,14 @@ func (r *Runner) check() error {
 // (Inbound{Persona: p, Message: store.Message{Message: history.Message{Seq:
 // busy.Running.MessageSeq}}, Key: busy.Running.Key}), or waits for a held one, then calls Reply
 // again; the later run sees the earlier run's reply.
+//
+// A run offers the model only the tools of the reply chain (runtime.ToolRule.Chains). When the
+// model asks for a call whose tool's rule requires approval, the run records the call waiting,
+// runs the round's other calls and pauses: the Result has Run.Status store.RunWaiting, the
+// waiting calls (Approvals) and WaitUntil, and the error is a *store.WaitingError (errors.Is
+// store.ErrWaiting) — not a failure: the run holds no lease and keeps its thread. Reply of the
+// run's message returns the same while a call waits, touching nothing, and resumes the run once
+// every call is decided or timed out (see the package documentation).
 //
 // Before the first model call the reply is composed once with the default Compose (no text):
 // a persona without a mailbox address, or a message with nobody to reply to, fails the run

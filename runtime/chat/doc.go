@@ -19,6 +19,31 @@
 // message that called it, within one complete round; no round is partial; no tool message
 // stands first.
 //
+// # Prompt caching
+//
+// A persona's request is a long stable prefix (tools, system prompts, the older history) and a
+// short new tail; providers bill a cached prefix at a fraction of the input price. A Request
+// carries a *CachePlan that says where its stable prefixes end, so an adapter can mark them
+// without knowing anything of personas:
+//
+//   - Breakpoints: each CacheBreakpoint ends a prefix (the Tools, then Messages[:End]) that later
+//     requests repeat, with its CacheScope (CachePersona: every request of the persona;
+//     CacheThread: every later request of the thread; CacheRun: the next call of the run) and a
+//     TTL (0: the provider's default). They are in ascending End order with TTLs that never
+//     grow, at most MaxCacheBreakpoints with the tail.
+//   - Tail: the whole request is the prefix of the run's next call (a tool loop), so its end is
+//     marked too; CachePlan.Marks(len(Messages)) is the list an adapter places, tail included.
+//   - Key: a stable name for the persona and thread (OpenAI's prompt_cache_key).
+//
+// The contract for an adapter: place the provider's cache markers at Marks(len(Messages)) —
+// on the last content element (text block, tool call, tool result) that the prefix holds, the
+// tools' end for End 0 — or as close below as its provider allows, never past; send Key where
+// the provider takes one; never let a plan change the content sent or fail a request (a
+// provider without prompt caching ignores the plan; CachePlan.Check says whether a plan is
+// well formed, and an adapter may refuse a malformed one before sending). The providertest
+// suite checks where an adapter put its markers when its Adapter.CacheMarks reads them back
+// from the wire. Package runtime/provider documents what the Anthropic and OpenAI adapters send.
+//
 // # Where messages come from
 //
 // Package runtime assembles a Request from a persona's chain of resolvers

@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 )
 
-// Request is what goes to the model: the settings, the messages in order, and the definitions
-// of the tools the model may call. A provider adapter translates it to its wire format and
-// never modifies it.
+// Request is what goes to the model: the settings, the messages in order, the definitions of
+// the tools the model may call, and Cache, the plan of which prefixes later requests repeat
+// (nil: none; see CachePlan). A provider adapter translates it to its wire format and never
+// modifies it; a plan adds cache markers to the wire, never content.
 type Request struct {
 	Model    ModelSettings    `json:"model"`
 	Messages []Message        `json:"messages"`
 	Tools    []ToolDefinition `json:"tools,omitempty"`
+	Cache    *CachePlan       `json:"cache,omitempty"`
 }
 
 // ToolDefinition is what the model reads about a tool it may call: Name (unique within a
@@ -26,10 +28,10 @@ type ToolDefinition struct {
 
 // MarshalJSON writes the request for review, logging and fixtures:
 //
-//	{"model":{…},"messages":[…],"tools":[{"name":…,"description":…,"input_schema":{…}}]}
+//	{"model":{…},"messages":[…],"tools":[{"name":…,"description":…,"input_schema":{…}}],"cache":{…}}
 //
-// with messages in Message's canonical form ("messages" is [] when there are none) and tools in
-// order ("tools" omitted when there are none). An input schema that is empty is written as {};
+// with messages in Message's canonical form ("messages" is [] when there are none), tools in
+// order ("tools" omitted when there are none) and the cache plan ("cache" omitted when nil). An input schema that is empty is written as {};
 // one that is not valid JSON is an error. The encoding decodes back with encoding/json into an
 // equal Request.
 func (r Request) MarshalJSON() ([]byte, error) {

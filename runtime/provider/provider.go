@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/personagen/personagen/runtime/chat"
 )
@@ -189,3 +190,35 @@ func SettingErrors(err error) []*SettingError {
 // "object": "response"). The error names the API, what is missing and the start of the body. A
 // runner treats it as a failed model call: no answer is recorded.
 var ErrMalformedResponse = errors.New("malformed model answer")
+
+// ExplicitCacheBreakpoints reports whether the OpenAI model takes explicit prompt-cache
+// breakpoints (prompt_cache_breakpoint on content parts) and prompt_cache_options: gpt-5.6 and
+// later, as openai-go v3.98.0 documents them ("Supported for gpt-5.6 and later models"). It reads
+// the name as gpt-<major>.<minor> with any suffix (gpt-5.6-mini, gpt-6); other names are false.
+func ExplicitCacheBreakpoints(model string) bool {
+	rest, ok := strings.CutPrefix(strings.ToLower(model), "gpt-")
+	if !ok {
+		return false
+	}
+	num := func(s string) (int, string) {
+		n, i := 0, 0
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			n = n*10 + int(s[i]-'0')
+		}
+		if i == 0 {
+			return -1, s
+		}
+		return n, s[i:]
+	}
+	major, rest := num(rest)
+	if major < 0 {
+		return false
+	}
+	minor := 0
+	if r, ok := strings.CutPrefix(rest, "."); ok {
+		if minor, _ = num(r); minor < 0 {
+			return false
+		}
+	}
+	return major > 5 || major == 5 && minor >= 6
+}

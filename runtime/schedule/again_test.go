@@ -195,3 +195,62 @@ func events(t *testing.T, st *store.Store, key string) []string {
 	}
 	return out
 }
+
+// TestSweepRunsAFireReopenedInTheStore: a fire reopened in the store without a holder (what
+// `personagen fire run` and the console do) is run by the next pass of a scheduler that has
+// its responsibility, however old the fire, as one more attempt; one reopened at an instant
+// that is not a fire is abandoned.
+func TestSweepRunsAFireReopenedInTheStore(t *testing.T) {
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		const daily = "daily=0 8 * * *@Europe/Berlin" // 06:00Z in summer
+		clock := newFakeClock(utc(t, "2026-06-01T06:00:01Z"))
+		st := openStore(t, dsn, clock)
+		runner := &scripted{clock: clock, steps: []step{{res: FireResult{Finish: store.Finish{Status: store.RunFailed, Reason: "model: 401"}}},
+			{res: FireResult{Text: "the digest", Finish: store.Finish{StopReason: "end_turn"}}}}, layout: "01-02 15:04:05"}
+		s := newScheduler(t, st, []*runtime.Persona{persona("p", daily)}, runner, clock, WithLease(time.Hour), withoutJitter())
+		tick := func() {
+			t.Helper()
+			var err error
+			clock.drive(t, clock.Now().Add(time.Hour), func() { err = s.Tick(ctx) })
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		tick()
+		for _, day := range []string{"2026-06-02T06:00:01Z", "2026-06-03T06:00:01Z"} {
+			clock.Set(utc(t, day))
+			tick()
+		}
+		key := RunKey("p", "daily", utc(t, "2026-06-01T06:00:00Z"))
+		// Three days later, long past the catch-up window, an operator reopens it in the store.
+		clock.Set(utc(t, "2026-06-04T05:00:00Z"))
+		if _, _, err := st.ReopenRun(ctx, key, store.Reopen{By: "cli:ops", Reason: "the key is fixed"}); err != nil {
+			t.Fatal(err)
+		}
+		tick()
+		diffTrail(t, trailOf(t, st, "p", "daily"), []string{"06-01T06:00Z succeeded", "06-02T06:00Z succeeded", "06-03T06:00Z succeeded"})
+		if want := "06-01 06:00:01 attempt 1\n06-02 06:00:01 attempt 1\n06-03 06:00:01 attempt 1\n06-04 05:00:00 attempt 2"; lines(runner.calls) != want {
+			t.Errorf("runner calls:\n%s\nwant:\n%s", lines(runner.calls), want)
+		}
+		if got := events(t, st, key); lines(got) != "reopened by cli:ops (the key is fixed): was failed (model: 401)" {
+			t.Errorf("events = %q", got)
+		}
+		// A mistyped instant: recorded and reopened in the store, abandoned by the sweep.
+		bogus := RunKey("p", "daily", utc(t, "2026-06-02T06:30:00Z"))
+		if _, _, err := st.StartRun(ctx, store.NewRun{Key: bogus, Kind: store.RunScheduled, Persona: "p", Responsibility: "daily",
+			FireAt: utc(t, "2026-06-02T06:30:00Z"), Status: store.RunSkipped, Reason: ReasonMissed}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := st.ReopenRun(ctx, bogus, store.Reopen{By: "cli:ops"}); err != nil {
+			t.Fatal(err)
+		}
+		tick()
+		if r, err := st.Run(ctx, bogus); err != nil || r.Status != store.RunAbandoned || r.Reason != ReasonNotAFire {
+			t.Errorf("the run at no fire = %+v, %v; want abandoned (%s)", r, err, ReasonNotAFire)
+		}
+		if len(runner.calls) != 4 {
+			t.Errorf("the runner was called %d times, want 4", len(runner.calls))
+		}
+	})
+}

@@ -73,7 +73,12 @@
 //     an on-time fire late.
 //   - running again: RunAgain reopens a failed, abandoned or skipped fire on request
 //     (store.ReopenRun, with who asked and why as a run event) and runs it as one more attempt;
-//     a fire never recorded is recorded missed first.
+//     a fire never recorded is recorded missed first. A fire reopened in the store without a
+//     holder (store.ReopenRun with Reopen.Holder "", what `personagen fire run` and the console
+//     do, which have no scheduler of their own) is running with its lease released: the next
+//     sweep of a scheduler that has its responsibility takes it over and runs it the same way,
+//     whatever its age; one whose instant is not a fire of the schedule is abandoned
+//     (ReasonNotAFire).
 //   - stopping: Stop waits for the runs in progress, and at its deadline records those still
 //     going abandoned (ReasonStopped), so a clean stop leaves no run recorded running.
 //

@@ -63,6 +63,14 @@ func (s *Scheduler) execute(a *activeRun) {
 			s.report(a, rep)
 			return
 		}
+		if errors.Is(err, store.ErrWaiting) {
+			// The runner paused the run for approval and recorded it so, releasing the lease:
+			// there is nothing to finish. Whoever resumes it after the decision (runtime/service)
+			// finishes it.
+			s.log.Info("schedule: a run waits for approval", s.fireAttrs(a, "error", err)...)
+			s.report(a, rep)
+			return
+		}
 		f, final := s.outcome(a, res, err)
 		if !final {
 			retryAt := s.retryAt(attempt, res.RetryAt)

@@ -87,7 +87,9 @@ func (s *Scheduler) load(ctx context.Context) error {
 // responsibility's previous run, and the ones whose lease expired (their replica died or hung)
 // it takes over or abandons. One that is still its responsibility's latest fire, within the
 // catch-up window and short of its attempts is taken over (exactly one contender wins) and run
-// again; any other is abandoned, so that it no longer blocks its responsibility.
+// again; any other is abandoned, so that it no longer blocks its responsibility. One whose lease
+// is released (reopened in the store for any scheduler, see runReleased) is taken over and run
+// whatever its age, when its instant is a fire of the schedule.
 func (s *Scheduler) sweep(ctx, runCtx context.Context, now time.Time) ([]*activeRun, error) {
 	running, err := s.store.RunningFires(ctx, s.personas)
 	if err != nil {
@@ -102,6 +104,16 @@ func (s *Scheduler) sweep(ctx, runCtx context.Context, now time.Time) ([]*active
 		}
 		j.saw(r)
 		if r.Lease.Live(now) || s.isActive(r.Key) {
+			continue
+		}
+		if r.Lease.Holder == "" {
+			// Released: reopened in the store for any scheduler to run (an operator's retry,
+			// store.ReopenRun without a holder), or stopped by a runner outside a scheduler.
+			if a, err := s.runReleased(ctx, runCtx, j, r, now); err != nil {
+				errs = append(errs, err)
+			} else if a != nil {
+				started = append(started, a)
+			}
 			continue
 		}
 		latest, _ := j.cron.Prev(now)
@@ -125,6 +137,40 @@ func (s *Scheduler) sweep(ctx, runCtx context.Context, now time.Time) ([]*active
 		}
 	}
 	return started, errors.Join(errs...)
+}
+
+// ReasonNotAFire is the reason a run reopened in the store is abandoned with when its fire
+// instant is not a fire of its responsibility's schedule (a mistyped instant).
+const ReasonNotAFire = "not a fire of the responsibility's schedule"
+
+// runReleased runs the running run r whose lease is released, as RunAgain runs a fire (the
+// retry window counted from now), when r.FireAt is a fire of j's schedule; otherwise it
+// abandons it (ReasonNotAFire). It returns the run started, or nil when another replica took it
+// first or it was abandoned.
+func (s *Scheduler) runReleased(ctx, runCtx context.Context, j *job, r store.Run, now time.Time) (*activeRun, error) {
+	if p, ok := j.cron.Prev(r.FireAt); !ok || !p.Equal(r.FireAt) {
+		_, err := s.store.AbandonRun(ctx, r.Key, ReasonNotAFire)
+		switch {
+		case err == nil:
+			s.log.Warn("schedule: abandoned a reopened run whose instant is not a fire", "run", r.Key, "fire", r.FireAt)
+			return nil, nil
+		case errors.Is(err, store.ErrLeaseHeld), errors.Is(err, store.ErrRunFinished):
+			return nil, nil
+		}
+		return nil, fmt.Errorf("schedule: abandon run %q: %w", r.Key, err)
+	}
+	taken, err := s.store.TakeOverRun(ctx, r.Key, s.holder, s.lease)
+	switch {
+	case err == nil:
+	case errors.Is(err, store.ErrLeaseHeld), errors.Is(err, store.ErrRunFinished):
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("schedule: take over run %q: %w", r.Key, err)
+	}
+	s.log.Info("schedule: a fire reopened in the store runs again", "persona", r.Persona, "responsibility", r.Responsibility,
+		"fire", r.FireAt, "run", r.Key, "holder", s.holder, "attempt", taken.Attempt)
+	j.previous = &taken
+	return s.launch(runCtx, j, taken, now), nil
 }
 
 // abandon records the running run r, whose lease expired, abandoned (ReasonLeaseExpired).
@@ -314,7 +360,7 @@ type skippedFire struct {
 
 // covers reports whether run r, a run of a responsibility, was running at the instant f, as
 // its record shows: it started at or before f and ended after f, or is running under a lease
-// that had not expired at f. A run abandoned because its lease expired covers nothing: its
+// that had not expired at f, or is waiting for approval. A run abandoned because its lease expired covers nothing: its
 // holder was gone, and only its record stood in the way.
 func covers(r store.Run, f time.Time) bool {
 	if r.Status == store.RunSkipped || r.StartedAt.After(f) {
@@ -323,6 +369,8 @@ func covers(r store.Run, f time.Time) bool {
 	switch {
 	case r.Status == store.RunRunning:
 		return f.Before(r.Lease.Expires)
+	case r.Status == store.RunWaiting:
+		return true // waiting for approval: it holds its responsibility, lease or not
 	case r.Status == store.RunAbandoned && r.Reason == ReasonLeaseExpired:
 		return false
 	}

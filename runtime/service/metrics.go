@@ -219,6 +219,9 @@ type countedTool struct {
 	persona string
 }
 
+// Unwrap returns the counted tool, so runtime.DecodeInput sees through the count.
+func (t countedTool) Unwrap() runtime.Tool { return t.Tool }
+
 func (t countedTool) Call(ctx context.Context, inv *runtime.Invocation, input json.RawMessage) (string, error) {
 	out, err := t.Tool.Call(ctx, inv, input)
 	outcome := "ok"

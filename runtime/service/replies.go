@@ -154,20 +154,23 @@ func (s *Service) answer(ctx context.Context, w store.ClaimedReply) {
 	p := s.personas[w.Mailbox]
 	res, err := s.reply(ctx, p, w.Seq)
 	var busy *store.BusyError
-	if errors.As(err, &busy) && busy.Resumable && busy.Running.Kind == store.RunReply && busy.Running.Persona == p.Name &&
-		busy.Running.MessageSeq != w.Seq {
+	if errors.As(err, &busy) && (busy.Resumable || busy.Running.Status == store.RunWaiting) && busy.Running.Kind == store.RunReply &&
+		busy.Running.Persona == p.Name && busy.Running.MessageSeq != w.Seq {
 		// The thread is owned by an earlier message's run that nobody works on (its worker died
-		// or stopped): finish that one first, then this one.
+		// or stopped, or it waits for approval): finish that one first, then this one. A run that
+		// still waits leaves the thread's work waiting with it (settle, store.ErrWaiting).
 		s.log.Info("resuming the thread's unfinished run first", "persona", p.Name, "thread", busy.Running.ThreadID,
-			"run", busy.Running.Key, "seq", w.Seq)
+			"run", busy.Running.Key, "status", busy.Running.Status, "seq", w.Seq)
 		first, ferr := s.reply(ctx, p, busy.Running.MessageSeq)
 		var fre *agent.RunError
-		if ferr == nil || errors.Is(ferr, store.ErrRunFinished) || errors.As(ferr, &fre) && fre.Final {
+		switch {
+		case ferr == nil || errors.Is(ferr, store.ErrRunFinished) || errors.As(ferr, &fre) && fre.Final:
 			// The earlier run ended (answered, or failed for good): the thread is free.
 			res, err = s.reply(ctx, p, w.Seq)
-		} else {
-			// The earlier run stopped again: its outcome says when the thread is tried next, and
-			// its attempts count against the retry policy.
+		default:
+			// The earlier run stopped again, or still waits for approval: its outcome says when
+			// the thread is tried next (a stop's attempts count against the retry policy), and
+			// the later messages stay pending behind it.
 			res, err = first, ferr
 		}
 	}
@@ -232,6 +235,17 @@ func (s *Service) settle(ctx context.Context, log *slog.Logger, p *runtime.Perso
 		complete("reply run failed", "failure_class", re.Class, "error", err)
 	case errors.Is(err, store.ErrRunFinished):
 		complete("reply run had ended before", "error", err)
+	case errors.Is(err, store.ErrWaiting):
+		// Not stuck and not a failure: the run waits for approval and holds nothing, and its
+		// thread's work waits with it — given back, not retried, until the earliest deadline of
+		// the run's calls. A decision makes the work available at once (store.Decide), and the
+		// approval loop catches a decision that came while this claim was held (approvals.go).
+		s.metrics.run(ctx, p.Name, store.RunReply, string(store.RunWaiting), "")
+		until := time.Now().Add(s.poll)
+		if res != nil && !res.WaitUntil.IsZero() {
+			until = maxTime(res.WaitUntil, until)
+		}
+		release(until, "", false, "reply run waits for approval; its thread waits with it", "error", err)
 	case ctx.Err() != nil:
 		release(time.Time{}, "", false, "reply run stopped by the shutdown; given back")
 	case errors.As(err, &busy):

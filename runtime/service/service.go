@@ -93,6 +93,13 @@ type Config struct {
 	// OnFire, when set, receives every fire's report (schedule.Report: the run's output text,
 	// its usage, how it was recorded), once per runner call; it must not block for long.
 	OnFire func(schedule.Report)
+	// NotifyApproval, when set, is called once for each call of the personas' tools that
+	// starts waiting for approval (see runtime/agent), with the call, its arguments and its
+	// deadline, say to email an approver or post to a chat. A nil error means the notice went
+	// out; an error (or a panic) calls it again after Retry.Max, until the call is decided or
+	// expires. It runs on one replica at a time per call; a replica that dies while it runs
+	// leaves the call to another after five minutes, so a notice may rarely come twice.
+	NotifyApproval func(ctx context.Context, a store.Approval) error
 	// Logger receives the service's logs; every state change of a piece of work is one record
 	// with persona, thread (or responsibility), run key and correlation id. nil = slog.Default().
 	Logger *slog.Logger
@@ -125,9 +132,11 @@ type Service struct {
 	handler  http.Handler
 	wakeRun  chan struct{}
 	wakeSend chan struct{}
+	notify   func(context.Context, store.Approval) error
 
 	mu       sync.Mutex
-	inFlight map[string]int // runs in flight by persona
+	inFlight map[string]int  // runs in flight by persona
+	resuming map[string]bool // scheduled runs this process resumes after their approvals, by key
 	running  bool
 	stopping bool
 	kill     context.CancelFunc
@@ -156,6 +165,7 @@ func New(cfg Config) (*Service, error) {
 		holder: cfg.Holder, log: log, retry: cfg.Retry.orDefault(), poll: cfg.PollInterval, grace: cfg.ShutdownGrace,
 		workers: cfg.Workers, perP: cfg.PersonaWorkers, senders: cfg.Senders,
 		wakeRun: make(chan struct{}, 1), wakeSend: make(chan struct{}, 1), inFlight: map[string]int{},
+		notify: cfg.NotifyApproval,
 	}
 	if s.holder == "" {
 		s.holder = defaultHolder()
@@ -273,6 +283,7 @@ func (s *Service) Run(ctx context.Context) error {
 	var loops sync.WaitGroup   // the claim loops and receivers: they stop with ctx
 	var flights sync.WaitGroup // the runs and sends in flight: they stop with work
 	loops.Go(func() { s.replyLoop(ctx, work, &flights) })
+	loops.Go(func() { s.approvalLoop(ctx, work, &flights) })
 	if s.sender != nil {
 		loops.Go(func() { s.sendLoop(ctx, work, &flights) })
 	}

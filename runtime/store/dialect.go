@@ -254,3 +254,19 @@ func (d Dialect) joinInOrder() string {
 	}
 	return "STRAIGHT_JOIN"
 }
+
+// hourOf returns the expression of a time column's UTC hour as text "YYYY-MM-DD HH".
+func (d Dialect) hourOf(col string) string {
+	if d == DialectSQLite {
+		return "substr(" + col + ", 1, 13)"
+	}
+	return "DATE_FORMAT(" + col + ", '%Y-%m-%d %H')"
+}
+
+// dayOf returns the expression of a time column's UTC day as text "YYYY-MM-DD".
+func (d Dialect) dayOf(col string) string {
+	if d == DialectSQLite {
+		return "substr(" + col + ", 1, 10)"
+	}
+	return "DATE_FORMAT(" + col + ", '%Y-%m-%d')"
+}

@@ -36,10 +36,10 @@
 //     lost after the server committed included) never duplicates and yields the stored key:
 //     AppendMessage by (mailbox, message id) (a stored id returns its seq, AlreadyStored, and
 //     the fields a second copy differs in), RecordRound by (owner, run id, turn), StartRun by
-//     run key, RenewLease / TakeOverRun / StopRun / FinishRun / ReopenRun by run key and holder,
-//     AbandonRun by run key, SkipFires by run key and fire, Compact by (thread, boundary),
-//     DeleteThread by thread id. ResumeRun is the exception: it counts a fault each time it
-//     takes a lease that was not released.
+//     run key, RenewLease / TakeOverRun / StopRun / FinishRun / WaitRun / ReopenRun by run key
+//     and holder, AbandonRun by run key, SkipFires by run key and fire, Approve / Deny by run
+//     key and call id, Compact by (thread, boundary), DeleteThread by thread id. ResumeRun is
+//     the exception: it counts a fault each time it takes a lease that was not released.
 //   - A message is one row, written by one statement: its attachments' metadata is a column of
 //     it (JSON), and a thread is its first message (thread_start), so storing a message — into a
 //     new thread or a stored one — can never leave half of it. On SQLite it costs one round trip.
@@ -57,6 +57,13 @@
 //     only ReopenRun moves a failed, abandoned or skipped one back to running, for any run kind,
 //     recording who asked, when, why and the status it had as a run event (RunEvents, the
 //     run_events table), in the same transaction. Succeeded runs are never reopened.
+//   - Approvals: a call that needs approval is recorded with its turn (StartTurn), waiting; the
+//     run pauses as RunWaiting with its lease released (WaitRun) and keeps its thread or
+//     responsibility. Each call is decided once (Approve, Deny: idempotent for the same decision,
+//     ErrConflict for another) or expires at its deadline on the store's clock; ResumeWaiting
+//     lets one worker resume the run when none waits, and StartApprovedCall marks an approved
+//     call started before it runs, so it runs at most once. Approvals lists them (see
+//     approvals.go).
 //   - DeleteThread removes a thread and everything recorded for it (tool uses, compactions, reply
 //     runs, outbox entries, messages) in one transaction.
 //   - RecordRound stores a tool-calling round in one transaction with one multi-row INSERT (three
@@ -93,6 +100,17 @@
 // simulated skew); WithClock replaces the whole clock, uncorrected and unmeasured (a test's
 // fake clock). On SQLite the database's clock is the clock of the machine the process runs
 // on.
+//
+// # The operator's reads and retention
+//
+// The console (runtime/console and the `personagen` commands) lists threads by last activity
+// (Threads, ThreadDetailOf: a table kept by a trigger on messages, as pending work is), runs by
+// status, failure class, persona and time (ListRuns), a run's timeline (RunTimeline), the fires
+// of each responsibility (FireTrails) and the outbox (Outbox), each a page read through an
+// index in its order (TestConsoleQueryPlans pins the plans). Its actions are store calls that
+// record who asked and why: ReopenRun (with no holder, for any worker to resume) and
+// RequeueReply, AbandonRunAs (run events), Resend (an OperatorAction). Prune deletes old threads,
+// or one address's, in bounded batches, keeping every thread with an unfinished run.
 //
 // # Replay cost
 //

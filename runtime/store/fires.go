@@ -40,11 +40,15 @@ func (s *Store) RunningFires(ctx context.Context, personas []string) ([]Run, err
 
 // runningFiresQuery is RunningFires' query for n personas.
 func (s *Store) runningFiresQuery(n int) string {
-	// SQLite: the partial index of running runs, named because without statistics the planner
-	// prefers the trail's (persona, responsibility, id) index.
-	from, running := "runs INDEXED BY runs_running_responsibility", "responsibility IS NOT NULL AND status = 'running'"
+	// SQLite: the partial index of unfinished runs (running or waiting), named because without
+	// statistics the planner prefers the trail's (persona, responsibility, id) index; its WHERE
+	// is repeated, as SQLite uses a partial index only for a query that states its condition.
+	// Waiting runs hold no lease to expire and are left out.
+	from := "runs INDEXED BY runs_running_responsibility"
+	running := "responsibility IS NOT NULL AND status IN ('running', 'waiting') AND status = 'running'"
 	if s.dialect == DialectMySQL {
-		from, running = "runs", "running_responsibility IS NOT NULL" // the generated column's unique key
+		// The generated column's unique key.
+		from, running = "runs", "running_responsibility IS NOT NULL AND status = 'running'"
 	}
 	return s.dialect.rebind("SELECT " + runColumns + " FROM " + from + " WHERE persona IN (" + placeholders(n) + ") AND " + running)
 }

@@ -764,28 +764,32 @@ func decodeList(text string, dst *[]string) error {
 }
 
 // DeleteThread removes threadID and everything recorded for it, in one transaction: its tool
-// uses, its compactions, its reply runs, its replies' outbox entries, its pending work and its messages (with
-// their attachments' metadata; the first of them stood for the thread). Deleting an unknown thread does nothing and returns nil, so a retry after an error is
+// uses, its compactions, its reply runs (with their turns, outcomes and events), its replies'
+// outbox entries, its pending work, its activity row and its messages (with their attachments'
+// metadata; the first of them stood for the thread). Deleting an unknown thread does nothing and returns nil, so a retry after an error is
 // safe. Scheduled runs and their tool uses belong to no thread and are kept.
 func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
-	d := s.dialect
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		for _, q := range []string{
-			"DELETE FROM tool_uses WHERE thread_id = ?",
-			"DELETE FROM compactions WHERE thread_id = ?",
-			"DELETE FROM runs WHERE thread_id = ?",
-			"DELETE FROM mail_outbox WHERE message_seq IN (SELECT seq FROM messages WHERE thread_id = ?)",
-			"DELETE FROM messages WHERE thread_id = ?",
-			"DELETE FROM pending_replies WHERE thread_id = ?",
-		} {
-			if _, err := tx.ExecContext(ctx, d.rebind(q), threadID); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error { return s.deleteThread(ctx, tx, threadID) })
 	if err != nil {
 		return fmt.Errorf("store: delete thread %q: %w", threadID, err)
+	}
+	return nil
+}
+
+// deleteThread is DeleteThread's statements, in tx.
+func (s *Store) deleteThread(ctx context.Context, tx *sqlx.Tx, threadID string) error {
+	for _, q := range []string{
+		"DELETE FROM tool_uses WHERE thread_id = ?",
+		"DELETE FROM compactions WHERE thread_id = ?",
+		"DELETE FROM runs WHERE thread_id = ?",
+		"DELETE FROM mail_outbox WHERE message_seq IN (SELECT seq FROM messages WHERE thread_id = ?)",
+		"DELETE FROM messages WHERE thread_id = ?",
+		"DELETE FROM pending_replies WHERE thread_id = ?",
+		"DELETE FROM thread_activity WHERE thread_id = ?",
+	} {
+		if _, err := tx.ExecContext(ctx, s.dialect.rebind(q), threadID); err != nil {
+			return err
+		}
 	}
 	return nil
 }

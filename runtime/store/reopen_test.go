@@ -58,8 +58,8 @@ func TestReopenRun(t *testing.T) {
 		}, ask, ErrBusy, 0, 0, nil},
 		{"no one asking", func(t *testing.T, s *Store) { finish(t, s, "k", "w1", Finish{Status: RunFailed}) },
 			Reopen{Holder: "w2"}, ErrInvalid, 0, 0, nil},
-		{"no holder", func(t *testing.T, s *Store) { finish(t, s, "k", "w1", Finish{Status: RunFailed}) },
-			Reopen{By: "ada"}, ErrInvalid, 0, 0, nil},
+		{"a malformed holder", func(t *testing.T, s *Store) { finish(t, s, "k", "w1", Finish{Status: RunFailed}) },
+			Reopen{Holder: "w2 ", By: "ada"}, ErrInvalid, 0, 0, nil},
 		{"a negative lease", func(t *testing.T, s *Store) { finish(t, s, "k", "w1", Finish{Status: RunFailed}) },
 			Reopen{Holder: "w2", By: "ada", LeaseFor: -time.Second}, ErrInvalid, 0, 0, nil},
 	} {
@@ -262,4 +262,94 @@ func events(t *testing.T, s *Store, key string) []string {
 		out = append(out, fmt.Sprintf("%s by %s (%s): was %s (%s)", e.Kind, e.By, e.Reason, e.PriorStatus, e.PriorReason))
 	}
 	return out
+}
+
+// TestReopenReleasedForAnyWorker: a run reopened without a holder is running with its lease
+// released, no faults and no retry time, so any worker resumes it at once (ResumeRun counts no
+// fault); a second request is AlreadyStored with no second event.
+func TestReopenReleasedForAnyWorker(t *testing.T) {
+	clock := newTestClock()
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		seq := mustAppend(t, s, msg("t", "in-1", baseTime))
+		r := startReply(t, s, "p", "t", seq)
+		for range 2 {
+			if _, err := s.StopRun(ctx, r.Key, "w1", Stop{Reason: "panic", Class: FailureCrashed, Fault: true, RetryAfter: time.Hour}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.TakeOverRun(ctx, r.Key, "w1", 0); err != nil {
+				clock.Advance(2 * time.Hour)
+				if _, err := s.ResumeRun(ctx, r.Key, "w1", 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		finish(t, s, r.Key, "w1", Finish{Status: RunFailed, Reason: "too many faults", Class: FailureCrashed, Fault: true})
+		now := clock.Now().UTC().Truncate(time.Microsecond)
+		run, out, err := s.ReopenRun(ctx, r.Key, Reopen{By: "console:ada", Reason: "fixed the resolver"})
+		if err != nil || out != Stored {
+			t.Fatalf("ReopenRun = %v, %v", out, err)
+		}
+		stored, err := s.Run(ctx, r.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run != stored || stored.Status != RunRunning || stored.Lease != (Lease{Expires: now}) || stored.Faults != 0 ||
+			!stored.RetryAt.IsZero() || !stored.Resumable(now) {
+			t.Fatalf("reopened = %+v\nstored %+v", run, stored)
+		}
+		if _, out, err := s.ReopenRun(ctx, r.Key, Reopen{By: "console:ada", Reason: "again"}); err != nil || out != AlreadyStored {
+			t.Errorf("second reopen = %v, %v; want AlreadyStored", out, err)
+		}
+		resumed, err := s.ResumeRun(ctx, r.Key, "w2", 0)
+		if err != nil || resumed.Faults != 0 || resumed.Lease.Holder != "w2" {
+			t.Errorf("resume after the reopen = %+v, %v", resumed, err)
+		}
+		if got := events(t, s, r.Key); fmt.Sprint(got) != "[reopened by console:ada (fixed the resolver): was failed (too many faults)]" {
+			t.Errorf("events = %q", got)
+		}
+	}, WithClock(clock.Now))
+}
+
+// TestAbandonRunAsRecordsWhoGaveUp: a run nobody works on (its lease released or expired) is
+// abandoned with an event; a repeated request is AlreadyStored; a live lease, a finished run
+// and an unknown key are refused.
+func TestAbandonRunAsRecordsWhoGaveUp(t *testing.T) {
+	clock := newTestClock()
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		seq := mustAppend(t, s, msg("t", "in-1", baseTime))
+		r := startReply(t, s, "p", "t", seq)
+		if _, err := s.AbandonRunAs(ctx, r.Key, "console:ada", "x"); !errors.Is(err, ErrLeaseHeld) {
+			t.Errorf("abandon under a live lease = %v, want ErrLeaseHeld", err)
+		}
+		if _, err := s.StopRun(ctx, r.Key, "w1", Stop{Reason: "529 overloaded", Class: FailureModelUnavailable, RetryAfter: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := s.AbandonRunAs(ctx, r.Key, "console:ada", "the customer was called"); err != nil || out != Stored {
+			t.Fatalf("AbandonRunAs = %v, %v", out, err)
+		}
+		if out, err := s.AbandonRunAs(ctx, r.Key, "console:bob", "again"); err != nil || out != AlreadyStored {
+			t.Errorf("second AbandonRunAs = %v, %v; want AlreadyStored", out, err)
+		}
+		got, err := s.Run(ctx, r.Key)
+		if err != nil || got.Status != RunAbandoned || got.Reason != "the customer was called" || !got.RetryAt.IsZero() {
+			t.Errorf("abandoned run = %+v, %v", got, err)
+		}
+		if ev := events(t, s, r.Key); fmt.Sprint(ev) != "[abandoned by console:ada (the customer was called): was running (529 overloaded)]" {
+			t.Errorf("events = %q", ev)
+		}
+		seq2 := mustAppend(t, s, msg("t", "in-2", baseTime))
+		r2 := startReply(t, s, "p", "t", seq2)
+		finish(t, s, r2.Key, "w1", Finish{Status: RunSucceeded})
+		if _, err := s.AbandonRunAs(ctx, r2.Key, "console:ada", "x"); !errors.Is(err, ErrRunFinished) {
+			t.Errorf("abandon a succeeded run = %v, want ErrRunFinished", err)
+		}
+		if _, err := s.AbandonRunAs(ctx, "nope", "console:ada", "x"); !errors.Is(err, ErrRunNotFound) {
+			t.Errorf("abandon an unknown run = %v, want ErrRunNotFound", err)
+		}
+		if _, err := s.AbandonRunAs(ctx, r.Key, "", "x"); !errors.Is(err, ErrInvalid) {
+			t.Errorf("abandon without who = %v, want ErrInvalid", err)
+		}
+	}, WithClock(clock.Now))
 }

@@ -28,13 +28,21 @@ const (
 )
 
 // RunStatus is where a run stands. A run starts RunRunning (or is recorded RunSkipped at once)
-// and moves exactly once to a final status; Run.Reason says why.
+// and moves exactly once to a final status; Run.Reason says why. On the way it may pause as
+// RunWaiting, as often as its turns ask for approval, and go back to RunRunning when the calls
+// it waits for are decided.
 type RunStatus string
 
 // The statuses of a run.
 const (
 	// RunRunning: started, not finished; Run.Lease says who works on it and until when.
 	RunRunning RunStatus = "running"
+	// RunWaiting: paused until a person decided the calls of its current turn that need
+	// approval (see Approval), or their deadline passed. A waiting run holds no lease (Lease.Holder
+	// "", Lease.Expires when it paused) and no worker works on it, but it keeps its thread (or
+	// responsibility) as a running run does: StartRun of another run there returns a *BusyError.
+	// ResumeWaiting makes it running again once every call is decided.
+	RunWaiting RunStatus = "waiting"
 	// RunSucceeded: the run completed its work.
 	RunSucceeded RunStatus = "succeeded"
 	// RunFailed: the run stopped with an error; the reason holds it.
@@ -140,13 +148,17 @@ var ErrLeaseLost = errors.New("store: run lease is no longer the caller's")
 // ErrBusy matches a *BusyError with errors.Is.
 var ErrBusy = errors.New("store: another run is running")
 
-// BusyError is returned by StartRun when the new run would be the second running run of its
+// ErrWaiting matches a *WaitingError with errors.Is: the run waits for approval.
+var ErrWaiting = errors.New("store: the run waits for approval")
+
+// BusyError is returned by StartRun when the new run would be the second unfinished run of its
 // persona and thread (a reply run) or of its persona and responsibility (a scheduled run): a
-// thread or responsibility stays owned by its unfinished run until that run finishes. Running
-// is that running run, as stored, read at At (the store's clock); Resumable says whether it
-// could be resumed then (Run.Resumable: no live lease holds it and its retry time, if any, has
-// come), so the caller resumes it (ResumeRun, or the runner's Reply of its message) instead of
-// waiting for it. Nothing was written.
+// thread or responsibility stays owned by its unfinished run — running or waiting — until that
+// run finishes. Running is that run, as stored, read at At (the store's clock); Resumable says
+// whether it could be resumed then (Run.Resumable: it is running, no live lease holds it and its
+// retry time, if any, has come), so the caller resumes it (ResumeRun, or the runner's Reply of its
+// message) instead of waiting for it. A waiting run (Running.Status RunWaiting) is not Resumable:
+// it resumes when its calls are decided (ResumeWaiting). Nothing was written.
 type BusyError struct {
 	Running   Run
 	At        time.Time
@@ -165,6 +177,8 @@ func (e *BusyError) Error() string {
 	}
 	var state string
 	switch {
+	case r.Status == RunWaiting:
+		state = "waiting for approval since " + r.Lease.Expires.Format(time.RFC3339Nano)
 	case r.Lease.Live(e.At):
 		state = fmt.Sprintf("lease held by %q until %s", r.Lease.Holder, r.Lease.Expires.Format(time.RFC3339Nano))
 	case r.RetryAt.After(e.At):
@@ -177,7 +191,7 @@ func (e *BusyError) Error() string {
 	if r.FailureClass != "" {
 		state += "; last stop: " + string(r.FailureClass)
 	}
-	return fmt.Sprintf("store: persona %q already has run %q running on %s (%s)", r.Persona, r.Key, on, state)
+	return fmt.Sprintf("store: persona %q already has run %q %s on %s (%s)", r.Persona, r.Key, r.Status, on, state)
 }
 
 // Is reports whether target is ErrBusy.
@@ -480,9 +494,9 @@ func (s *Store) StartRun(ctx context.Context, r NewRun) (Run, Outcome, error) {
 			}
 		}
 		if run.Status == RunRunning {
-			where, arg := "persona = ? AND thread_id = ? AND status = 'running'", r.ThreadID
+			where, arg := "persona = ? AND thread_id = ? AND status IN ('running', 'waiting')", r.ThreadID
 			if r.Kind == RunScheduled {
-				where, arg = "persona = ? AND responsibility = ? AND status = 'running'", r.Responsibility
+				where, arg = "persona = ? AND responsibility = ? AND status IN ('running', 'waiting')", r.Responsibility
 			}
 			stored, found, err = s.runWhere(ctx, where, r.Persona, arg)
 			if err != nil {
@@ -579,7 +593,8 @@ func sameRun(proposed, stored Run) error {
 //
 // Errors: ErrInvalid (wrapped) for an empty or malformed key or holder, a negative d, or a bad
 // store clock; ErrRunNotFound; ErrRunFinished when the run has a final status; ErrLeaseLost
-// when another holder holds it; ctx's error; the database's (wrapped).
+// when another holder holds it or it waits for approval (RunWaiting); ctx's error; the
+// database's (wrapped).
 func (s *Store) RenewLease(ctx context.Context, key, holder string, d time.Duration) (Lease, error) {
 	if err := checkLeaseArgs(key, holder, d); err != nil {
 		return Lease{}, err
@@ -736,8 +751,8 @@ type Stop struct {
 //
 // Errors: ErrInvalid (wrapped) for an empty or malformed key or holder, a class that is not one
 // of FailureClasses, a negative RetryAfter, or a bad store clock; ErrRunNotFound;
-// ErrRunFinished when the run has a final status; ErrLeaseLost when another holder holds it, or
-// its lease is already released; ctx's error; the database's (wrapped).
+// ErrRunFinished when the run has a final status; ErrLeaseLost when another holder holds it, its
+// lease is already released, or it waits for approval; ctx's error; the database's (wrapped).
 func (s *Store) StopRun(ctx context.Context, key, holder string, st Stop) (Outcome, error) {
 	if err := checkLeaseArgs(key, holder, 0); err != nil {
 		return 0, err
@@ -798,7 +813,8 @@ func (s *Store) StopRun(ctx context.Context, key, holder string, st Stop) (Outco
 // class for a succeeded or skipped run), a stop reason over 191 characters or not valid UTF-8,
 // negative usage, or a bad store clock; ErrRunNotFound; ErrRunFinished when the run has another
 // final state (the stored one is kept); ErrLeaseLost when the run is running under another
-// holder, or its lease was released; ctx's error; the database's (wrapped).
+// holder, its lease was released, or it waits for approval (a waiting run resumes before it
+// finishes: ResumeWaiting); ctx's error; the database's (wrapped).
 func (s *Store) FinishRun(ctx context.Context, key, holder string, f Finish) (Outcome, error) {
 	if err := checkLeaseArgs(key, holder, 0); err != nil {
 		return 0, err
@@ -846,7 +862,7 @@ func (s *Store) FinishRun(ctx context.Context, key, holder string, f Finish) (Ou
 	if err != nil {
 		return 0, err
 	}
-	if stored.Status == RunRunning {
+	if stored.Status == RunRunning || stored.Status == RunWaiting {
 		return 0, fmt.Errorf("store: finish run %q: %w", key, holding(stored, holder))
 	}
 	if stored.Lease.Holder == holder && stored.Status == f.Status && stored.Reason == f.Reason &&
@@ -863,8 +879,9 @@ func (s *Store) FinishRun(ctx context.Context, key, holder string, f Finish) (Ou
 // is already abandoned with this reason (a retry).
 //
 // Errors: ErrInvalid (wrapped) for an empty or malformed key or a bad store clock;
-// ErrRunNotFound; ErrLeaseHeld while the lease is live; ErrRunFinished when the run has another
-// final state; ctx's error; the database's (wrapped).
+// ErrRunNotFound; ErrLeaseHeld while the lease is live; ErrWaiting (wrapped) for a run that
+// waits for approval; ErrRunFinished when the run has another final state; ctx's error; the
+// database's (wrapped).
 func (s *Store) AbandonRun(ctx context.Context, key, reason string) (Outcome, error) {
 	if err := checkKey("run key", key, MaxNameChars); err != nil {
 		return 0, err
@@ -874,10 +891,8 @@ func (s *Store) AbandonRun(ctx context.Context, key, reason string) (Outcome, er
 	if err != nil {
 		return 0, err
 	}
-	d := s.dialect
-	n, err := s.affected(ctx, d.rebind(`UPDATE runs SET status = 'abandoned', reason = ?, finished_at = ?
-		WHERE run_key = ? AND status = 'running' AND lease_expires_at <= ?`),
-		reason, d.timeArg(now), key, d.timeArg(now))
+	var n int64
+	err = s.retrying(ctx, func() (err error) { n, err = s.abandonIn(ctx, s.db, key, reason, now); return err })
 	if err != nil {
 		return 0, fmt.Errorf("store: abandon run %q: %w", key, err)
 	}
@@ -892,10 +907,26 @@ func (s *Store) AbandonRun(ctx context.Context, key, reason string) (Outcome, er
 	case stored.Status == RunRunning:
 		return 0, fmt.Errorf("%w: run %q is held by %q until %s", ErrLeaseHeld, key, stored.Lease.Holder,
 			stored.Lease.Expires.Format(time.RFC3339Nano))
+	case stored.Status == RunWaiting:
+		return 0, fmt.Errorf("%w: run %q has no lease to expire: decide its calls, or let their deadline pass", ErrWaiting, key)
 	case stored.Status == RunAbandoned && stored.Reason == reason:
 		return AlreadyStored, nil
 	}
 	return 0, fmt.Errorf("%w: run %q is %s", ErrRunFinished, key, stored.Status)
+}
+
+// abandonIn is AbandonRun's statement, on ex (the store or a transaction): the run key is
+// abandoned with reason at now when it is running and its lease has ended (expired, or
+// released). It returns how many rows it changed.
+func (s *Store) abandonIn(ctx context.Context, ex execer, key, reason string, now time.Time) (int64, error) {
+	d := s.dialect
+	res, err := ex.ExecContext(ctx, d.rebind(`UPDATE runs SET status = 'abandoned', reason = ?, finished_at = ?, retry_at = NULL
+		WHERE run_key = ? AND status = 'running' AND lease_expires_at <= ?`),
+		reason, d.timeArg(now), key, d.timeArg(now))
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // Run returns the run stored under key. One query. Errors: ErrRunNotFound (wrapped), or the
@@ -974,6 +1005,9 @@ func (s *Store) runWhere(ctx context.Context, where string, args ...any) (Run, b
 // holding returns nil when the stored run is running under holder's lease, else the error a
 // caller that thought it held the run gets.
 func holding(r Run, holder string) error {
+	if r.Status == RunWaiting {
+		return fmt.Errorf("%w: run %q is waiting for approval: its lease was released when it paused", ErrLeaseLost, r.Key)
+	}
 	if r.Status != RunRunning {
 		return fmt.Errorf("%w: run %q is %s", ErrRunFinished, r.Key, r.Status)
 	}

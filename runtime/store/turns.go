@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/personagen/personagen/runtime/chat"
 )
 
@@ -22,7 +24,9 @@ const MaxTurnCallBytes = 4 << 20
 // recorded (SettleCall) is, after a crash, in doubt — it may have run.
 //
 // Outcomes holds, as Turns reads them, the recorded outcomes of the turn's calls in position
-// order; StartTurn ignores it.
+// order; StartTurn ignores it. ApprovalRequests are the calls that wait for approval, which
+// StartTurn records with the turn (Turns leaves it nil); Approvals holds, as Turns reads them,
+// those calls' approvals in position order (StartTurn ignores it).
 type Turn struct {
 	RunID      int64
 	TurnIndex  int
@@ -35,6 +39,9 @@ type Turn struct {
 	ResponseID string
 	Usage      chat.Usage
 	Outcomes   []CallOutcome
+
+	ApprovalRequests []ApprovalRequest
+	Approvals        []Approval
 }
 
 // CallOutcome is the recorded outcome of one call of a turn: Position is the call's index in
@@ -58,20 +65,26 @@ type storedCall struct {
 
 // StartTurn records turn t of run t.RunID for holder, the run's lease holder, in one statement
 // (one round trip) that writes only while the run is running under holder's lease: a worker whose
-// run was taken over can record no more turns, and so starts no more tools. It returns Stored, or
-// AlreadyStored when the turn is already recorded with the same content (a retry after an error
-// whose commit went through).
+// run was taken over can record no more turns, and so starts no more tools. With
+// t.ApprovalRequests, the turn and its calls' approvals (waiting, with their deadlines from the
+// store's clock) are written in one transaction, so a call that needs approval is never recorded
+// without its approval. It returns Stored, or AlreadyStored when the turn is already recorded
+// with the same content (a retry after an error whose commit went through).
 //
 // Errors: ErrInvalid (wrapped) for a negative or too large turn index, a tool call without a name
 // or with over-long fields, more than MaxRoundCalls calls, a text over MaxRoundTextBytes, state
 // over MaxRoundStateBytes or calls over MaxTurnCallBytes of JSON, a stop reason or model over 191
-// characters, ids over 255, negative usage, or any of them not valid UTF-8; ErrConflict (wrapped)
-// when the turn is recorded with other content; ErrRunNotFound, ErrRunFinished or ErrLeaseLost
-// (wrapped) when the run is not running under holder's lease; ctx's error; the database's
-// (wrapped).
+// characters, ids over 255, negative usage, or any of them not valid UTF-8, an approval request
+// of a position outside the calls or named twice, with a timeout out of range, an unknown
+// on-timeout action or a decoded input over MaxTurnCallBytes; ErrConflict (wrapped) when the turn
+// is recorded with other content; ErrRunNotFound, ErrRunFinished or ErrLeaseLost (wrapped) when
+// the run is not running under holder's lease; ctx's error; the database's (wrapped).
 func (s *Store) StartTurn(ctx context.Context, holder string, t Turn) (Outcome, error) {
 	row, err := turnRowOf(t)
 	if err != nil {
+		return 0, err
+	}
+	if err := checkApprovalRequests(t); err != nil {
 		return 0, err
 	}
 	if err := checkKey("lease holder", holder, MaxNameChars); err != nil {
@@ -81,11 +94,30 @@ func (s *Store) StartTurn(ctx context.Context, holder string, t Turn) (Outcome, 
 		return 0, fmt.Errorf("store: start turn %d of run %d: %w", t.TurnIndex, t.RunID, err)
 	}
 	d := s.dialect
-	n, err := s.affected(ctx, d.rebind(`INSERT INTO run_turns (run_id, turn_index, message_text, tool_calls, state,
+	insert := d.rebind(`INSERT INTO run_turns (run_id, turn_index, message_text, tool_calls, state,
 		stop_reason, model, request_id, response_id, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
-		SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM runs WHERE id = ? AND status = 'running' AND lease_holder = ?`),
-		row.TurnIndex, row.Text, row.Calls, row.State, row.StopReason, row.Model, row.RequestID, row.ResponseID,
-		row.InputTokens, row.OutputTokens, row.CacheReadTokens, row.CacheWriteTokens, t.RunID, holder)
+		SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM runs WHERE id = ? AND status = 'running' AND lease_holder = ?`)
+	args := []any{row.TurnIndex, row.Text, row.Calls, row.State, row.StopReason, row.Model, row.RequestID, row.ResponseID,
+		row.InputTokens, row.OutputTokens, row.CacheReadTokens, row.CacheWriteTokens, t.RunID, holder}
+	var n int64
+	if len(t.ApprovalRequests) == 0 {
+		n, err = s.affected(ctx, insert, args...)
+	} else {
+		now, cerr := s.clock()
+		if cerr != nil {
+			return 0, cerr
+		}
+		err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+			res, err := tx.ExecContext(ctx, insert, args...)
+			if err != nil {
+				return err
+			}
+			if n, err = res.RowsAffected(); err != nil || n == 0 {
+				return err
+			}
+			return s.insertApprovals(ctx, tx, t, now)
+		})
+	}
 	switch {
 	case err == nil && n == 1:
 		return Stored, nil
@@ -174,8 +206,8 @@ func (s *Store) SettleCall(ctx context.Context, holder string, runID int64, turn
 }
 
 // Turns returns the recorded turns of run runID in turn order, each with its recorded
-// outcomes: what a resumed run continues from. Two queries. Errors: the database's (wrapped), or
-// a stored row that does not decode.
+// outcomes and approvals (as of the store's clock): what a resumed run continues from. Three
+// queries. Errors: the database's (wrapped), or a stored row that does not decode.
 func (s *Store) Turns(ctx context.Context, runID int64) ([]Turn, error) {
 	fail := func(err error) ([]Turn, error) {
 		return nil, fmt.Errorf("store: read the turns of run %d: %w", runID, err)
@@ -208,6 +240,19 @@ func (s *Store) Turns(ctx context.Context, runID int64) ([]Turn, error) {
 		if i, ok := index[o.TurnIndex]; ok {
 			turns[i].Outcomes = append(turns[i].Outcomes, CallOutcome{Position: o.Position, ToolCallID: o.ToolCallID,
 				ToolName: o.ToolName, Result: Result{Content: o.Result, Succeeded: o.Succeeded}})
+		}
+	}
+	now, err := s.clock()
+	if err != nil {
+		return nil, err
+	}
+	approvals, err := s.selectApprovals(ctx, now, "a.run_id = ?", "a.turn_index, a.position", runID)
+	if err != nil {
+		return fail(err)
+	}
+	for _, a := range approvals {
+		if i, ok := index[a.TurnIndex]; ok {
+			turns[i].Approvals = append(turns[i].Approvals, a)
 		}
 	}
 	return turns, nil

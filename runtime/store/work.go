@@ -431,37 +431,15 @@ type SendState struct {
 // ReplyState returns the outbox state of the reply seq. ErrMessageNotFound (wrapped) when seq is
 // not a reply in the outbox; the database's errors (wrapped).
 func (s *Store) ReplyState(ctx context.Context, seq int64) (SendState, error) {
-	var sent, failed, next, bounced dbTime
-	var last, bounceStatus, bounceDiagnostic sql.NullString
-	var st SendState
-	err := s.db.QueryRowContext(ctx, s.dialect.rebind(`SELECT sent_at, failed_at, available_at, attempts, last_error, bounced_at, bounce_status, bounce_diagnostic
-		FROM mail_outbox WHERE message_seq = ?`), seq).
-		Scan(&sent, &failed, &next, &st.Attempts, &last, &bounced, &bounceStatus, &bounceDiagnostic)
-	if errors.Is(err, sql.ErrNoRows) {
-		return SendState{}, fmt.Errorf("store: reply %d: %w: not a reply in the outbox", seq, ErrMessageNotFound)
-	}
+	var rows []outboxRow
+	err := s.db.SelectContext(ctx, &rows, s.dialect.rebind(`SELECT `+outboxStateColumns+` FROM mail_outbox WHERE message_seq = ?`), seq)
 	if err != nil {
 		return SendState{}, fmt.Errorf("store: read the outbox state of reply %d: %w", seq, err)
 	}
-	st.LastError = last.String
-	if sent.Valid {
-		st.SentAt = sent.Time
+	if len(rows) == 0 {
+		return SendState{}, fmt.Errorf("store: reply %d: %w: not a reply in the outbox", seq, ErrMessageNotFound)
 	}
-	switch {
-	case bounced.Valid:
-		st.Status, st.BouncedAt = "bounced", bounced.Time
-		st.BounceStatus, st.BounceDiagnostic = bounceStatus.String, bounceDiagnostic.String
-	case sent.Valid:
-		st.Status, st.SentAt = "sent", sent.Time
-	case failed.Valid:
-		st.Status, st.FailedAt = "failed", failed.Time
-	default:
-		st.Status = "unsent"
-		if next.Valid && !next.Time.Equal(notBefore) {
-			st.NextAt = next.Time
-		}
-	}
-	return st, nil
+	return rows[0].state(), nil
 }
 
 // workLease returns d, or DefaultWorkLease for 0.
@@ -514,6 +492,15 @@ func (s *Store) RequeueReply(ctx context.Context, mailbox, threadID string, seq 
 	if m.Mailbox != mailbox || m.ThreadID != threadID || m.Direction != history.Inbound {
 		return fmt.Errorf("store: requeue message %d: %w: not an inbound message of thread %q in mailbox %q", seq, ErrMessageNotFound, threadID, mailbox)
 	}
+	if err := s.requeue(ctx, mailbox, threadID, seq); err != nil {
+		return fmt.Errorf("store: requeue message %d: %w", seq, err)
+	}
+	return nil
+}
+
+// requeue creates the reply work of the thread threadID in mailbox with the message seq, or
+// widens it to include seq and makes it available now when no worker holds it. One statement.
+func (s *Store) requeue(ctx context.Context, mailbox, threadID string, seq int64) error {
 	at := s.dialect.timeArg(notBefore)
 	var q string
 	if s.dialect == DialectSQLite {
@@ -526,26 +513,6 @@ func (s *Store) RequeueReply(ctx context.Context, mailbox, threadID string, seq 
 			ON DUPLICATE KEY UPDATE first_seq = LEAST(first_seq, VALUES(first_seq)), last_seq = GREATEST(last_seq, VALUES(last_seq)),
 				available_at = CASE WHEN holder = '' THEN VALUES(available_at) ELSE available_at END`
 	}
-	if _, err := s.exec(ctx, s.dialect.rebind(q), mailbox, threadID, seq, seq, at); err != nil {
-		return fmt.Errorf("store: requeue message %d: %w", seq, err)
-	}
-	return nil
-}
-
-// Resend puts the reply seq back into the outbox, to be sent at once with the same Message-ID
-// (it is the same message): after a permanent failure, a bounce, or a send an operator wants
-// repeated. A reply already waiting is left as it is. Errors: ErrMessageNotFound (wrapped) when
-// seq is not a reply in the outbox; the database's (wrapped).
-func (s *Store) Resend(ctx context.Context, seq int64) error {
-	n, err := s.affected(ctx, s.dialect.rebind(`UPDATE mail_outbox SET sent_at = NULL, failed_at = NULL, available_at = ?, holder = ''
-		WHERE message_seq = ? AND available_at IS NULL`), s.dialect.timeArg(notBefore), seq)
-	if err != nil {
-		return fmt.Errorf("store: resend reply %d: %w", seq, err)
-	}
-	if n == 0 {
-		if _, err := s.ReplyState(ctx, seq); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := s.exec(ctx, s.dialect.rebind(q), mailbox, threadID, seq, seq, at)
+	return err
 }

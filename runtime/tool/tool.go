@@ -149,6 +149,24 @@ func (t *typed[In, Out]) Call(ctx context.Context, inv *runtime.Invocation, inpu
 	return encode(out)
 }
 
+// DecodeInput validates and decodes input as Call does, without calling the tool's function,
+// and returns the decoded In encoded as compact JSON without HTML escaping (the input the
+// function would run with: every field of In, in its declared order), or Call's error for
+// these arguments (wrapping ErrInvalidInput). It makes a built tool a runtime.InputDecoder.
+func (t *typed[In, Out]) DecodeInput(input json.RawMessage) (json.RawMessage, error) {
+	in, err := t.decode(input)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(in); err != nil {
+		return nil, fmt.Errorf("%w for %s: the decoded input does not encode: %v", ErrInvalidInput, t.def.Name, err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
 // decode validates input against the schema and decodes it strictly into an In.
 func (t *typed[In, Out]) decode(input json.RawMessage) (In, error) {
 	var in In

@@ -59,6 +59,11 @@ const (
 	replyLangChain   = "ReplyRun/%s/langchaingo"
 	replyEinoMsgs    = "ReplyRun/%s/eino_messages"
 	replyLCMsgs      = "ReplyRun/%s/langchaingo_messages"
+	cacheAnth        = "Cache/anthropic"
+	cacheChat        = "Cache/openai_chat"
+	cacheLangChain   = "Cache/langchaingo_anthropic"
+	cacheSliding     = "Cache/window_sliding"
+	cacheStepped     = "Cache/window_stepped"
 	ingestAttached   = "Ingest/mysql/new_thread_with_attachment"
 	ingestReply      = "Ingest/mysql/reply"
 	serviceOne       = "Service/%s/service_1x1"
@@ -230,6 +235,27 @@ func rows(s *results) []row {
 				return fmt.Sprintf("%s round trips (2 rounds replayed, 1 run)", num(r)), true
 			}})
 	}
+	cached := func(ours, peer string, minShare, maxCost float64) func(*results) (string, bool) {
+		return func(s *results) (string, bool) {
+			sh, ok := s.median(ours, "cached/input")
+			cost, _ := s.median(ours, "cost/uncached")
+			if !ok {
+				return "cached/input not reported", false
+			}
+			psh, _ := s.median(peer, "cached/input")
+			pcost, _ := s.median(peer, "cost/uncached")
+			note := fmt.Sprintf("%.1f %% of input from the cache after the first call, billed %.2f× uncached (peer: %.1f %%, %.2f×)", 100*sh, cost, 100*psh, pcost)
+			return note, sh >= minShare && (maxCost == 0 || cost <= maxCost)
+		}
+	}
+	out = append(out,
+		row{label: "prompt cache, 10-message support thread with tool rounds, Anthropic, vs langchaingo's requests", ours: cacheAnth, peer: cacheLangChain,
+			noAllocs: true, judgeExtra: true, target: "≥80 % from the cache after the first call, cost ≤0.35× uncached", extra: cached(cacheAnth, cacheLangChain, 0.80, 0.35)},
+		row{label: "prompt cache, the same thread, OpenAI Chat Completions (automatic, prompt_cache_key), vs langchaingo on Anthropic", ours: cacheChat, peer: cacheLangChain,
+			noAllocs: true, target: "(informational: reads at 0.1×, writes at 1×)", extra: cached(cacheChat, cacheLangChain, 0, 0)},
+		row{label: "prompt cache, 30 messages with a 10-message history window: stepped (5) vs sliding", ours: cacheStepped, peer: cacheSliding,
+			noAllocs: true, target: "(informational: the stepped window keeps its prefix for several turns)", extra: cached(cacheStepped, cacheSliding, 0, 0)},
+	)
 	out = append(out, serviceRows()...)
 	for _, n := range []int{4, 16} {
 		ours, peer := fmt.Sprintf(claimOurs, n), fmt.Sprintf(claimLock, n)

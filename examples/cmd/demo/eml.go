@@ -80,7 +80,7 @@ func (d *demo) runEML(ctx context.Context, w io.Writer) error {
 				continue
 			}
 			m := store.Message{Message: dl.Message, Mailbox: dl.Persona.Name}
-			res, err := d.runner(m.MessageID, &dl.Message, dl.Persona).Reply(ctx, agent.Inbound{Persona: dl.Persona, Message: m, CorrelationID: "demo-eml"})
+			res, approved, err := d.reply(ctx, d.runner(m.MessageID, &dl.Message, dl.Persona), agent.Inbound{Persona: dl.Persona, Message: m, CorrelationID: "demo-eml"})
 			if err != nil {
 				return fmt.Errorf("%s: %s reply: %w", ingested[last].Name, dl.Persona.Name, err)
 			}
@@ -92,7 +92,7 @@ func (d *demo) runEML(ctx context.Context, w io.Writer) error {
 			if res.AlreadyFinished {
 				title += ": answered before, the finished run is read back"
 			}
-			runs = append(runs, demoRun{Title: title, Result: res, Tools: dl.Persona.Tools, Sent: sent})
+			runs = append(runs, demoRun{Title: title, Result: res, Tools: dl.Persona.Tools, Sent: sent, Approvals: approved})
 		}
 	}
 	if d.cfg.json {

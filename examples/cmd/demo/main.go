@@ -6,6 +6,27 @@
 // answers the .eml files named by its arguments instead. The model is scripted unless -model
 // names a provider. What each run does, the flags and the -eml rules are in docs/demo.md.
 //
+//   - runs the support agent on the newest email: its tools execute against the example host's
+//     data (an order lookup and a help-center search in parallel, then an escalation ticket,
+//     which waits for approval: the run pauses, the demo approves the call as `personagen
+//     approve` would, and the run resumes where it paused), its reply is stored in the thread,
+//     and the outbox sends it (mail.Render; the demo's sender prints it) and marks it sent;
+//   - ingests the customer's follow-up (examples/mail/06-customer-follow-up.eml, an answer to
+//     that reply) and answers it in the same thread, whose request replays the first run's tool
+//     rounds from the store, and sends that reply too;
+//   - runs the research assistant's daily digest through the scheduler (runtime/schedule: one
+//     Tick with a fixed clock just after the fire), with the runner as its schedule.Runner, and
+//     prints the fire's status trail.
+//
+// With -eml it ingests the .eml files named by its arguments instead, in order, answers the last
+// one that is to be answered (an auto-reply, bulk mail or the persona's own mail is stored and
+// not answered) and sends the reply the same way.
+//
+// Each run prints as its whole conversation in the transcript format (the request, the tool
+// rounds, the answer), or everything as JSON with -json. The model is scripted unless -model
+// names a provider: then the real SDK adapter is used with its standard environment variables
+// (ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL; OPENAI_API_KEY and OPENAI_BASE_URL).
+//
 //	go run ./examples/cmd/demo
 //	go run ./examples/cmd/demo -model anthropic -model-name claude-sonnet-4-5
 //	go run ./examples/cmd/demo -out-eml /tmp/sent -eml examples/mail/0[1-5]*.eml
@@ -52,6 +73,7 @@ func main() {
 	flag.StringVar(&cfg.model, "model", "", "the model: \"\" (scripted), anthropic, openai (Chat Completions) or openai-responses")
 	flag.StringVar(&cfg.modelName, "model-name", "", "the model name for -model (default: "+defaultNames()+")")
 	flag.StringVar(&cfg.outEML, "out-eml", "", "also write each sent reply, as rendered, to `DIR`/<Message-ID>.eml")
+	flag.BoolVar(&cfg.fake, "fake", false, "send every call through the real adapter of -model (default anthropic) to an in-process cache-honest fake API that answers with the scripted answers and bills them as the provider's prompt cache would")
 	flag.BoolVar(&cfg.eml, "eml", false, "ingest the .eml files named by the arguments, in order, and answer the last one to be answered")
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), usage)
@@ -73,6 +95,7 @@ type config struct {
 	modelName string
 	outEML    string
 	eml       bool
+	fake      bool
 	files     []string // the arguments: the .eml files with -eml
 	// now is the clock of an -eml run; nil means the real time. (The example thread runs on the
 	// demo's own fixed clock.)
@@ -95,6 +118,8 @@ type demoRun struct {
 	Result *agent.Result
 	Tools  []runtime.Tool
 	Sent   []sentReply
+	// Approvals are the calls the run waited for, with the demo operator's decisions.
+	Approvals []store.Approval
 }
 
 // demo is what both modes share: the store, the clock, the host's data, the personas and the
@@ -107,6 +132,7 @@ type demo struct {
 	support  *runtime.Persona
 	research *runtime.Persona
 	model    chat.Model // nil: each run gets its own scripted model (scriptFor)
+	fake     *fakeRun   // with -fake: the fake API every run's scripted answers go through
 }
 
 func run(ctx context.Context, cfg config, w io.Writer) error {
@@ -116,9 +142,24 @@ func run(ctx context.Context, cfg config, w io.Writer) error {
 	if cfg.eml && len(cfg.files) == 0 {
 		return errors.New("-eml needs at least one .eml file after the flags")
 	}
+	var fake *fakeRun
+	if cfg.fake {
+		if cfg.model == "" {
+			cfg.model = provider.Anthropic
+		}
+		f, err := newFakeRun(cfg.model)
+		if err != nil {
+			return err
+		}
+		defer f.srv.Close()
+		fake = f
+	}
 	model, err := newModel(cfg)
 	if err != nil {
 		return err
+	}
+	if fake != nil {
+		model = nil // the scripted answers go through the fake (runner)
 	}
 	dsn := cfg.dsn
 	if dsn == "" {
@@ -140,7 +181,7 @@ func run(ctx context.Context, cfg config, w io.Writer) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 
-	env := host.SampleEnv()
+	env, _ := host.ExampleEnv(ctx)
 	opts := runtime.Options{Files: runtime.FSFiles(examples.Prompts), History: st}
 	support, err := generated.NewSupportAgent(env, opts)
 	if err != nil {
@@ -155,7 +196,7 @@ func run(ctx context.Context, cfg config, w io.Writer) error {
 			p.Model = settingsFor(cfg, p.Model)
 		}
 	}
-	d := &demo{cfg: cfg, st: st, clock: clock, env: env, support: support, research: research, model: model}
+	d := &demo{cfg: cfg, st: st, clock: clock, env: env, support: support, research: research, model: model, fake: fake}
 	if cfg.eml {
 		return d.runEML(ctx, w)
 	}
@@ -173,6 +214,9 @@ func (d *demo) runner(key string, answered *history.Message, persona *runtime.Pe
 	if model == nil {
 		model = scriptFor(key, answered, persona)
 	}
+	if d.fake != nil {
+		model = d.fake.through(model)
+	}
 	return &agent.Runner{Store: d.st, Model: model, Holder: "demo", Logger: slog.New(slog.DiscardHandler), Now: d.clock.Now}
 }
 
@@ -185,7 +229,7 @@ func (d *demo) runThread(ctx context.Context, w io.Writer) error {
 	}
 
 	// 1. The support agent answers the newest email, and the outbox sends the reply.
-	first, err := d.runner(newest.MessageID, nil, nil).Reply(ctx, agent.Inbound{Persona: d.support, Message: newest, CorrelationID: "demo-reply"})
+	first, approved, err := d.reply(ctx, d.runner(newest.MessageID, nil, nil), agent.Inbound{Persona: d.support, Message: newest, CorrelationID: "demo-reply"})
 	if err != nil {
 		return fmt.Errorf("support-agent reply: %w", err)
 	}
@@ -200,7 +244,7 @@ func (d *demo) runThread(ctx context.Context, w io.Writer) error {
 		return fmt.Errorf("follow-up: %w", err)
 	}
 	ingested = append(ingested, followed)
-	second, err := d.runner(next.MessageID, nil, nil).Reply(ctx, agent.Inbound{Persona: d.support, Message: next, CorrelationID: "demo-follow-up"})
+	second, approvedSecond, err := d.reply(ctx, d.runner(next.MessageID, nil, nil), agent.Inbound{Persona: d.support, Message: next, CorrelationID: "demo-follow-up"})
 	if err != nil {
 		return fmt.Errorf("support-agent follow-up: %w", err)
 	}
@@ -221,9 +265,10 @@ func (d *demo) runThread(ctx context.Context, w io.Writer) error {
 	}
 
 	runs := []demoRun{
-		{Title: fmt.Sprintf("support-agent answers %s (%s store)", newest.MessageID, st.Dialect()), Result: first, Tools: d.support.Tools, Sent: sentFirst},
+		{Title: fmt.Sprintf("support-agent answers %s (%s store)", newest.MessageID, st.Dialect()), Result: first, Tools: d.support.Tools,
+			Sent: sentFirst, Approvals: approved},
 		{Title: fmt.Sprintf("support-agent answers the follow-up %s: the first run's rounds are replayed from the store", next.MessageID),
-			Result: second, Tools: d.support.Tools, Sent: sentSecond},
+			Result: second, Tools: d.support.Tools, Sent: sentSecond, Approvals: approvedSecond},
 		{Title: "research-assistant: scheduled run of daily-digest (" + resp.Schedule + ", " + resp.Timezone + ")",
 			Result: digest, Tools: d.research.Tools},
 	}

@@ -122,3 +122,28 @@ func checkGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
 	golden.Check(t, path, got)
 }
+
+// TestFakeAPIBillsTheCache runs the demo with -fake: every call goes through the real Anthropic
+// adapter to the cache-honest fake, whose bill the usage lines show. The support agent's runs
+// read their persona prefix and history from the cache; the digest's prefix is below Claude
+// Sonnet's 1,024-token minimum and caches nothing.
+func TestFakeAPIBillsTheCache(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), config{fake: true}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var usage []string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(l, "# usage: ") {
+			usage = append(usage, l)
+		}
+	}
+	want := []string{
+		"# usage: 11007 input tokens (7093 from the cache), 267 output tokens; stop reason end_turn",
+		"# usage: 3003 input tokens (1690 from the cache), 73 output tokens; stop reason end_turn",
+		"# usage: 2383 input tokens (0 from the cache), 226 output tokens; stop reason end_turn",
+	}
+	if strings.Join(usage, "\n") != strings.Join(want, "\n") {
+		t.Errorf("usage lines:\n%s\nwant\n%s", strings.Join(usage, "\n"), strings.Join(want, "\n"))
+	}
+}

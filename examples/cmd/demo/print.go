@@ -36,7 +36,9 @@ func printRun(w io.Writer, r demoRun) {
 		res.Run.Key, res.Run.Kind, res.Run.Attempt, status, len(res.Turns), model)
 	fmt.Fprintf(w, "# usage: %d input tokens (%d from the cache), %d output tokens; stop reason %s\n",
 		u.InputTokens, u.CacheReadTokens, u.OutputTokens, res.StopReason)
-	fmt.Fprintf(w, "# tools: %s\n\n", strings.Join(tools, ", "))
+	fmt.Fprintf(w, "# tools: %s\n", strings.Join(tools, ", "))
+	printApprovals(w, r.Approvals)
+	fmt.Fprintln(w)
 	fmt.Fprint(w, transcript.Print(res.Messages))
 	if m := res.Reply; m != nil {
 		fmt.Fprintf(w, "\n# stored as the reply %s from %s to %s, subject %q, in reply to %s\n",
@@ -147,6 +149,7 @@ func printJSON(w io.Writer, o output) error {
 		Messages   []chat.Message  `json:"messages"`
 		Reply      *replyJSON      `json:"reply,omitempty"`
 		Sent       []sentJSON      `json:"sent,omitempty"`
+		Approvals  []approvalJSON  `json:"approvals,omitempty"`
 	}
 	type deliveryJSON struct {
 		File        string            `json:"file"`
@@ -190,6 +193,10 @@ func printJSON(w io.Writer, o output) error {
 		for _, s := range r.Sent {
 			j.Sent = append(j.Sent, sentJSON{MessageID: s.Reply.MessageID, Seq: s.Reply.Seq, EML: string(s.Raw), File: s.File, Marked: s.Marked.String()})
 		}
+		for _, a := range r.Approvals {
+			j.Approvals = append(j.Approvals, approvalJSON{CallID: a.CallID, Tool: a.ToolName, Arguments: a.Arguments, Input: a.Input,
+				Status: a.Status, RequestedAt: a.RequestedAt, ExpiresAt: a.ExpiresAt, DecidedBy: a.DecidedBy, DecidedAt: a.DecidedAt, Note: a.Note})
+		}
 		out.Runs = append(out.Runs, j)
 	}
 	out.Tickets = o.Tickets
@@ -197,6 +204,21 @@ func printJSON(w io.Writer, o output) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// approvalJSON is a call that waited for approval, with its decision, as the -json output
+// shows it.
+type approvalJSON struct {
+	CallID      string               `json:"call_id"`
+	Tool        string               `json:"tool"`
+	Arguments   string               `json:"arguments"`
+	Input       string               `json:"input"`
+	Status      store.ApprovalStatus `json:"status"`
+	RequestedAt time.Time            `json:"requested_at"`
+	ExpiresAt   time.Time            `json:"expires_at"`
+	DecidedBy   string               `json:"decided_by"`
+	DecidedAt   time.Time            `json:"decided_at"`
+	Note        string               `json:"note"`
 }
 
 // replyJSON is a stored reply as the -json output shows it.

@@ -10,7 +10,8 @@
 // moved into -maildir/.done, and its reply appears in -sent as <Message-ID>.eml. Behind a mail
 // server, -lmtp, -smtp, -imap and -webhook take mail in and -relay (with -dkim-*) sends the
 // replies out (docs/mail-transports.md). -health serves
-// /healthz, /readyz and /metrics. Without -dsn the store is an in-memory SQLite database, gone
+// /healthz, /readyz and /metrics; -console serves the web console (runtime/console), with the
+// credentials of PERSONAGEN_CONSOLE_TOKEN or PERSONAGEN_CONSOLE_USER and _PASSWORD. Without -dsn the store is an in-memory SQLite database, gone
 // when the process ends; several processes on one -dsn (a SQLite file or MySQL) share the work.
 //
 // Flags for watching the service at work: -model-latency and -tool-latency slow every model
@@ -36,6 +37,7 @@ import (
 	"github.com/personagen/personagen/generated"
 	"github.com/personagen/personagen/runtime"
 	"github.com/personagen/personagen/runtime/chat"
+	"github.com/personagen/personagen/runtime/console"
 	"github.com/personagen/personagen/runtime/service"
 	"github.com/personagen/personagen/runtime/store"
 )
@@ -43,9 +45,10 @@ import (
 // config is the command line.
 type config struct {
 	transports
-	dsn, health, holder, tickets, logFormat string
-	modelLatency, toolLatency, grace        time.Duration
-	outage                                  int64
+	dsn, health, console, holder, tickets, logFormat string
+	modelLatency, toolLatency, grace                 time.Duration
+	outage                                           int64
+	noSchedule                                       bool
 }
 
 func main() {
@@ -63,6 +66,8 @@ func main() {
 	flag.StringVar(&c.dkimSelector, "dkim-selector", "", "the DKIM `SELECTOR` its public key is published under")
 	flag.StringVar(&c.dkimKeyFile, "dkim-key", "", "the DKIM private key, RSA or Ed25519, PEM (`FILE`)")
 	flag.StringVar(&c.health, "health", "", "serve /healthz, /readyz and /metrics on `ADDR` (e.g. 127.0.0.1:8080)")
+	flag.StringVar(&c.console, "console", "", "serve the web console on `ADDR` (e.g. 127.0.0.1:8081; credentials from $"+console.EnvToken+
+		", or $"+console.EnvUser+" and $"+console.EnvPassword+")")
 	flag.StringVar(&c.holder, "holder", os.Getenv("PERSONAGEN_WORKER"), "this worker's name, kept across restarts (default $PERSONAGEN_WORKER, else host/pid/random)")
 	flag.StringVar(&c.tickets, "tickets", "", "append every escalation ticket to `FILE`")
 	flag.StringVar(&c.logFormat, "log", "text", "log format: text or json")
@@ -70,6 +75,7 @@ func main() {
 	flag.DurationVar(&c.toolLatency, "tool-latency", 0, "delay every tool call by `D`, after it did its work")
 	flag.DurationVar(&c.grace, "grace", service.DefaultShutdownGrace, "on a stop, let runs in flight finish for `D`")
 	flag.Int64Var(&c.outage, "model-outage", 0, "fail the first `N` model calls (status 529, transient)")
+	flag.BoolVar(&c.noSchedule, "no-schedule", false, "fire no responsibilities from this process (another replica does)")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if c.logFormat == "json" {
@@ -92,7 +98,10 @@ func run(c config, log *slog.Logger) error {
 	if err := st.Migrate(ctx); err != nil {
 		return err
 	}
-	env := host.SampleEnv()
+	env, err := host.ExampleEnv(ctx)
+	if err != nil {
+		return err
+	}
 	env.TicketFile = c.tickets
 	personas, err := generated.Personas(env, runtime.Options{Files: runtime.FSFiles(examples.Prompts), History: st})
 	if err != nil {
@@ -104,7 +113,7 @@ func run(c config, log *slog.Logger) error {
 		return err
 	}
 	model := &deskModel{latency: c.modelLatency, outage: c.outage}
-	svc, err := service.New(service.Config{Store: st, Personas: personas, Holder: c.holder, Logger: log, ShutdownGrace: c.grace,
+	svc, err := service.New(service.Config{Store: st, Personas: personas, Holder: c.holder, Logger: log, ShutdownGrace: c.grace, NoSchedule: c.noSchedule,
 		Models:    service.Models{ByProvider: map[string]chat.Model{"anthropic": model, "openai": model, "openai-responses": model}},
 		Receivers: receivers, Sender: sender})
 	if err != nil {
@@ -112,11 +121,26 @@ func run(c config, log *slog.Logger) error {
 	}
 	ctx, stop := service.NotifyContext(ctx, svc.Kill)
 	defer stop()
-	closeHealth, err := serve(c.health, svc.Handler())
+	closeHealth, err := serve("-health", c.health, svc.Handler())
 	if err != nil {
 		return err
 	}
 	defer closeHealth()
+	if c.console != "" {
+		auth, err := console.AuthFromEnv()
+		if err != nil {
+			return fmt.Errorf("-console: %w", err)
+		}
+		h, err := console.New(console.Config{Store: st, Auth: auth, Logger: log})
+		if err != nil {
+			return fmt.Errorf("-console: %w", err)
+		}
+		closeConsole, err := serve("-console", c.console, h)
+		if err != nil {
+			return err
+		}
+		defer closeConsole()
+	}
 	return svc.Run(ctx)
 }
 
@@ -129,19 +153,20 @@ func dsnOrMemory(dsn string, log *slog.Logger) string {
 	return ":memory:"
 }
 
-// serve serves h on addr until the returned func is called ("" serves nothing).
-func serve(addr string, h http.Handler) (stop func(), err error) {
+// serve serves h on addr (the value of the flag name) until the returned func is called (""
+// serves nothing).
+func serve(name, addr string, h http.Handler) (stop func(), err error) {
 	if addr == "" {
 		return func() {}, nil
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("-health: %w", err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			slog.Error("health endpoint stopped", "error", err)
+			slog.Error("endpoint stopped", "flag", name, "error", err)
 		}
 	}()
 	return func() { srv.Close() }, nil

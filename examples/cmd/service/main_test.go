@@ -85,7 +85,9 @@ type proc struct {
 // start runs the service with the host's flags and extra ones.
 func (h *testHost) start(extra ...string) *proc {
 	h.t.Helper()
-	args := append([]string{"-dsn", h.dsn, "-maildir", h.in, "-sent", h.out, "-tickets", h.ticket, "-log", "json", "-holder", "replica-1"}, extra...)
+	// The example personas' daily digest would fire at its hour (08:00 in Berlin) and take model
+	// calls the tests count: these replicas fire nothing.
+	args := append([]string{"-dsn", h.dsn, "-maildir", h.in, "-sent", h.out, "-tickets", h.ticket, "-log", "json", "-holder", "replica-1", "-no-schedule"}, extra...)
 	cmd := exec.Command(serviceBinary(h.t), args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -270,13 +272,30 @@ func TestRedeliveredMessageMakesNoSecondRun(t *testing.T) {
 	})
 }
 
-// kill -9 after the non-idempotent escalation ran but before its result was recorded: the
-// restarted service answers the message, and the escalation has run exactly once.
-func TestKillDuringANonIdempotentToolRunsItOnce(t *testing.T) {
+// The escalation needs a person's approval: the run pauses; `personagen approve`, another
+// process, resumes it; kill -9 after the non-idempotent escalation ran but before its result
+// was recorded: the restarted service answers the message, and the escalation has run exactly
+// once.
+func TestApprovedEscalationSurvivesAKillAndRunsOnce(t *testing.T) {
 	eachDB(t, func(t *testing.T, dsn string) {
 		h := newTestHost(t, dsn)
 		p := h.start("-tool-latency", "30s")
 		h.drop("a.eml", email("q1@brightline.io", "Refund", "Please refund the duplicate charge on INV-2025-0117."))
+		var waiting []struct {
+			RunKey string `json:"run_key"`
+			CallID string `json:"call_id"`
+		}
+		waitFor(t, "the escalation waiting for approval", p, func() bool {
+			out, err := exec.Command(cliBinary(t), "approvals", "-dsn", dsn, "-format", "json").Output()
+			return err == nil && json.Unmarshal(out, &waiting) == nil && len(waiting) == 1
+		})
+		if n := h.tickets(); n != 0 {
+			t.Fatalf("%d tickets opened before the approval", n)
+		}
+		if out, err := exec.Command(cliBinary(t), "approve", "-dsn", dsn, "-by", "ops@acme.example", "-note", "duplicate charge confirmed",
+			waiting[0].RunKey, waiting[0].CallID).CombinedOutput(); err != nil {
+			t.Fatalf("personagen approve: %v\n%s", err, out)
+		}
 		waitFor(t, "the ticket opened", p, func() bool { return h.tickets() == 1 })
 		p.kill()
 		p = h.start()
@@ -286,10 +305,36 @@ func TestKillDuringANonIdempotentToolRunsItOnce(t *testing.T) {
 			t.Errorf("%d tickets opened, want 1", n)
 		}
 		runs := replyRuns(t, dsn)
-		if len(runs) != 1 || runs[0].Status != store.RunSucceeded || runs[0].Attempt != 2 {
+		if len(runs) != 1 || runs[0].Status != store.RunSucceeded {
 			t.Errorf("runs: %+v", runs)
 		}
 	})
+}
+
+var (
+	cliOnce sync.Once
+	cli     string
+	cliErr  error
+)
+
+// cliBinary builds the personagen command once per test run.
+func cliBinary(t *testing.T) string {
+	t.Helper()
+	cliOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "personagen-cli-*")
+		if err != nil {
+			cliErr = err
+			return
+		}
+		cli = filepath.Join(dir, "personagen")
+		if out, err := exec.Command("go", "build", "-o", cli, "../../../cmd/personagen").CombinedOutput(); err != nil {
+			cliErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if cliErr != nil {
+		t.Fatal(cliErr)
+	}
+	return cli
 }
 
 // A model outage: the first calls fail transiently, the message is answered after it, with one
@@ -412,4 +457,43 @@ func TestTransportFlagsRefuseHalfConfigurations(t *testing.T) {
 			t.Errorf("%v: %v\n%s\nwant the error %q", tc.args, err, out, tc.want)
 		}
 	}
+}
+
+// -console serves the web console: it asks for the credentials of the environment and lists
+// the thread the service answered.
+func TestConsoleFlag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the example service")
+	}
+	h := newTestHost(t, filepath.Join(t.TempDir(), "store.db"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	t.Setenv("PERSONAGEN_CONSOLE_TOKEN", "an-example-console-token")
+	p := h.start("-console", addr)
+	h.drop("a.eml", email("q1@brightline.io", "Hello console", "Hi."))
+	waitFor(t, "the reply", p, func() bool { return len(h.files(h.out)) == 1 })
+	get := func(token string) (int, string) {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/threads", nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get(""); code != http.StatusUnauthorized {
+		t.Errorf("without the token: %d, want 401", code)
+	}
+	if code, body := get("an-example-console-token"); code != http.StatusOK || !strings.Contains(body, "Hello console") {
+		t.Errorf("with the token: %d\n%s", code, body)
+	}
+	p.stop(t)
 }

@@ -135,26 +135,40 @@ func Params(req *chat.Request) (sdk.MessageNewParams, error) {
 		}
 		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: tp})
 	}
-	ts, err := turns.Normalize(make([]turns.Turn, 0, len(req.Messages)), req.Messages)
+	if err := req.Cache.Check(len(req.Messages)); err != nil {
+		return p, fmt.Errorf("anthropic: %w", err)
+	}
+	marks := req.Cache.Marks(len(req.Messages))
+	ends := make([]int, len(marks))
+	for k, m := range marks {
+		ends[k] = m.End
+	}
+	ts, at, err := turns.NormalizeMarked(make([]turns.Turn, 0, len(req.Messages)), req.Messages, ends)
 	if err != nil {
 		return p, fmt.Errorf("anthropic: messages: %w", err)
 	}
 	a := newArena(ts)
 	a.ids = turns.CallIDs(ts, turns.MaxAnthropicCallID)
+	// where[ti] is where turn ti went on the wire: a block offset in p.System (msg -1) or a
+	// message of p.Messages and the offset of the turn's first block in it.
+	where := make([]wirePlace, len(ts))
 	i := 0
 	for ; i < len(ts) && ts[i].Kind == turns.System; i++ {
+		where[i] = wirePlace{msg: -1, offset: len(p.System)}
 		p.System = appendSystem(p.System, ts[i].Parts)
 	}
 	p.Messages = make([]sdk.MessageParam, 0, len(ts)-i)
 	var resultsMsg *sdk.UserMessageParam // the user message holding the last round's results
 	for ti := i; ti < len(ts); ti++ {
 		t := ts[ti]
+		where[ti] = wirePlace{msg: len(p.Messages)}
 		switch t.Kind {
 		case turns.System:
 			p.Messages = append(p.Messages, sdk.MessageParam{OfSystem: &sdk.SystemMessageParam{Content: appendSystem(nil, t.Parts)}})
 			resultsMsg = nil
 		case turns.User:
 			if resultsMsg != nil {
+				where[ti] = wirePlace{msg: len(p.Messages) - 1, offset: len(resultsMsg.Content)}
 				for _, part := range t.Parts {
 					resultsMsg.Content = append(resultsMsg.Content, a.contentBlock(part))
 				}
@@ -170,6 +184,7 @@ func Params(req *chat.Request) (sdk.MessageNewParams, error) {
 		case turns.Assistant:
 			m := take(&a.assistants)
 			m.Content = a.assistantContent(ti, t)
+			where[ti].offset = len(m.Content) - len(t.Parts) - len(t.Calls) // the state blocks sent
 			p.Messages = append(p.Messages, sdk.MessageParam{OfAssistant: m})
 			resultsMsg = nil
 		case turns.Results:
@@ -179,7 +194,55 @@ func Params(req *chat.Request) (sdk.MessageNewParams, error) {
 			resultsMsg = u
 		}
 	}
+	for k, m := range marks {
+		cc := sdk.NewCacheControlEphemeralParam()
+		if m.TTL > 5*time.Minute {
+			cc.TTL = sdk.CacheControlEphemeralTTLTTL1h
+		}
+		if m.Scope == chat.CacheRun && m.End == len(req.Messages) {
+			p.CacheControl = cc // the top-level marker: the last cacheable block
+			continue
+		}
+		if target := markTarget(&p, ts, where, at[k]); target != nil {
+			*target = cc
+		}
+	}
 	return p, nil
+}
+
+// wirePlace is where a normalised turn went in the request parameters: msg -1 for the
+// top-level system blocks (offset: the turn's first block there), else the index of its
+// message in MessageNewParams.Messages and the offset of its first content block there.
+type wirePlace struct{ msg, offset int }
+
+// markTarget returns the cache_control field of the block at which the prefix m ends: the last
+// tool for a prefix without content (nil without tools), else the block of the turn's last
+// element (a call, a result, a part).
+func markTarget(p *sdk.MessageNewParams, ts []turns.Turn, where []wirePlace, m turns.Mark) *sdk.CacheControlEphemeralParam {
+	if m.Turn < 0 {
+		if len(p.Tools) == 0 {
+			return nil
+		}
+		return p.Tools[len(p.Tools)-1].GetCacheControl()
+	}
+	t, w := ts[m.Turn], where[m.Turn]
+	if w.msg < 0 {
+		return &p.System[w.offset+m.Parts-1].CacheControl
+	}
+	msg := p.Messages[w.msg]
+	switch {
+	case msg.OfSystem != nil:
+		return &msg.OfSystem.Content[w.offset+m.Parts-1].CacheControl
+	case msg.OfAssistant != nil:
+		k := w.offset + m.Parts - 1
+		if m.Calls > 0 {
+			k = w.offset + len(t.Parts) + m.Calls - 1
+		}
+		return msg.OfAssistant.Content[k].GetCacheControl()
+	case t.Kind == turns.Results:
+		return msg.OfUser.Content[w.offset+m.Results-1].GetCacheControl()
+	}
+	return msg.OfUser.Content[w.offset+m.Parts-1].GetCacheControl()
 }
 
 // arena holds the parameter structs of one request in a few arrays, sized from the turns, so

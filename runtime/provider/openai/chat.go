@@ -100,6 +100,18 @@ func ChatParams(req *chat.Request) (sdk.ChatCompletionNewParams, error) {
 	if len(req.Model.Extra) > 0 {
 		p.SetExtraFields(req.Model.Extra)
 	}
+	if err := req.Cache.Check(len(req.Messages)); err != nil {
+		return p, fmt.Errorf("openai chat: %w", err)
+	}
+	explicit := provider.ExplicitCacheBreakpoints(req.Model.Name)
+	if key, extended := cacheFields(req.Cache); key != "" || extended {
+		if key != "" {
+			p.PromptCacheKey = param.NewOpt(key)
+		}
+		if extended && !explicit {
+			p.PromptCacheRetention = sdk.ChatCompletionNewParamsPromptCacheRetention24h
+		}
+	}
 	for _, t := range req.Tools {
 		def, err := toolJSON(t, false)
 		if err != nil {
@@ -109,11 +121,13 @@ func ChatParams(req *chat.Request) (sdk.ChatCompletionNewParams, error) {
 			Function: param.Override[shared.FunctionDefinitionParam](def),
 		}})
 	}
-	ts, err := turns.Normalize(make([]turns.Turn, 0, len(req.Messages)), req.Messages)
+	marks, ends := explicitMarks(req, explicit)
+	ts, at, err := turns.NormalizeMarked(make([]turns.Turn, 0, len(req.Messages)), req.Messages, ends)
 	if err != nil {
 		return p, fmt.Errorf("openai chat: messages: %w", err)
 	}
 	c := countTurns(ts)
+	first := make([]int, len(ts)) // the index in p.Messages of each turn's first message
 	systems := make([]sdk.ChatCompletionSystemMessageParam, 0, c.system)
 	users := make([]sdk.ChatCompletionUserMessageParam, 0, c.user)
 	assistants := make([]sdk.ChatCompletionAssistantMessageParam, 0, c.assistant)
@@ -123,6 +137,7 @@ func ChatParams(req *chat.Request) (sdk.ChatCompletionNewParams, error) {
 	p.Messages = make([]sdk.ChatCompletionMessageParamUnion, 0, len(ts)+c.results)
 	ids := turns.CallIDs(ts, turns.MaxChatCallID)
 	for ti, t := range ts {
+		first[ti] = len(p.Messages)
 		switch t.Kind {
 		case turns.System:
 			m := take(&systems)
@@ -154,7 +169,64 @@ func ChatParams(req *chat.Request) (sdk.ChatCompletionNewParams, error) {
 			}
 		}
 	}
+	for k, m := range marks {
+		chatBreakpoint(&p, ts, first, at[k], m.TTL)
+	}
 	return p, nil
+}
+
+// chatBreakpoint puts an explicit prompt_cache_breakpoint on the content part where the prefix
+// m ends: the message's text becomes one text part carrying it (the same text), a parts
+// content gets it on its last part. A prefix that ends on tool calls or before any content
+// (the tools) has no part to carry it and is left to the implicit breakpoint.
+func chatBreakpoint(p *sdk.ChatCompletionNewParams, ts []turns.Turn, first []int, m turns.Mark, ttl time.Duration) {
+	if m.Turn < 0 {
+		return
+	}
+	bp := sdk.NewChatCompletionContentPartTextPromptCacheBreakpointParam()
+	if ttl > 30*time.Minute {
+		bp.Ttl = "12h"
+	}
+	t, msg := ts[m.Turn], p.Messages[first[m.Turn]]
+	switch {
+	case t.Kind == turns.Results:
+		tm := p.Messages[first[m.Turn]+m.Results-1].OfTool
+		tm.Content = sdk.ChatCompletionToolMessageParamContentUnion{OfArrayOfContentParts: []sdk.ChatCompletionContentPartTextParam{{Text: tm.Content.OfString.Value, PromptCacheBreakpoint: bp}}}
+	case msg.OfSystem != nil:
+		sm := msg.OfSystem
+		sm.Content = sdk.ChatCompletionSystemMessageParamContentUnion{OfArrayOfContentParts: []sdk.ChatCompletionContentPartTextParam{{Text: sm.Content.OfString.Value, PromptCacheBreakpoint: bp}}}
+	case msg.OfAssistant != nil:
+		am := msg.OfAssistant
+		if m.Calls > 0 || !am.Content.OfString.Valid() {
+			return
+		}
+		am.Content = sdk.ChatCompletionAssistantMessageParamContentUnion{OfArrayOfContentParts: []sdk.ChatCompletionAssistantMessageParamContentArrayOfContentPartUnion{
+			{OfText: &sdk.ChatCompletionContentPartTextParam{Text: am.Content.OfString.Value, PromptCacheBreakpoint: bp}}}}
+	case msg.OfUser != nil:
+		um := msg.OfUser
+		if um.Content.OfString.Valid() {
+			um.Content = sdk.ChatCompletionUserMessageParamContentUnion{OfArrayOfContentParts: []sdk.ChatCompletionContentPartUnionParam{
+				{OfText: &sdk.ChatCompletionContentPartTextParam{Text: um.Content.OfString.Value, PromptCacheBreakpoint: bp}}}}
+			return
+		}
+		parts := um.Content.OfArrayOfContentParts
+		if len(parts) == 0 {
+			return
+		}
+		last := parts[len(parts)-1]
+		switch {
+		case last.OfText != nil:
+			last.OfText.PromptCacheBreakpoint = bp
+		case last.OfImageURL != nil:
+			ib := sdk.NewChatCompletionContentPartImagePromptCacheBreakpointParam()
+			ib.Ttl = bp.Ttl
+			last.OfImageURL.PromptCacheBreakpoint = ib
+		case last.OfFile != nil:
+			fb := sdk.NewChatCompletionContentPartFilePromptCacheBreakpointParam()
+			fb.Ttl = bp.Ttl
+			last.OfFile.PromptCacheBreakpoint = fb
+		}
+	}
 }
 
 // chatUserContent is a user turn's content: one string when it is all text, otherwise parts

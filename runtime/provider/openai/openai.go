@@ -50,6 +50,47 @@ func start(ctx context.Context, name, what string, maxRetryWait time.Duration, i
 	return rec, opts
 }
 
+// cacheFields returns what an OpenAI request carries of a cache plan: its Key (OpenAI's
+// prompt_cache_key, which routes requests of one persona and thread to the machines that hold
+// their prefix) and whether any breakpoint asks for more than 5 minutes (then a model before
+// gpt-5.6 gets the extended prompt_cache_retention "24h": in-memory retention keeps a prefix 5
+// to 10 minutes of inactivity, an hour at most; gpt-5.6 and later get a 12-hour breakpoint TTL
+// instead). A nil plan gives neither. OpenAI caches every prompt of 1,024 tokens or more by its
+// longest cached prefix without markers; gpt-5.6 and later also take explicit breakpoints
+// (explicitMarks).
+func cacheFields(plan *chat.CachePlan) (key string, extended bool) {
+	if plan == nil {
+		return "", false
+	}
+	for _, b := range plan.Breakpoints {
+		if b.TTL > 5*time.Minute {
+			extended = true
+		}
+	}
+	return plan.Key, extended
+}
+
+// explicitMarks returns the breakpoints of req's plan an OpenAI request marks explicitly, and
+// their message counts: none unless the model takes explicit breakpoints (explicit), and never
+// the tail, which OpenAI's implicit breakpoint covers (with it, a request writes up to the
+// latest three explicit breakpoints).
+func explicitMarks(req *chat.Request, explicit bool) ([]chat.CacheBreakpoint, []int) {
+	if !explicit || req.Cache == nil {
+		return nil, nil
+	}
+	var marks []chat.CacheBreakpoint
+	var ends []int
+	for _, m := range req.Cache.Breakpoints {
+		if m.End > 0 {
+			marks, ends = append(marks, m), append(ends, m.End)
+		}
+	}
+	if len(marks) > 3 {
+		marks, ends = marks[len(marks)-3:], ends[len(ends)-3:]
+	}
+	return marks, ends
+}
+
 func isContextWindow(code, msg string) bool {
 	return code == "context_length_exceeded" || strings.Contains(strings.ToLower(msg), "maximum context length")
 }

@@ -114,6 +114,21 @@ func ResponsesParams(req *chat.Request) (responses.ResponseNewParams, error) {
 	if len(req.Model.Extra) > 0 {
 		p.SetExtraFields(req.Model.Extra)
 	}
+	if err := req.Cache.Check(len(req.Messages)); err != nil {
+		return p, fmt.Errorf("openai responses: %w", err)
+	}
+	explicit := provider.ExplicitCacheBreakpoints(req.Model.Name)
+	if key, extended := cacheFields(req.Cache); key != "" || extended {
+		if key != "" {
+			p.PromptCacheKey = param.NewOpt(key)
+		}
+		switch {
+		case extended && explicit:
+			p.PromptCacheOptions.Ttl = "12h"
+		case extended:
+			p.PromptCacheRetention = responses.ResponseNewParamsPromptCacheRetention24h
+		}
+	}
 	for _, t := range req.Tools {
 		def, err := toolJSON(t, true)
 		if err != nil {
@@ -121,11 +136,13 @@ func ResponsesParams(req *chat.Request) (responses.ResponseNewParams, error) {
 		}
 		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: ptr(param.Override[responses.FunctionToolParam](def))})
 	}
-	ts, err := turns.Normalize(make([]turns.Turn, 0, len(req.Messages)), req.Messages)
+	marks, ends := explicitMarks(req, explicit)
+	ts, at, err := turns.NormalizeMarked(make([]turns.Turn, 0, len(req.Messages)), req.Messages, ends)
 	if err != nil {
 		return p, fmt.Errorf("openai responses: messages: %w", err)
 	}
 	c := countTurns(ts)
+	first := make([]int, len(ts)) // the index in items of each turn's message or first output
 	messages := make([]responses.EasyInputMessageParam, 0, c.system+c.user+c.assistant)
 	calls := make([]responses.ResponseFunctionToolCallParam, 0, c.calls)
 	outputs := make([]responses.ResponseInputItemFunctionCallOutputParam, 0, c.results)
@@ -137,6 +154,7 @@ func ResponsesParams(req *chat.Request) (responses.ResponseNewParams, error) {
 	}
 	ids := turns.CallIDs(ts, turns.MaxResponsesCallID)
 	for ti, t := range ts {
+		first[ti] = len(items)
 		switch t.Kind {
 		case turns.System:
 			message(responses.EasyInputMessageRoleSystem, responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(textOnly(t.Parts))})
@@ -164,8 +182,52 @@ func ResponsesParams(req *chat.Request) (responses.ResponseNewParams, error) {
 			}
 		}
 	}
+	for k := range marks {
+		responsesBreakpoint(items, ts, first, at[k])
+	}
 	p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
 	return p, nil
+}
+
+// responsesBreakpoint puts an explicit prompt_cache_breakpoint on the input part where the
+// prefix m ends: a system or user message's text becomes one input_text part carrying it (the
+// same text), a parts content gets it on its last text part, a tool result's text output one
+// input_text item carrying it. The request's prompt_cache_options set its lifetime. A prefix
+// that ends on an assistant turn or before any content is left to the implicit breakpoint.
+func responsesBreakpoint(items responses.ResponseInputParam, ts []turns.Turn, first []int, m turns.Mark) {
+	if m.Turn < 0 {
+		return
+	}
+	switch t := ts[m.Turn]; t.Kind {
+	case turns.System, turns.User:
+		msg := items[first[m.Turn]].OfMessage
+		if msg == nil {
+			return
+		}
+		if msg.Content.OfString.Valid() {
+			text := responses.ResponseInputTextParam{Text: msg.Content.OfString.Value, PromptCacheBreakpoint: responses.NewResponseInputTextPromptCacheBreakpointParam()}
+			msg.Content = responses.EasyInputMessageContentUnionParam{OfInputItemContentList: responses.ResponseInputMessageContentListParam{{OfInputText: &text}}}
+			return
+		}
+		list := msg.Content.OfInputItemContentList
+		if n := len(list); n > 0 && list[n-1].OfInputText != nil {
+			list[n-1].OfInputText.PromptCacheBreakpoint = responses.NewResponseInputTextPromptCacheBreakpointParam()
+		}
+	case turns.Results:
+		o := items[first[m.Turn]+m.Results-1].OfFunctionCallOutput
+		if o == nil {
+			return
+		}
+		if o.Output.OfString.Valid() {
+			o.Output = responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfResponseFunctionCallOutputItemArray: responses.ResponseFunctionCallOutputItemListParam{
+				{OfInputText: &responses.ResponseInputTextContentParam{Text: o.Output.OfString.Value, PromptCacheBreakpoint: responses.NewResponseInputTextContentPromptCacheBreakpointParam()}}}}
+			return
+		}
+		list := o.Output.OfResponseFunctionCallOutputItemArray
+		if n := len(list); n > 0 && list[n-1].OfInputText != nil {
+			list[n-1].OfInputText.PromptCacheBreakpoint = responses.NewResponseInputTextContentPromptCacheBreakpointParam()
+		}
+	}
 }
 
 func ptr[T any](v T) *T { return &v }

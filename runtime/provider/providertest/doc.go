@@ -33,6 +33,9 @@
 //     generated message lists of every shape chat.Validate accepts are each sent in one request
 //     and answered; lists chat.Validate refuses are refused before any request with the
 //     *chat.PairingError, as a plain error;
+//   - the cache plan (chat.CachePlan): a request with a plan is sent unchanged and, when
+//     Adapter.CacheMarks reads the markers back from the wire, each ends one of the plan's
+//     prefixes, in order, with the plan's key;
 //   - failures, each a *chat.CallError with the adapter's Provider and exact fields: every error
 //     status classified (408, 409, 429 and 5xx, 529 included, transient; other 4xx permanent),
 //     the wait read from retry-after-ms or Retry-After (seconds or an HTTP-date), a dropped

@@ -118,6 +118,22 @@ func localAdapter() providertest.Adapter {
 			}
 			return chat.Validate(req.Messages)
 		},
+		// The local API carries the plan as it is: its markers end the plan's prefixes.
+		CacheMarks: func(body []byte) (string, []string, error) {
+			var req chat.Request
+			if err := json.Unmarshal(body, &req); err != nil || req.Cache == nil {
+				return "", nil, err
+			}
+			var marks []string
+			for _, m := range req.Cache.Marks(len(req.Messages)) {
+				if m.End == 0 {
+					marks = append(marks, req.Tools[len(req.Tools)-1].Name)
+				} else {
+					marks = append(marks, req.Messages[m.End-1].Text)
+				}
+			}
+			return req.Cache.Key, marks, nil
+		},
 	}
 }
 

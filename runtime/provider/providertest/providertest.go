@@ -55,6 +55,15 @@ type Adapter struct {
 	// server answers it with a 400 error reply carrying the refusal.
 	Check func(r *http.Request, body []byte) error
 
+	// CacheMarks, when set, reads back from a request body where the adapter put the
+	// provider's prompt-cache markers: for each marker, in the order of the request, the text of
+	// the content element it stands on (a text part, a tool result's text; a tool's name for a
+	// marker after the tools; for a marker that stands for the request's last block, such as
+	// Anthropic's top-level cache_control, that block's text), and the cache key the body
+	// carries ("" for none). The cache_plan rule then checks that every marker ends one of the
+	// plan's prefixes, in order, and that a key equals the plan's.
+	CacheMarks func(body []byte) (key string, marks []string, err error)
+
 	// RequestIDHeader, when set, is the response header by which the API names a request
 	// ("request-id", "x-request-id"): the server sends "req_<n>" in it, and every Response must
 	// carry that RequestID.

@@ -32,6 +32,7 @@ var rules = []rule{
 	{"replayed_thread", replayedThread},
 	{"parts_in_every_role", partsInEveryRole},
 	{"only_a_system_prompt", onlyASystemPrompt},
+	{"cache_plan", cachePlan},
 	{"generated_conversations", generatedConversations},
 	{"invalid_conversations_refused_before_sending", invalidConversations},
 	{"error_statuses_classified", errorStatuses},
@@ -237,6 +238,47 @@ func onlyASystemPrompt(e *env) {
 		e.t.Errorf("Generate: %v", err)
 	}
 	e.expectRequests("one call", 1)
+}
+
+// A request with a cache plan is sent as it is (the plan changes no content) and its markers,
+// read back by Adapter.CacheMarks, each end one of the plan's prefixes — after the tools, after
+// the persona's system prompts, after the history's last reply, at the end — in order, with the
+// plan's key when the body carries one; the request is not modified.
+func cachePlan(e *env) {
+	ctx, cancel := callContext()
+	defer cancel()
+	req := e.request(
+		chat.SystemMessage("You answer customer email for Acme."), chat.SystemMessage("Refunds up to EUR 100 need no approval."),
+		chat.UserMessage("Where is my order A-17?"), chat.Message{Role: chat.RoleAssistant, Text: "It shipped on Monday."},
+		chat.SystemMessage("This message came from ada@example.com."), chat.UserMessage("And A-18?"))
+	req.Cache = &chat.CachePlan{Key: "providertest/0123456789abcdef01234567", Tail: true, Breakpoints: []chat.CacheBreakpoint{
+		{End: 0, Scope: chat.CachePersona}, {End: 2, Scope: chat.CachePersona}, {End: 4, Scope: chat.CacheThread}}}
+	if _, err := e.generate(ctx, e.model(), req); err != nil {
+		e.t.Fatalf("Generate: %v", err)
+	}
+	e.expectRequests("one call", 1)
+	if e.a.CacheMarks == nil {
+		return
+	}
+	key, marks, err := e.a.CacheMarks(e.server().Bodies()[0])
+	if err != nil {
+		e.t.Fatalf("Adapter.CacheMarks: %v", err)
+	}
+	if key != "" && key != req.Cache.Key {
+		e.t.Errorf("the body carries cache key %q, want the plan's %q", key, req.Cache.Key)
+	}
+	ends := []string{req.Tools[len(req.Tools)-1].Name, "Refunds up to EUR 100 need no approval.", "It shipped on Monday.", "And A-18?"}
+	k := 0
+	for _, m := range marks {
+		for k < len(ends) && ends[k] != m {
+			k++
+		}
+		if k == len(ends) {
+			e.t.Errorf("markers %q: %q does not end one of the plan's prefixes %q (in order)", marks, m, ends)
+			return
+		}
+		k++
+	}
 }
 
 // generatedCount is how many generated message lists generated_conversations tries; about two

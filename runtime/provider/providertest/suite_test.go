@@ -102,6 +102,19 @@ func TestSuiteCatchesBrokenAdapters(t *testing.T) {
 			}
 			return r, err
 		}, false, []string{"usage_counts_cached_input"}},
+		{"moves its cache markers one message on", func(m chat.Model, ctx context.Context, req *chat.Request) (*chat.Response, error) {
+			if req.Cache == nil {
+				return m.Generate(ctx, req)
+			}
+			cp, plan := *req, *req.Cache
+			plan.Breakpoints = nil
+			for _, b := range req.Cache.Breakpoints {
+				b.End++
+				plan.Breakpoints = append(plan.Breakpoints, b)
+			}
+			cp.Cache = &plan
+			return m.Generate(ctx, &cp)
+		}, false, []string{"cache_plan"}},
 		{"maps max_tokens to end_turn", func(m chat.Model, ctx context.Context, req *chat.Request) (*chat.Response, error) {
 			r, err := m.Generate(ctx, req)
 			if r != nil && r.StopReason == chat.StopMaxTokens {

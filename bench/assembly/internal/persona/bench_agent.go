@@ -36,18 +36,21 @@ func NewBenchAgent(env /*line assembly/bench-agent.persona.yaml:6:5*/ *host. /*l
 			Kind:     "load_file",
 			Pos:      "assembly/bench-agent.persona.yaml:9:5",
 			Resolver: &runtime.LoadFile{Path: "prompts/system.md", Files: opts.Files},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "assembly/bench-agent.persona.yaml:10:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line assembly/bench-agent.persona.yaml:11:13*/, env. /*line assembly/bench-agent.persona.yaml:11:14*/ AccountForSender /*line assembly/internal/persona/bench_agent.go:43:229*/ /*line assembly/bench-agent.persona.yaml:12:25*/, func(r /*line assembly/bench-agent.persona.yaml:12:26*/ host. /*line assembly/bench-agent.persona.yaml:12:26*/ Account) (string, error) {
-				return /*line assembly/bench-agent.persona.yaml:12:26*/ r. /*line assembly/bench-agent.persona.yaml:12:26*/ LLMText() /*line assembly/internal/persona/bench_agent.go:44:179*/, nil
-			} /*line assembly/internal/persona/bench_agent.go:45:61*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line assembly/bench-agent.persona.yaml:11:13*/, env. /*line assembly/bench-agent.persona.yaml:11:14*/ AccountForSender /*line assembly/internal/persona/bench_agent.go:44:229*/ /*line assembly/bench-agent.persona.yaml:12:25*/, func(r /*line assembly/bench-agent.persona.yaml:12:26*/ host. /*line assembly/bench-agent.persona.yaml:12:26*/ Account) (string, error) {
+				return /*line assembly/bench-agent.persona.yaml:12:26*/ r. /*line assembly/bench-agent.persona.yaml:12:26*/ LLMText() /*line assembly/internal/persona/bench_agent.go:45:179*/, nil
+			} /*line assembly/internal/persona/bench_agent.go:46:61*/),
+			Changes: runtime.PerMessage,
 		},
 		runtime.Step{
 			Kind:     "thread_history",
 			Pos:      "assembly/bench-agent.persona.yaml:13:5",
 			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: 50, ReplayResultLimit: 4000},
+			Changes:  runtime.PerThread,
 		},
 	)
 	return p, nil

@@ -35,7 +35,7 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 		Description: "LookupOrder looks up an order or invoice by its number and returns its status and total.\n\nIt only reads, so it may run again after a crash.",
 		InputSchema: json.RawMessage(fullAgentLookupOrderSchema),
 		Idempotent:  true,
-	}, /*line full/full.persona.yaml:15:13*/ env. /*line full/full.persona.yaml:15:13*/ LookupOrder /*line full/out/full_agent.go:38:136*/)
+	}, /*line full/full.persona.yaml:16:13*/ env. /*line full/full.persona.yaml:16:13*/ LookupOrder /*line full/out/full_agent.go:38:136*/)
 	if err != nil {
 		return nil, fmt.Errorf("NewFullAgent: %w", err)
 	}
@@ -43,7 +43,7 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 		Name:        "ping-pong",
 		Description: "Ping takes no arguments.",
 		InputSchema: json.RawMessage(fullAgentPingPongSchema),
-	}, /*line full/full.persona.yaml:16:11*/ host. /*line full/full.persona.yaml:16:11*/ Ping /*line full/out/full_agent.go:46:130*/)
+	}, /*line full/full.persona.yaml:17:11*/ host. /*line full/full.persona.yaml:17:11*/ Ping /*line full/out/full_agent.go:46:130*/)
 	if err != nil {
 		return nil, fmt.Errorf("NewFullAgent: %w", err)
 	}
@@ -70,8 +70,8 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 			},
 		},
 		Tools: []runtime.Tool{
-			/*line full/full.persona.yaml:13:4*/ host. /*line full/full.persona.yaml:13:4*/ WebFetch, /*line full/out/full_agent.go:73:132*/
-			/*line full/full.persona.yaml:14:4*/ host. /*line full/full.persona.yaml:14:4*/ SendEmail, /*line full/out/full_agent.go:74:133*/
+			/*line full/full.persona.yaml:14:4*/ host. /*line full/full.persona.yaml:14:4*/ WebFetch, /*line full/out/full_agent.go:73:132*/
+			/*line full/full.persona.yaml:15:4*/ host. /*line full/full.persona.yaml:15:4*/ SendEmail, /*line full/out/full_agent.go:74:133*/
 			lookupOrderTool,
 			pingPongTool,
 		},
@@ -85,149 +85,168 @@ func NewFullAgent(env /*line full/full.persona.yaml:4:5*/ *host. /*line full/ful
 	p.Mailbox.Name = "Acme Support"
 	p.Mailbox.AcceptFrom = []string{"research-assistant", "billing-agent"}
 	p.Mailbox.DisableSubjectThreading = true
+	p.Cache.TTL = time.Hour
 	p.MessageChain = runtime.NewChain(
 		runtime.Step{
 			Kind:     "load_file",
-			Pos:      "full/full.persona.yaml:18:5",
+			Pos:      "full/full.persona.yaml:19:5",
 			Resolver: &runtime.LoadFile{Path: "prompts/system.md", Files: opts.Files},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind:     "load_file",
-			Pos:      "full/full.persona.yaml:19:5",
-			Resolver: &runtime.LoadFile{PathFunc: fullAgentMessage2Path, Role: chat.RoleUser, Files: opts.Files},
-		},
-		runtime.Step{
-			Kind:     "load_text",
 			Pos:      "full/full.persona.yaml:20:5",
-			Resolver: &runtime.LoadText{TextFunc: fullAgentMessage3Text},
+			Resolver: &runtime.LoadFile{PathFunc: fullAgentMessage2Path, Role: chat.RoleUser, Files: opts.Files},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind:     "load_text",
 			Pos:      "full/full.persona.yaml:21:5",
-			Resolver: &runtime.LoadText{Text: "Static text.", Role: chat.RoleAssistant},
+			Resolver: &runtime.LoadText{TextFunc: fullAgentMessage3Text},
+			Changes:  runtime.PerMessage,
 		},
 		runtime.Step{
-			Kind: "load_record",
-			Pos:  "full/full.persona.yaml:22:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:22:25*/, env. /*line full/full.persona.yaml:22:26*/ AccountForSender /*line full/out/full_agent.go:112:190*/ /*line full/full.persona.yaml:22:63*/, func(r /*line full/full.persona.yaml:22:64*/ host. /*line full/full.persona.yaml:22:64*/ Account) (string, error) {
-				return /*line full/full.persona.yaml:22:64*/ r. /*line full/full.persona.yaml:22:64*/ LLMText() /*line full/out/full_agent.go:113:140*/, nil
-			} /*line full/out/full_agent.go:114:44*/),
+			Kind:     "load_text",
+			Pos:      "full/full.persona.yaml:22:5",
+			Resolver: &runtime.LoadText{Text: "Static text.", Role: chat.RoleAssistant},
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind: "load_record",
 			Pos:  "full/full.persona.yaml:23:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleUser /*line full/full.persona.yaml:23:25*/, env. /*line full/full.persona.yaml:23:26*/ RecentOrders /*line full/out/full_agent.go:119:184*/ /*line full/full.persona.yaml:23:59*/, func(r /*line full/full.persona.yaml:23:60*/ *host. /*line full/full.persona.yaml:23:60*/ Order) (string, error) {
-				return /*line full/full.persona.yaml:23:60*/ r. /*line full/full.persona.yaml:23:60*/ Summary() /*line full/out/full_agent.go:120:140*/, nil
-			} /*line full/out/full_agent.go:121:44*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:23:25*/, env. /*line full/full.persona.yaml:23:26*/ AccountForSender /*line full/out/full_agent.go:117:190*/ /*line full/full.persona.yaml:23:63*/, func(r /*line full/full.persona.yaml:23:64*/ host. /*line full/full.persona.yaml:23:64*/ Account) (string, error) {
+				return /*line full/full.persona.yaml:23:64*/ r. /*line full/full.persona.yaml:23:64*/ LLMText() /*line full/out/full_agent.go:118:140*/, nil
+			} /*line full/out/full_agent.go:119:44*/),
+			Changes: runtime.PerMessage,
 		},
 		runtime.Step{
-			Kind:     "load_record",
-			Pos:      "full/full.persona.yaml:24:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:24:25*/, host. /*line full/full.persona.yaml:24:26*/ Orders /*line full/out/full_agent.go:126:181*/ /*line full/full.persona.yaml:24:76*/, host. /*line full/full.persona.yaml:24:77*/ OrderText /*line full/out/full_agent.go:126:314*/),
+			Kind: "load_record",
+			Pos:  "full/full.persona.yaml:24:5",
+			Resolver: runtime.NewLoadRecord(chat.RoleUser /*line full/full.persona.yaml:24:25*/, env. /*line full/full.persona.yaml:24:26*/ RecentOrders /*line full/out/full_agent.go:125:184*/ /*line full/full.persona.yaml:24:59*/, func(r /*line full/full.persona.yaml:24:60*/ *host. /*line full/full.persona.yaml:24:60*/ Order) (string, error) {
+				return /*line full/full.persona.yaml:24:60*/ r. /*line full/full.persona.yaml:24:60*/ Summary() /*line full/out/full_agent.go:126:140*/, nil
+			} /*line full/out/full_agent.go:127:44*/),
+			Changes: runtime.PerMessage,
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:25:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:25:25*/, host. /*line full/full.persona.yaml:25:26*/ Orders /*line full/out/full_agent.go:131:181*/, runtime.Method( /*line full/full.persona.yaml:25:77*/ host. /*line full/full.persona.yaml:25:77*/ OrderLine /*line full/out/full_agent.go:131:330*/)),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:25:25*/, host. /*line full/full.persona.yaml:25:26*/ Orders /*line full/out/full_agent.go:133:181*/ /*line full/full.persona.yaml:25:76*/, host. /*line full/full.persona.yaml:25:77*/ OrderText /*line full/out/full_agent.go:133:314*/),
+			Changes:  runtime.PerMessage,
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "full/full.persona.yaml:26:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:26:25*/, host. /*line full/full.persona.yaml:26:26*/ Notes /*line full/out/full_agent.go:136:180*/, nil),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:26:25*/, host. /*line full/full.persona.yaml:26:26*/ Orders /*line full/out/full_agent.go:139:181*/, runtime.Method( /*line full/full.persona.yaml:26:77*/ host. /*line full/full.persona.yaml:26:77*/ OrderLine /*line full/out/full_agent.go:139:330*/)),
+			Changes:  runtime.PerMessage,
+		},
+		runtime.Step{
+			Kind:     "load_record",
+			Pos:      "full/full.persona.yaml:27:5",
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:27:25*/, host. /*line full/full.persona.yaml:27:26*/ Notes /*line full/out/full_agent.go:145:180*/, nil),
+			Changes:  runtime.PerThread,
 		},
 		runtime.Step{
 			Kind: "load_record",
-			Pos:  "full/full.persona.yaml:27:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:27:25*/, env. /*line full/full.persona.yaml:27:26*/ AccountForSender /*line full/out/full_agent.go:141:190*/ /*line full/full.persona.yaml:27:63*/, func(r /*line full/full.persona.yaml:27:64*/ host. /*line full/full.persona.yaml:27:64*/ Account) (string, error) {
-				return /*line full/full.persona.yaml:27:64*/ r. /*line full/full.persona.yaml:27:64*/ Render() /*line full/out/full_agent.go:142:139*/
-			} /*line full/out/full_agent.go:143:44*/),
-		},
-		runtime.Step{
-			Kind:     "load_transcript",
-			Pos:      "full/full.persona.yaml:28:5",
-			Resolver: &transcript.Load{Path: "prompts/few-shot.chat", Files: opts.Files},
+			Pos:  "full/full.persona.yaml:28:5",
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line full/full.persona.yaml:28:25*/, env. /*line full/full.persona.yaml:28:26*/ AccountForSender /*line full/out/full_agent.go:151:190*/ /*line full/full.persona.yaml:28:63*/, func(r /*line full/full.persona.yaml:28:64*/ host. /*line full/full.persona.yaml:28:64*/ Account) (string, error) {
+				return /*line full/full.persona.yaml:28:64*/ r. /*line full/full.persona.yaml:28:64*/ Render() /*line full/out/full_agent.go:152:139*/
+			} /*line full/out/full_agent.go:153:44*/),
+			Changes: runtime.PerMessage,
 		},
 		runtime.Step{
 			Kind:     "load_transcript",
 			Pos:      "full/full.persona.yaml:29:5",
+			Resolver: &transcript.Load{Path: "prompts/few-shot.chat", Files: opts.Files},
+			Changes:  runtime.PerPersona,
+		},
+		runtime.Step{
+			Kind:     "load_transcript",
+			Pos:      "full/full.persona.yaml:30:5",
 			Resolver: fullAgentMessage12Transcript(opts.Files),
+			Changes:  runtime.PerPersona,
 		},
 		runtime.Step{
 			Kind:     "thread_summary",
-			Pos:      "full/full.persona.yaml:30:5",
+			Pos:      "full/full.persona.yaml:31:5",
 			Resolver: &runtime.ThreadSummary{Source: opts.History},
+			Changes:  runtime.PerThread,
 		},
 		runtime.Step{
 			Kind:     "thread_history",
-			Pos:      "full/full.persona.yaml:31:5",
-			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: 20, SkipToolCalls: true, ReplayResultLimit: 2000},
+			Pos:      "full/full.persona.yaml:32:5",
+			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: 20, SkipToolCalls: true, ReplayResultLimit: 2000, Step: 5},
+			Changes:  runtime.PerThread,
 		},
 		runtime.Step{
 			Kind: "use",
-			Pos:  "full/full.persona.yaml:32:5",
-			Resolver: /*line full/full.persona.yaml:33:16*/ &host. /*line full/full.persona.yaml:33:16*/ CustomerContext{
-				/*line full/full.persona.yaml:35:8*/ Tier:/*line full/full.persona.yaml:35:14*/ "gold", /*line full/out/full_agent.go:169:132*/
-				/*line full/full.persona.yaml:36:8*/ Greeting:/*line full/full.persona.yaml:36:18*/ "Hello there", /*line full/out/full_agent.go:170:143*/
-				/*line full/full.persona.yaml:37:8*/ Priority:/*line full/full.persona.yaml:37:18*/ -3, /*line full/out/full_agent.go:171:132*/
-				/*line full/full.persona.yaml:38:8*/ Weight:/*line full/full.persona.yaml:38:16*/ 2, /*line full/out/full_agent.go:172:129*/
-				/*line full/full.persona.yaml:39:8*/ Verbose:/*line full/full.persona.yaml:39:17*/ true, /*line full/out/full_agent.go:173:133*/
-				/*line full/full.persona.yaml:40:8*/ Tags: /*line full/full.persona.yaml:40:14*/ []string{
-					/*line full/full.persona.yaml:40:15*/ "vip", /*line full/out/full_agent.go:175:89*/
-					/*line full/full.persona.yaml:40:20*/ "early adopter", /*line full/out/full_agent.go:176:99*/
-				}, /*line full/out/full_agent.go:177:46*/
-				/*line full/full.persona.yaml:41:8*/ Limits: /*line full/full.persona.yaml:41:16*/ host. /*line full/full.persona.yaml:41:16*/ Limits{
-					/*line full/full.persona.yaml:41:17*/ MaxItems:/*line full/full.persona.yaml:41:28*/ 5, /*line full/out/full_agent.go:179:133*/
-					/*line full/full.persona.yaml:41:31*/ Window:/*line full/full.persona.yaml:41:39*/ 90 * time.Second, /*line full/out/full_agent.go:180:146*/
-					/*line full/full.persona.yaml:41:44*/ Labels: /*line full/full.persona.yaml:41:52*/ []string{
-						/*line full/full.persona.yaml:41:53*/ "a", /*line full/out/full_agent.go:182:88*/
-						/*line full/full.persona.yaml:41:56*/ "b", /*line full/out/full_agent.go:183:88*/
-					}, /*line full/out/full_agent.go:184:47*/
-				}, /*line full/out/full_agent.go:185:46*/
-				/*line full/full.persona.yaml:42:8*/ Backup: /*line full/full.persona.yaml:42:16*/ &host. /*line full/full.persona.yaml:42:16*/ Limits{
-					/*line full/full.persona.yaml:42:17*/ MaxItems: /*line full/full.persona.yaml:42:28*/ 1, /*line full/out/full_agent.go:187:134*/
-				}, /*line full/out/full_agent.go:188:46*/
-				/*line full/full.persona.yaml:43:8*/ Extra: /*line full/full.persona.yaml:43:15*/ map[string]string{
-					/*line full/full.persona.yaml:43:16*/ "region": /*line full/full.persona.yaml:43:24*/ "eu", /*line full/out/full_agent.go:190:137*/
-				}, /*line full/out/full_agent.go:191:46*/
-				/*line full/full.persona.yaml:44:8*/ MaxAge:/*line full/full.persona.yaml:44:17*/ new(int(30)), /*line full/out/full_agent.go:192:140*/
-				/*line full/full.persona.yaml:45:8*/ Meta: /*line full/full.persona.yaml:45:14*/ map[string]any{
+			Pos:  "full/full.persona.yaml:33:5",
+			Resolver: /*line full/full.persona.yaml:34:16*/ &host. /*line full/full.persona.yaml:34:16*/ CustomerContext{
+				/*line full/full.persona.yaml:36:8*/ Tier:/*line full/full.persona.yaml:36:14*/ "gold", /*line full/out/full_agent.go:184:132*/
+				/*line full/full.persona.yaml:37:8*/ Greeting:/*line full/full.persona.yaml:37:18*/ "Hello there", /*line full/out/full_agent.go:185:143*/
+				/*line full/full.persona.yaml:38:8*/ Priority:/*line full/full.persona.yaml:38:18*/ -3, /*line full/out/full_agent.go:186:132*/
+				/*line full/full.persona.yaml:39:8*/ Weight:/*line full/full.persona.yaml:39:16*/ 2, /*line full/out/full_agent.go:187:129*/
+				/*line full/full.persona.yaml:40:8*/ Verbose:/*line full/full.persona.yaml:40:17*/ true, /*line full/out/full_agent.go:188:133*/
+				/*line full/full.persona.yaml:41:8*/ Tags: /*line full/full.persona.yaml:41:14*/ []string{
+					/*line full/full.persona.yaml:41:15*/ "vip", /*line full/out/full_agent.go:190:89*/
+					/*line full/full.persona.yaml:41:20*/ "early adopter", /*line full/out/full_agent.go:191:99*/
+				}, /*line full/out/full_agent.go:192:46*/
+				/*line full/full.persona.yaml:42:8*/ Limits: /*line full/full.persona.yaml:42:16*/ host. /*line full/full.persona.yaml:42:16*/ Limits{
+					/*line full/full.persona.yaml:42:17*/ MaxItems:/*line full/full.persona.yaml:42:28*/ 5, /*line full/out/full_agent.go:194:133*/
+					/*line full/full.persona.yaml:42:31*/ Window:/*line full/full.persona.yaml:42:39*/ 90 * time.Second, /*line full/out/full_agent.go:195:146*/
+					/*line full/full.persona.yaml:42:44*/ Labels: /*line full/full.persona.yaml:42:52*/ []string{
+						/*line full/full.persona.yaml:42:53*/ "a", /*line full/out/full_agent.go:197:88*/
+						/*line full/full.persona.yaml:42:56*/ "b", /*line full/out/full_agent.go:198:88*/
+					}, /*line full/out/full_agent.go:199:47*/
+				}, /*line full/out/full_agent.go:200:46*/
+				/*line full/full.persona.yaml:43:8*/ Backup: /*line full/full.persona.yaml:43:16*/ &host. /*line full/full.persona.yaml:43:16*/ Limits{
+					/*line full/full.persona.yaml:43:17*/ MaxItems: /*line full/full.persona.yaml:43:28*/ 1, /*line full/out/full_agent.go:202:134*/
+				}, /*line full/out/full_agent.go:203:46*/
+				/*line full/full.persona.yaml:44:8*/ Extra: /*line full/full.persona.yaml:44:15*/ map[string]string{
+					/*line full/full.persona.yaml:44:16*/ "region": /*line full/full.persona.yaml:44:24*/ "eu", /*line full/out/full_agent.go:205:137*/
+				}, /*line full/out/full_agent.go:206:46*/
+				/*line full/full.persona.yaml:45:8*/ MaxAge:/*line full/full.persona.yaml:45:17*/ new(int(30)), /*line full/out/full_agent.go:207:140*/
+				/*line full/full.persona.yaml:46:8*/ Meta: /*line full/full.persona.yaml:46:14*/ map[string]any{
 					"source": "crm",
 					"score":  0.5,
-				}, /*line full/out/full_agent.go:196:46*/
-				/*line full/full.persona.yaml:46:8*/ Steps: /*line full/full.persona.yaml:46:15*/ [] /*line full/full.persona.yaml:46:15*/ host. /*line full/full.persona.yaml:46:15*/ Limits{
-					/*line full/full.persona.yaml:46:16*/ host. /*line full/full.persona.yaml:46:16*/ Limits{
-						/*line full/full.persona.yaml:46:17*/ MaxItems: /*line full/full.persona.yaml:46:28*/ 1, /*line full/out/full_agent.go:199:135*/
-					}, /*line full/out/full_agent.go:200:47*/
-					/*line full/full.persona.yaml:46:32*/ host. /*line full/full.persona.yaml:46:32*/ Limits{
-						/*line full/full.persona.yaml:46:33*/ MaxItems: /*line full/full.persona.yaml:46:44*/ 2, /*line full/out/full_agent.go:202:135*/
-					}, /*line full/out/full_agent.go:203:47*/
-				}, /*line full/out/full_agent.go:204:46*/
-			}, /*line full/out/full_agent.go:205:45*/
+				}, /*line full/out/full_agent.go:211:46*/
+				/*line full/full.persona.yaml:47:8*/ Steps: /*line full/full.persona.yaml:47:15*/ [] /*line full/full.persona.yaml:47:15*/ host. /*line full/full.persona.yaml:47:15*/ Limits{
+					/*line full/full.persona.yaml:47:16*/ host. /*line full/full.persona.yaml:47:16*/ Limits{
+						/*line full/full.persona.yaml:47:17*/ MaxItems: /*line full/full.persona.yaml:47:28*/ 1, /*line full/out/full_agent.go:214:135*/
+					}, /*line full/out/full_agent.go:215:47*/
+					/*line full/full.persona.yaml:47:32*/ host. /*line full/full.persona.yaml:47:32*/ Limits{
+						/*line full/full.persona.yaml:47:33*/ MaxItems: /*line full/full.persona.yaml:47:44*/ 2, /*line full/out/full_agent.go:217:135*/
+					}, /*line full/out/full_agent.go:218:47*/
+				}, /*line full/out/full_agent.go:219:46*/
+			}, /*line full/out/full_agent.go:220:45*/
+			Changes: runtime.PerMessage,
 		},
 		runtime.Step{
 			Kind: "use",
-			Pos:  "full/full.persona.yaml:47:5",
-			Resolver: /*line full/full.persona.yaml:47:20*/ &host. /*line full/full.persona.yaml:47:20*/ ValueResolver{
-				/*line full/full.persona.yaml:47:67*/ Text: /*line full/full.persona.yaml:47:73*/ "from a value receiver", /*line full/out/full_agent.go:211:151*/
-			}, /*line full/out/full_agent.go:212:45*/
+			Pos:  "full/full.persona.yaml:48:5",
+			Resolver: /*line full/full.persona.yaml:48:20*/ &host. /*line full/full.persona.yaml:48:20*/ ValueResolver{
+				/*line full/full.persona.yaml:48:67*/ Text: /*line full/full.persona.yaml:48:73*/ "from a value receiver", /*line full/out/full_agent.go:227:151*/
+			}, /*line full/out/full_agent.go:228:45*/
+			Changes: runtime.PerMessage,
 		},
 	)
 	p.ResponsibilityChain = runtime.NewChain(
 		runtime.Step{
 			Kind:     "load_text",
-			Pos:      "full/full.persona.yaml:49:5",
+			Pos:      "full/full.persona.yaml:50:5",
 			Resolver: &runtime.LoadText{TextFunc: fullAgentResponsibility1Text},
+			Changes:  runtime.PerMessage,
 		},
 		runtime.Step{
 			Kind:     "thread_history",
-			Pos:      "full/full.persona.yaml:50:5",
+			Pos:      "full/full.persona.yaml:51:5",
 			Resolver: &runtime.ThreadHistory{Source: opts.History, Limit: runtime.NoLimit},
+			Changes:  runtime.PerThread,
 		},
 	)
 	return p, nil
 }
 
-// fullAgentLookupOrderSchema is the input schema of the tool lookup_order (method env.LookupOrder, full/full.persona.yaml:15:14), derived from host.OrderQuery at generate time.
+// fullAgentLookupOrderSchema is the input schema of the tool lookup_order (method env.LookupOrder, full/full.persona.yaml:16:14), derived from host.OrderQuery at generate time.
 const fullAgentLookupOrderSchema = `{
   "type": "object",
   "properties": {
@@ -249,35 +268,35 @@ const fullAgentLookupOrderSchema = `{
   "additionalProperties": false
 }`
 
-// fullAgentPingPongSchema is the input schema of the tool ping-pong (function example.com/fixture/host.Ping, full/full.persona.yaml:16:12), derived from host.Empty at generate time.
+// fullAgentPingPongSchema is the input schema of the tool ping-pong (function example.com/fixture/host.Ping, full/full.persona.yaml:17:12), derived from host.Empty at generate time.
 const fullAgentPingPongSchema = `{
   "type": "object",
   "additionalProperties": false
 }`
 
-// fullAgentMessage2Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (full/full.persona.yaml:19:23).
+// fullAgentMessage2Path renders the template "personas/{{ .Persona.Name }}/PERSONA.md" (full/full.persona.yaml:20:23).
 func fullAgentMessage2Path(inv *runtime.Invocation) (string, error) {
 	if inv.Persona == nil {
-		return "", errors.New("template at full/full.persona.yaml:19:23: the invocation has no Persona")
+		return "", errors.New("template at full/full.persona.yaml:20:23: the invocation has no Persona")
 	}
 	return "personas/" + inv.Persona.Name + "/PERSONA.md", nil
 }
 
-// fullAgentMessage3Text renders the template "You are {{ .Persona.Description }} Writing to {{ .Inbound.From }} (to {{ .Inbound.To }}, cc {{ .Inbound.Cc }}) on {{ .Inbound.Date }} about \"{{ .Inbound.Subject }}\"." (full/full.persona.yaml:20:23).
+// fullAgentMessage3Text renders the template "You are {{ .Persona.Description }} Writing to {{ .Inbound.From }} (to {{ .Inbound.To }}, cc {{ .Inbound.Cc }}) on {{ .Inbound.Date }} about \"{{ .Inbound.Subject }}\"." (full/full.persona.yaml:21:23).
 func fullAgentMessage3Text(inv *runtime.Invocation) (string, error) {
 	if inv.Persona == nil {
-		return "", errors.New("template at full/full.persona.yaml:20:23: the invocation has no Persona")
+		return "", errors.New("template at full/full.persona.yaml:21:23: the invocation has no Persona")
 	}
 	if inv.Inbound == nil {
-		return "", errors.New("template at full/full.persona.yaml:20:23: the invocation has no Inbound message (a scheduled run)")
+		return "", errors.New("template at full/full.persona.yaml:21:23: the invocation has no Inbound message (a scheduled run)")
 	}
 	return "You are " + inv.Persona.Description + " Writing to " + inv.Inbound.From + " (to " + strings.Join(inv.Inbound.To, ", ") + ", cc " + strings.Join(inv.Inbound.Cc, ", ") + ") on " + runtime.FormatDate(inv.Inbound.Date) + " about \"" + inv.Inbound.Subject + "\".", nil
 }
 
-// fullAgentMessage12Path renders the template "personas/{{ .Persona.Name }}/examples.chat" (full/full.persona.yaml:29:29).
+// fullAgentMessage12Path renders the template "personas/{{ .Persona.Name }}/examples.chat" (full/full.persona.yaml:30:29).
 func fullAgentMessage12Path(inv *runtime.Invocation) (string, error) {
 	if inv.Persona == nil {
-		return "", errors.New("template at full/full.persona.yaml:29:29: the invocation has no Persona")
+		return "", errors.New("template at full/full.persona.yaml:30:29: the invocation has no Persona")
 	}
 	return "personas/" + inv.Persona.Name + "/examples.chat", nil
 }
@@ -296,13 +315,13 @@ func fullAgentMessage12Transcript(files *runtime.Files) runtime.Resolver {
 	})
 }
 
-// fullAgentResponsibility1Text renders the template "Run {{ .Responsibility.Name }} ({{ .Responsibility.Schedule }}, {{ .Responsibility.Timezone }}) for {{ .Persona.Name }}; id {{ .CorrelationID }}." (full/full.persona.yaml:49:23).
+// fullAgentResponsibility1Text renders the template "Run {{ .Responsibility.Name }} ({{ .Responsibility.Schedule }}, {{ .Responsibility.Timezone }}) for {{ .Persona.Name }}; id {{ .CorrelationID }}." (full/full.persona.yaml:50:23).
 func fullAgentResponsibility1Text(inv *runtime.Invocation) (string, error) {
 	if inv.Responsibility == nil {
-		return "", errors.New("template at full/full.persona.yaml:49:23: the invocation has no Responsibility (a reply run)")
+		return "", errors.New("template at full/full.persona.yaml:50:23: the invocation has no Responsibility (a reply run)")
 	}
 	if inv.Persona == nil {
-		return "", errors.New("template at full/full.persona.yaml:49:23: the invocation has no Persona")
+		return "", errors.New("template at full/full.persona.yaml:50:23: the invocation has no Persona")
 	}
 	return "Run " + inv.Responsibility.Name + " (" + inv.Responsibility.Schedule + ", " + inv.Responsibility.Timezone + ") for " + inv.Persona.Name + "; id " + inv.CorrelationID + ".", nil
 }

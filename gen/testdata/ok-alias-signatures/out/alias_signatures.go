@@ -23,11 +23,13 @@ func NewAliasSignatures(opts runtime.Options) (*runtime.Persona, error) {
 			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line ok-alias-signatures/spec.persona.yaml:4:25*/, host. /*line ok-alias-signatures/spec.persona.yaml:4:26*/ AliasSliceLoader /*line ok-alias-signatures/out/alias_signatures.go:23:239*/ /*line ok-alias-signatures/spec.persona.yaml:4:88*/, func(r /*line ok-alias-signatures/spec.persona.yaml:4:89*/ host. /*line ok-alias-signatures/spec.persona.yaml:4:89*/ Account) (string, error) {
 				return /*line ok-alias-signatures/spec.persona.yaml:4:89*/ r. /*line ok-alias-signatures/spec.persona.yaml:4:89*/ Headline() /*line ok-alias-signatures/out/alias_signatures.go:24:189*/, nil
 			} /*line ok-alias-signatures/out/alias_signatures.go:25:64*/),
+			Changes: runtime.PerMessage,
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "ok-alias-signatures/spec.persona.yaml:5:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line ok-alias-signatures/spec.persona.yaml:5:25*/, host. /*line ok-alias-signatures/spec.persona.yaml:5:26*/ AliasSliceLoader /*line ok-alias-signatures/out/alias_signatures.go:30:239*/ /*line ok-alias-signatures/spec.persona.yaml:5:86*/, host. /*line ok-alias-signatures/spec.persona.yaml:5:87*/ AccountTitle /*line ok-alias-signatures/out/alias_signatures.go:30:423*/),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line ok-alias-signatures/spec.persona.yaml:5:25*/, host. /*line ok-alias-signatures/spec.persona.yaml:5:26*/ AliasSliceLoader /*line ok-alias-signatures/out/alias_signatures.go:31:239*/ /*line ok-alias-signatures/spec.persona.yaml:5:86*/, host. /*line ok-alias-signatures/spec.persona.yaml:5:87*/ AccountTitle /*line ok-alias-signatures/out/alias_signatures.go:31:423*/),
+			Changes:  runtime.PerMessage,
 		},
 	)
 	return p, nil

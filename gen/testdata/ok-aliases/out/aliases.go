@@ -30,14 +30,16 @@ func NewAliases(env /*line ok-aliases/spec.persona.yaml:3:5*/ *host. /*line ok-a
 					/*line ok-aliases/spec.persona.yaml:5:87*/ MaxItems: /*line ok-aliases/spec.persona.yaml:5:98*/ 2, /*line ok-aliases/out/aliases.go:30:146*/
 				}, /*line ok-aliases/out/aliases.go:31:48*/
 			}, /*line ok-aliases/out/aliases.go:32:47*/
+			Changes: runtime.PerMessage,
 		},
 		runtime.Step{
 			Kind: "use",
 			Pos:  "ok-aliases/spec.persona.yaml:6:5",
 			Resolver: /*line ok-aliases/spec.persona.yaml:6:20*/ &host. /*line ok-aliases/spec.persona.yaml:6:20*/ IntPair{
-				/*line ok-aliases/spec.persona.yaml:6:61*/ First:/*line ok-aliases/spec.persona.yaml:6:68*/ 1, /*line ok-aliases/out/aliases.go:38:141*/
-				/*line ok-aliases/spec.persona.yaml:6:71*/ Second:/*line ok-aliases/spec.persona.yaml:6:79*/ 2, /*line ok-aliases/out/aliases.go:39:142*/
-			}, /*line ok-aliases/out/aliases.go:40:47*/
+				/*line ok-aliases/spec.persona.yaml:6:61*/ First:/*line ok-aliases/spec.persona.yaml:6:68*/ 1, /*line ok-aliases/out/aliases.go:39:141*/
+				/*line ok-aliases/spec.persona.yaml:6:71*/ Second:/*line ok-aliases/spec.persona.yaml:6:79*/ 2, /*line ok-aliases/out/aliases.go:40:142*/
+			}, /*line ok-aliases/out/aliases.go:41:47*/
+			Changes: runtime.PerMessage,
 		},
 	)
 	return p, nil

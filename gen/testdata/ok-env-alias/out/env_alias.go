@@ -28,11 +28,13 @@ func NewEnvAlias(env /*line ok-env-alias/spec.persona.yaml:3:5*/ *host. /*line o
 			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line ok-env-alias/spec.persona.yaml:5:25*/, env. /*line ok-env-alias/spec.persona.yaml:5:26*/ AccountForSender /*line ok-env-alias/out/env_alias.go:28:210*/ /*line ok-env-alias/spec.persona.yaml:5:63*/, func(r /*line ok-env-alias/spec.persona.yaml:5:64*/ host. /*line ok-env-alias/spec.persona.yaml:5:64*/ Account) (string, error) {
 				return /*line ok-env-alias/spec.persona.yaml:5:64*/ r. /*line ok-env-alias/spec.persona.yaml:5:64*/ LLMText() /*line ok-env-alias/out/env_alias.go:29:160*/, nil
 			} /*line ok-env-alias/out/env_alias.go:30:50*/),
+			Changes: runtime.PerMessage,
 		},
 		runtime.Step{
 			Kind:     "load_record",
 			Pos:      "ok-env-alias/spec.persona.yaml:6:5",
-			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line ok-env-alias/spec.persona.yaml:6:25*/, env. /*line ok-env-alias/spec.persona.yaml:6:26*/ RecentOrders /*line ok-env-alias/out/env_alias.go:35:206*/, nil),
+			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line ok-env-alias/spec.persona.yaml:6:25*/, env. /*line ok-env-alias/spec.persona.yaml:6:26*/ RecentOrders /*line ok-env-alias/out/env_alias.go:36:206*/, nil),
+			Changes:  runtime.PerMessage,
 		},
 	)
 	return p, nil

@@ -36,16 +36,19 @@ func NewShadows(env /*line ok-handwritten-shadows-imports/spec.persona.yaml:3:5*
 			Resolver: runtimepkg.NewLoadRecord(chat.RoleSystem /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:25*/, env. /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:26*/ AccountForSender /*line ok-handwritten-shadows-imports/out/shadows.go:36:265*/ /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:63*/, func(r /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:64*/ hostpkg1. /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:64*/ Account) (string, error) {
 				return /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:64*/ r. /*line ok-handwritten-shadows-imports/spec.persona.yaml:6:64*/ LLMText() /*line ok-handwritten-shadows-imports/out/shadows.go:37:212*/, nil
 			} /*line ok-handwritten-shadows-imports/out/shadows.go:38:66*/),
+			Changes: runtimepkg.PerMessage,
 		},
 		runtimepkg.Step{
 			Kind:     "load_text",
 			Pos:      "ok-handwritten-shadows-imports/spec.persona.yaml:7:5",
 			Resolver: &runtimepkg.LoadText{TextFunc: shadowsMessage2Text},
+			Changes:  runtimepkg.PerMessage,
 		},
 		runtimepkg.Step{
 			Kind:     "thread_history",
 			Pos:      "ok-handwritten-shadows-imports/spec.persona.yaml:8:5",
 			Resolver: &runtimepkg.ThreadHistory{Source: opts.History},
+			Changes:  runtimepkg.PerThread,
 		},
 	)
 	return p, nil

@@ -22,6 +22,7 @@ func NewJsonDashName(opts runtime.Options) (*runtime.Persona, error) {
 			Resolver: /*line ok-json-dash-name/spec.persona.yaml:4:20*/ &host. /*line ok-json-dash-name/spec.persona.yaml:4:20*/ Dashed{
 				/*line ok-json-dash-name/spec.persona.yaml:4:60*/ Dash: /*line ok-json-dash-name/spec.persona.yaml:4:65*/ "x", /*line ok-json-dash-name/out/json_dash_name.go:23:171*/
 			}, /*line ok-json-dash-name/out/json_dash_name.go:24:61*/
+			Changes: runtime.PerMessage,
 		},
 	)
 	return p, nil

@@ -21,11 +21,13 @@ func NewLongTemplate(opts runtime.Options) (*runtime.Persona, error) {
 			Kind:     "load_text",
 			Pos:      "ok-long-template/spec.persona.yaml:4:5",
 			Resolver: &runtime.LoadText{TextFunc: longTemplateMessage1Text},
+			Changes:  runtime.PerMessage,
 		},
 		runtime.Step{
 			Kind:     "load_text",
 			Pos:      "ok-long-template/spec.persona.yaml:5:5",
 			Resolver: &runtime.LoadText{TextFunc: longTemplateMessage2Text},
+			Changes:  runtime.PerMessage,
 		},
 	)
 	return p, nil

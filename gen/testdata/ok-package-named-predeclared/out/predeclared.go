@@ -29,13 +29,15 @@ func NewPredeclared(env /*line ok-package-named-predeclared/spec.persona.yaml:3:
 			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line ok-package-named-predeclared/spec.persona.yaml:5:25*/, env. /*line ok-package-named-predeclared/spec.persona.yaml:5:26*/ Load /*line ok-package-named-predeclared/out/predeclared.go:29:248*/ /*line ok-package-named-predeclared/spec.persona.yaml:5:51*/, func(r /*line ok-package-named-predeclared/spec.persona.yaml:5:52*/ stringpkg. /*line ok-package-named-predeclared/spec.persona.yaml:5:52*/ Record) (string, error) {
 				return /*line ok-package-named-predeclared/spec.persona.yaml:5:52*/ r. /*line ok-package-named-predeclared/spec.persona.yaml:5:52*/ Line() /*line ok-package-named-predeclared/out/predeclared.go:30:207*/, nil
 			} /*line ok-package-named-predeclared/out/predeclared.go:31:68*/),
+			Changes: runtime.PerMessage,
 		},
 		runtime.Step{
 			Kind: "use",
 			Pos:  "ok-package-named-predeclared/spec.persona.yaml:6:5",
 			Resolver: /*line ok-package-named-predeclared/spec.persona.yaml:6:20*/ &newpkg. /*line ok-package-named-predeclared/spec.persona.yaml:6:20*/ Resolver{
-				/*line ok-package-named-predeclared/spec.persona.yaml:6:90*/ Max: /*line ok-package-named-predeclared/spec.persona.yaml:6:95*/ new(int(30)), /*line ok-package-named-predeclared/out/predeclared.go:37:209*/
-			}, /*line ok-package-named-predeclared/out/predeclared.go:38:69*/
+				/*line ok-package-named-predeclared/spec.persona.yaml:6:90*/ Max: /*line ok-package-named-predeclared/spec.persona.yaml:6:95*/ new(int(30)), /*line ok-package-named-predeclared/out/predeclared.go:38:209*/
+			}, /*line ok-package-named-predeclared/out/predeclared.go:39:69*/
+			Changes: runtime.PerMessage,
 		},
 	)
 	return p, nil

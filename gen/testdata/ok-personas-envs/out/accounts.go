@@ -26,6 +26,7 @@ func NewAccounts(env /*line ok-personas-envs/c.persona.yaml:3:5*/ *host. /*line 
 			Kind:     "load_record",
 			Pos:      "ok-personas-envs/c.persona.yaml:5:5",
 			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line ok-personas-envs/c.persona.yaml:5:25*/, env. /*line ok-personas-envs/c.persona.yaml:5:26*/ RecentOrders /*line ok-personas-envs/out/accounts.go:28:211*/, nil),
+			Changes:  runtime.PerMessage,
 		},
 	)
 	return p, nil

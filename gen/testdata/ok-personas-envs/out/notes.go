@@ -26,6 +26,7 @@ func NewNotes(env /*line ok-personas-envs/a.persona.yaml:3:5*/ *host. /*line ok-
 			Kind:     "load_record",
 			Pos:      "ok-personas-envs/a.persona.yaml:5:5",
 			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line ok-personas-envs/a.persona.yaml:5:25*/, env. /*line ok-personas-envs/a.persona.yaml:5:26*/ BaseNotes /*line ok-personas-envs/out/notes.go:28:205*/, nil),
+			Changes:  runtime.PerMessage,
 		},
 	)
 	return p, nil

@@ -17,6 +17,7 @@ func NewPlain(opts runtime.Options) (*runtime.Persona, error) {
 			Kind:     "load_text",
 			Pos:      "ok-personas-envs/b.persona.yaml:4:5",
 			Resolver: &runtime.LoadText{Text: "hi"},
+			Changes:  runtime.PerPersona,
 		},
 	)
 	return p, nil

@@ -39,14 +39,16 @@ func NewPointerFields(opts runtime.Options) (*runtime.Persona, error) {
 					/*line ok-pointer-fields/spec.persona.yaml:12:22*/ "silver", /*line ok-pointer-fields/out/pointer_fields.go:39:122*/
 				}, /*line ok-pointer-fields/out/pointer_fields.go:40:62*/
 			}, /*line ok-pointer-fields/out/pointer_fields.go:41:61*/
+			Changes: runtime.PerMessage,
 		},
 		runtime.Step{
 			Kind: "use",
 			Pos:  "ok-pointer-fields/spec.persona.yaml:13:5",
 			Resolver: /*line ok-pointer-fields/spec.persona.yaml:13:20*/ &host. /*line ok-pointer-fields/spec.persona.yaml:13:20*/ Pointers{
-				/*line ok-pointer-fields/spec.persona.yaml:13:62*/ Any:/*line ok-pointer-fields/spec.persona.yaml:13:67*/ new(any(3)), /*line ok-pointer-fields/out/pointer_fields.go:47:179*/
-				/*line ok-pointer-fields/spec.persona.yaml:13:70*/ Tier:/*line ok-pointer-fields/spec.persona.yaml:13:76*/ nil, /*line ok-pointer-fields/out/pointer_fields.go:48:172*/
-			}, /*line ok-pointer-fields/out/pointer_fields.go:49:61*/
+				/*line ok-pointer-fields/spec.persona.yaml:13:62*/ Any:/*line ok-pointer-fields/spec.persona.yaml:13:67*/ new(any(3)), /*line ok-pointer-fields/out/pointer_fields.go:48:179*/
+				/*line ok-pointer-fields/spec.persona.yaml:13:70*/ Tier:/*line ok-pointer-fields/spec.persona.yaml:13:76*/ nil, /*line ok-pointer-fields/out/pointer_fields.go:49:172*/
+			}, /*line ok-pointer-fields/out/pointer_fields.go:50:61*/
+			Changes: runtime.PerMessage,
 		},
 	)
 	return p, nil

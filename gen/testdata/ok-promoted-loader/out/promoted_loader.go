@@ -26,6 +26,7 @@ func NewPromotedLoader(env /*line ok-promoted-loader/spec.persona.yaml:3:5*/ *ho
 			Kind:     "load_record",
 			Pos:      "ok-promoted-loader/spec.persona.yaml:5:5",
 			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line ok-promoted-loader/spec.persona.yaml:5:25*/, env. /*line ok-promoted-loader/spec.persona.yaml:5:26*/ BaseNotes /*line ok-promoted-loader/out/promoted_loader.go:28:227*/, nil),
+			Changes:  runtime.PerMessage,
 		},
 	)
 	return p, nil

@@ -21,6 +21,7 @@ func NewRecordTypeInternalOk(opts runtime.Options) (*runtime.Persona, error) {
 			Kind:     "load_record",
 			Pos:      "ok-record-type-internal/spec.persona.yaml:4:5",
 			Resolver: runtime.NewLoadRecord(chat.RoleSystem /*line ok-record-type-internal/spec.persona.yaml:4:25*/, api. /*line ok-record-type-internal/spec.persona.yaml:4:26*/ Load /*line ok-record-type-internal/out/record_type_internal_ok.go:23:245*/, nil),
+			Changes:  runtime.PerMessage,
 		},
 	)
 	return p, nil

@@ -33,6 +33,7 @@ func NewWithRecursiveTypes(opts runtime.Options) (*runtime.Persona, error) {
 					}, /*line ok-with-recursive-types/out/with_recursive_types.go:33:75*/
 				}, /*line ok-with-recursive-types/out/with_recursive_types.go:34:74*/
 			}, /*line ok-with-recursive-types/out/with_recursive_types.go:35:73*/
+			Changes: runtime.PerMessage,
 		},
 	)
 	return p, nil

@@ -24,6 +24,7 @@ func Adapter(api API) providertest.Adapter {
 			}
 			return check(api, body)
 		},
+		CacheMarks: func(body []byte) (string, []string, error) { return CacheMarks(api, body) },
 	}
 	switch api {
 	case Anthropic:

@@ -20,7 +20,14 @@ type anMessages struct {
 	Metadata      *struct {
 		UserID string `json:"user_id"`
 	} `json:"metadata"`
-	ServiceTier string `json:"service_tier"`
+	ServiceTier  string   `json:"service_tier"`
+	CacheControl *anCache `json:"cache_control"`
+}
+
+// anCache is a cache_control marker.
+type anCache struct {
+	Type string `json:"type"`
+	TTL  string `json:"ttl"`
 }
 
 type anThinking struct {
@@ -47,6 +54,9 @@ type anBlock struct {
 	Thinking  *string         `json:"thinking"`
 	Signature *string         `json:"signature"`
 	Data      *string         `json:"data"`
+	// CacheControl marks a prompt-cache breakpoint (text, image, document, tool_use and
+	// tool_result blocks).
+	CacheControl *anCache `json:"cache_control"`
 }
 
 type anSource struct {
@@ -56,9 +66,10 @@ type anSource struct {
 }
 
 type anTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"input_schema"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	CacheControl *anCache        `json:"cache_control"`
 }
 
 var anToolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,128}$`)
@@ -86,6 +97,10 @@ const (
 	AnSystemText      = "system content must be text blocks"
 	AnUserOnlyContent = "this block type is not allowed in this role"
 	AnStopSequence    = "stop_sequences: each stop sequence must contain non-whitespace text"
+	AnCacheType       = `cache_control: type must be "ephemeral" and ttl "5m" or "1h"`
+	AnCacheCount      = "A maximum of 4 blocks with cache_control may be provided"
+	AnCacheTTLOrder   = `a ttl="1h" cache_control block must not come after a ttl="5m" cache_control block`
+	AnCacheThinking   = "cache_control cannot be set on thinking or redacted_thinking blocks"
 )
 
 // CheckAnthropic runs the Anthropic server's rules on a Messages request body and returns the
@@ -116,6 +131,9 @@ func CheckAnthropic(body []byte) error {
 	}
 	if len(req.Messages) == 0 {
 		return fail("", AnNoMessages)
+	}
+	if err := anCacheMarkers(body); err != nil {
+		return err
 	}
 	msgs := make([]anMessage, len(req.Messages))
 	blocks := make([][]anBlock, len(req.Messages))
@@ -246,8 +264,9 @@ func anSystem(path string, raw json.RawMessage) error {
 	}
 	for i, b := range bs {
 		var blk struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
+			Type         string   `json:"type"`
+			Text         string   `json:"text"`
+			CacheControl *anCache `json:"cache_control"`
 		}
 		if json.Unmarshal(b, &blk) != nil || blk.Type != "text" {
 			return fail(at(path, i), AnSystemText)
@@ -476,6 +495,60 @@ func objectSchema(path string, raw json.RawMessage, msg string) error {
 	var typ string
 	if json.Unmarshal(s["type"], &typ) != nil || typ != "object" {
 		return fail(path, "%s", msg)
+	}
+	return nil
+}
+
+// anCacheMarkers checks the request's cache_control markers, in the order the API renders a
+// request (tools, system, messages; the top-level marker stands for the last block): each of
+// type ephemeral with a ttl of 5m or 1h (absent: 5m), none on a thinking block, at most
+// MaxBreakpoints in all, and no 1h marker after a 5m one (see the rules table, cache.go).
+func anCacheMarkers(body []byte) error {
+	seq, err := anthropicBlocks(body)
+	if err != nil {
+		return err
+	}
+	n, short := 0, ""
+	for _, b := range seq.blocks {
+		if b.mark == nil {
+			continue
+		}
+		if b.thinking {
+			return fail(b.path, AnCacheThinking)
+		}
+		n++
+		if err := checkTTL(b.path, b.mark); err != nil {
+			return err
+		}
+		ttl := b.mark.TTL
+		if ttl == "" {
+			ttl = "5m"
+		}
+		if ttl == "1h" && short != "" {
+			return fail(b.path, "%s (the 5m one at %s)", AnCacheTTLOrder, short)
+		}
+		if ttl == "5m" && short == "" {
+			short = b.path
+		}
+	}
+	if seq.auto != nil {
+		n++
+		if err := checkTTL("cache_control", seq.auto); err != nil {
+			return err
+		}
+		if ttl := seq.auto.TTL; ttl == "1h" && short != "" {
+			return fail("cache_control", "%s (the 5m one at %s)", AnCacheTTLOrder, short)
+		}
+	}
+	if n > MaxBreakpoints {
+		return fail("", "%s. Found %d.", AnCacheCount, n)
+	}
+	return nil
+}
+
+func checkTTL(path string, c *anCache) error {
+	if c.Type != "ephemeral" || c.TTL != "" && c.TTL != "5m" && c.TTL != "1h" {
+		return fail(path+".cache_control", "%s, got type %q ttl %q", AnCacheType, c.Type, c.TTL)
 	}
 	return nil
 }

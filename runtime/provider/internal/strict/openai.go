@@ -6,20 +6,38 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/personagen/personagen/runtime/provider"
 )
 
 // The Chat Completions request, as far as the adapter uses it (plus the Extra keys tests pass).
 type chatRequest struct {
-	Model               *string           `json:"model"`
-	Messages            []json.RawMessage `json:"messages"`
-	MaxCompletionTokens *int64            `json:"max_completion_tokens"`
-	Temperature         *float64          `json:"temperature"`
-	TopP                *float64          `json:"top_p"`
-	Stop                json.RawMessage   `json:"stop"`
-	Tools               []json.RawMessage `json:"tools"`
-	Seed                *int64            `json:"seed"`
-	ReasoningEffort     string            `json:"reasoning_effort"`
-	User                string            `json:"user"`
+	Model                *string           `json:"model"`
+	Messages             []json.RawMessage `json:"messages"`
+	MaxCompletionTokens  *int64            `json:"max_completion_tokens"`
+	Temperature          *float64          `json:"temperature"`
+	TopP                 *float64          `json:"top_p"`
+	Stop                 json.RawMessage   `json:"stop"`
+	Tools                []json.RawMessage `json:"tools"`
+	Seed                 *int64            `json:"seed"`
+	ReasoningEffort      string            `json:"reasoning_effort"`
+	User                 string            `json:"user"`
+	PromptCacheKey       *string           `json:"prompt_cache_key"`
+	PromptCacheRetention string            `json:"prompt_cache_retention"`
+	PromptCacheOptions   *oaCacheOptions   `json:"prompt_cache_options"`
+}
+
+// oaCacheOptions is prompt_cache_options; oaBreakpoint a content part's prompt_cache_breakpoint.
+type oaCacheOptions struct {
+	Mode                 string `json:"mode"`
+	TTL                  string `json:"ttl"`
+	Prewarm              *bool  `json:"prewarm"`
+	ComparisonResponseID string `json:"comparison_response_id"`
+}
+
+type oaBreakpoint struct {
+	Mode string `json:"mode"`
+	TTL  string `json:"ttl"`
 }
 
 type chatMessage struct {
@@ -78,7 +96,80 @@ const (
 	OaReasoningNoData = "a reasoning item needs its encrypted_content when store is false"
 	OaReasoningNext   = "a reasoning item was provided without its required following item"
 	OaMaxOutput       = "max_output_tokens: must be at least 16"
+	OaCacheKey        = "prompt_cache_key: a non-empty string of at most 64 characters"
+	OaCacheRetention  = `prompt_cache_retention: must be "in_memory" or "24h"`
+	OaCacheModel      = "prompt_cache_options and prompt_cache_breakpoint are supported for gpt-5.6 and later models"
+	OaCacheCount      = "a request can write up to four prompt cache breakpoints"
+	OaBreakpoint      = `prompt_cache_breakpoint: mode must be "explicit" and ttl "30m" or "12h"`
+	OaCacheOptions    = `prompt_cache_options: mode must be "implicit" or "explicit"`
 )
+
+// oaExplicitCache checks the explicit prompt-cache controls of an OpenAI request body: every
+// prompt_cache_breakpoint of mode explicit with a ttl of 30m or 12h (or none), at most four,
+// prompt_cache_options of mode implicit or explicit and a ttl the API takes (ttls), and either
+// only on gpt-5.6 and later (provider.ExplicitCacheBreakpoints).
+func oaExplicitCache(body []byte, model string, opts *oaCacheOptions, ttls ...string) error {
+	var v any
+	_ = json.Unmarshal(body, &v)
+	var paths []string
+	var bad string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if k == "prompt_cache_breakpoint" {
+					paths = append(paths, path)
+					bp, _ := e.(map[string]any)
+					mode, _ := bp["mode"].(string)
+					ttl, _ := bp["ttl"].(string)
+					if mode != "explicit" || ttl != "" && ttl != "30m" && ttl != "12h" {
+						bad = path + ".prompt_cache_breakpoint"
+					}
+					continue
+				}
+				walk(path+"."+k, e)
+			}
+		case []any:
+			for i, e := range x {
+				walk(at(path, i), e)
+			}
+		}
+	}
+	walk("", v)
+	if len(paths) == 0 && opts == nil {
+		return nil
+	}
+	if !provider.ExplicitCacheBreakpoints(model) {
+		return fail("prompt_cache_options", "%s, not %s", OaCacheModel, model)
+	}
+	if bad != "" {
+		return fail(strings.TrimPrefix(bad, "."), OaBreakpoint)
+	}
+	if len(paths) > 4 {
+		return fail("", "%s, got %d", OaCacheCount, len(paths))
+	}
+	if opts != nil {
+		if opts.Mode != "" && opts.Mode != "implicit" && opts.Mode != "explicit" {
+			return fail("prompt_cache_options.mode", OaCacheOptions)
+		}
+		if opts.TTL != "" && !slices.Contains(ttls, opts.TTL) {
+			return fail("prompt_cache_options.ttl", "ttl must be one of %s, got %q", strings.Join(ttls, ", "), opts.TTL)
+		}
+	}
+	return nil
+}
+
+// oaCacheFields checks the prompt-cache fields both OpenAI APIs take.
+func oaCacheFields(key *string, retention string) error {
+	if key != nil && (*key == "" || len(*key) > 64) {
+		return fail("prompt_cache_key", OaCacheKey)
+	}
+	if retention != "" && retention != "in_memory" && retention != "24h" {
+		return fail("prompt_cache_retention", "%s, got %q", OaCacheRetention, retention)
+	}
+	return nil
+}
 
 // CheckChat runs the Chat Completions server's rules on a request body and returns the first
 // broken one, or nil.
@@ -92,6 +183,12 @@ func CheckChat(body []byte) error {
 	}
 	if len(req.Messages) == 0 {
 		return fail("", OaNoMessages)
+	}
+	if err := oaCacheFields(req.PromptCacheKey, req.PromptCacheRetention); err != nil {
+		return err
+	}
+	if err := oaExplicitCache(body, *req.Model, req.PromptCacheOptions, "30m"); err != nil {
+		return err
 	}
 	if !isNull(req.Stop) {
 		var stops []string
@@ -250,8 +347,9 @@ func chatTextContent(path string, raw json.RawMessage, _ bool) error {
 	}
 	for i, r := range parts {
 		var p struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
+			Type                  string        `json:"type"`
+			Text                  string        `json:"text"`
+			PromptCacheBreakpoint *oaBreakpoint `json:"prompt_cache_breakpoint"`
 		}
 		if json.Unmarshal(r, &p) != nil || p.Type != "text" {
 			return fail(at(path, i), "%s: only text parts here", OaPartRole)
@@ -290,6 +388,7 @@ func chatUserContent(path string, raw json.RawMessage) error {
 				FileData string `json:"file_data"`
 				Filename string `json:"filename"`
 			} `json:"file"`
+			PromptCacheBreakpoint *oaBreakpoint `json:"prompt_cache_breakpoint"`
 		}
 		if err := decode(pp, r, &p); err != nil {
 			return err

@@ -19,8 +19,11 @@ type rsRequest struct {
 		Effort  string `json:"effort"`
 		Summary string `json:"summary"`
 	} `json:"reasoning"`
-	Instructions string `json:"instructions"`
-	User         string `json:"user"`
+	Instructions         string          `json:"instructions"`
+	User                 string          `json:"user"`
+	PromptCacheKey       *string         `json:"prompt_cache_key"`
+	PromptCacheRetention string          `json:"prompt_cache_retention"`
+	PromptCacheOptions   *oaCacheOptions `json:"prompt_cache_options"`
 }
 
 type rsItem struct {
@@ -59,6 +62,12 @@ func checkResponses(body []byte, allowStore bool) error {
 	}
 	if req.MaxOutputTokens != nil && *req.MaxOutputTokens < 16 {
 		return fail("max_output_tokens", OaMaxOutput)
+	}
+	if err := oaCacheFields(req.PromptCacheKey, req.PromptCacheRetention); err != nil {
+		return err
+	}
+	if err := oaExplicitCache(body, *req.Model, req.PromptCacheOptions, "30m", "12h"); err != nil {
+		return err
 	}
 	store := req.Store != nil && *req.Store
 	if store && !allowStore || req.Store == nil && !allowStore {
@@ -232,6 +241,8 @@ func rsContent(path string, raw json.RawMessage, allowed ...string) error {
 			Detail   string  `json:"detail"`
 			FileData *string `json:"file_data"`
 			Filename *string `json:"filename"`
+			// PromptCacheBreakpoint is checked by oaExplicitCache.
+			PromptCacheBreakpoint *oaBreakpoint `json:"prompt_cache_breakpoint"`
 		}
 		if err := decode(pp, r, &p); err != nil {
 			return err

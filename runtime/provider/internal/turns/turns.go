@@ -71,8 +71,30 @@ const ErrorResultPrefix = "[tool error] "
 // It returns the chat.Validate error (a *chat.PairingError) for a list that breaks the
 // pairing invariant, and then appends nothing.
 func Normalize(dst []Turn, msgs []chat.Message) ([]Turn, error) {
+	dst, _, err := NormalizeMarked(dst, msgs, nil)
+	return dst, err
+}
+
+// Mark is where a prefix of the messages ends among the normalised turns: Turn is the index
+// (from the first appended turn) of the turn holding the prefix's last content, and Parts,
+// Calls and Results how many of that turn's parts, calls and results the prefix holds. Turn is
+// -1 when the prefix holds no content at all (it ends after the tools). The prefix's last
+// element is the turn's last call when Calls > 0 (an assistant turn renders calls after its
+// parts), else its last result (a Results turn), else its last part.
+type Mark struct {
+	Turn, Parts, Calls, Results int
+}
+
+// NormalizeMarked is Normalize that also returns, for each message count in ends (ascending),
+// the Mark where msgs[:end] ends among the turns; a prefix whose last messages were dropped
+// (blank) ends at the content before them.
+func NormalizeMarked(dst []Turn, msgs []chat.Message, ends []int) ([]Turn, []Mark, error) {
 	if err := chat.Validate(msgs); err != nil {
-		return dst, err
+		return dst, nil, err
+	}
+	var marks []Mark
+	if len(ends) > 0 {
+		marks = make([]Mark, 0, len(ends))
 	}
 	start := len(dst)
 	// The one-part contents of text messages share one array (each a capped window of it).
@@ -93,8 +115,20 @@ func Normalize(dst []Turn, msgs []chat.Message) ([]Turn, error) {
 		}
 		return partsContent(m.Parts)
 	}
+	mark := func(done int) {
+		for len(marks) < len(ends) && ends[len(marks)] <= done {
+			if len(dst) == start {
+				marks = append(marks, Mark{Turn: -1})
+				continue
+			}
+			t := &dst[len(dst)-1]
+			marks = append(marks, Mark{Turn: len(dst) - 1 - start, Parts: len(t.Parts), Calls: len(t.Calls), Results: len(t.Results)})
+		}
+	}
+	mark(0)
 	results := 0
 	for i := range msgs {
+		mark(i)
 		m := &msgs[i]
 		if m.Role == chat.RoleTool {
 			if results == 0 {
@@ -131,6 +165,7 @@ func Normalize(dst []Turn, msgs []chat.Message) ([]Turn, error) {
 		}
 		dst = append(dst, t)
 	}
+	mark(len(msgs))
 	first := start
 	for first < len(dst) && dst[first].Kind == System {
 		first++
@@ -139,8 +174,13 @@ func Normalize(dst []Turn, msgs []chat.Message) ([]Turn, error) {
 		dst = append(dst, Turn{})
 		copy(dst[first+1:], dst[first:])
 		dst[first] = Turn{Kind: User, Parts: []chat.Part{chat.TextPart(OpeningText)}}
+		for k := range marks {
+			if marks[k].Turn >= first-start {
+				marks[k].Turn++
+			}
+		}
 	}
-	return dst, nil
+	return dst, marks, nil
 }
 
 func kindOf(r chat.Role) Kind {

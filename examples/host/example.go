@@ -1,11 +1,15 @@
 package host
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
-// SampleEnv returns the example host's data: Brightline GmbH's two contacts, its invoice
-// INV-2025-0117 (paid twice, refunded to a card that was replaced) and subscription, and the
-// research assistant's watched topics — what the demo and the example service run on.
-func SampleEnv() *Env {
+// ExampleEnv returns the example host's data: the customers' accounts of the example support
+// thread, their orders and invoices, and the research assistant's topics. The demo runs on it,
+// and the example fixtures name it as their env (a review builds the personas with it); it
+// never fails.
+func ExampleEnv(ctx context.Context) (*Env, error) {
 	since := time.Date(2022, 5, 17, 0, 0, 0, 0, time.UTC)
 	at := func(day, hour, min, sec int) time.Time { return time.Date(2025, 3, day, hour, min, sec, 0, time.UTC) }
 	return &Env{
@@ -27,5 +31,5 @@ func SampleEnv() *Env {
 			{Name: "AI coding assistants", Keywords: []string{"code review", "agents", "IDE"}, Why: "Acme Tracker's automation roadmap competes with them."},
 			{Name: "EU Data Act", Keywords: []string{"data portability", "cloud switching"}, Why: "Customers ask how to export their workspaces."},
 		},
-	}
+	}, nil
 }
