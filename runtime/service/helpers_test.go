@@ -3,6 +3,7 @@ package service
 import (
 	"bytes"
 	"context"
+	"database/sql/driver"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -256,4 +257,103 @@ func replies(t *testing.T, st *store.Store) map[string]int {
 		}
 	}
 	return out
+}
+
+// cutConnector wraps a store's connections so that a context ending in the middle of a statement
+// can be staged: before the first statement whose text contains match runs, hook is called (it
+// cancels a context, say); when the statement's ctx has ended by then, the statement still runs
+// to its end on the server, as one already sent does, and the caller gets ctx's error — what a
+// client sees when its context ends while the server carries out its statement.
+type cutConnector struct {
+	driver.Connector
+	match string
+	hook  func()
+	once  *sync.Once
+}
+
+func cutAt(match string, hook func()) func(driver.Connector) driver.Connector {
+	return func(c driver.Connector) driver.Connector {
+		return cutConnector{Connector: c, match: match, hook: hook, once: &sync.Once{}}
+	}
+}
+
+func (c cutConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &cutConn{Conn: conn, c: c}, nil
+}
+
+type cutConn struct {
+	driver.Conn
+	c cutConnector
+}
+
+// cut reports whether query is the one to cut off, calling the hook if so.
+func (c *cutConn) cut(ctx context.Context, query string) bool {
+	if !strings.Contains(query, c.c.match) {
+		return false
+	}
+	hit := false
+	c.c.once.Do(func() {
+		hit = true
+		c.c.hook()
+	})
+	return hit && ctx.Err() != nil
+}
+
+func (c *cutConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if c.cut(ctx, query) {
+		if _, err := c.Conn.(driver.ExecerContext).ExecContext(context.WithoutCancel(ctx), query, args); err != nil {
+			return nil, err
+		}
+		return nil, ctx.Err()
+	}
+	return c.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
+}
+
+func (c *cutConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if c.cut(ctx, query) {
+		rows, err := c.Conn.(driver.QueryerContext).QueryContext(context.WithoutCancel(ctx), query, args)
+		if err != nil {
+			return nil, err
+		}
+		dest := make([]driver.Value, len(rows.Columns()))
+		rows.Next(dest) // an UPDATE … RETURNING writes at its first row
+		rows.Close()
+		return nil, ctx.Err()
+	}
+	return c.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
+}
+
+func (c *cutConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
+}
+
+func (c *cutConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	return c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+}
+
+func (c *cutConn) Ping(ctx context.Context) error { return c.Conn.(driver.Pinger).Ping(ctx) }
+
+func (c *cutConn) ResetSession(ctx context.Context) error {
+	if r, ok := c.Conn.(driver.SessionResetter); ok {
+		return r.ResetSession(ctx)
+	}
+	return nil
+}
+
+func (c *cutConn) IsValid() bool {
+	if v, ok := c.Conn.(driver.Validator); ok {
+		return v.IsValid()
+	}
+	return true
+}
+
+func (c *cutConn) CheckNamedValue(nv *driver.NamedValue) error {
+	if ch, ok := c.Conn.(driver.NamedValueChecker); ok {
+		return ch.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
 }

@@ -12,17 +12,26 @@ import (
 	"github.com/personagen/personagen/runtime/store"
 )
 
-// sendTimeout bounds one Send.
-const sendTimeout = 2 * time.Minute
+// sendTimeout bounds one Send; sendLease is how long a claim of a reply to send lasts (a worker
+// that died holding one gives the reply back when it ends).
+const (
+	sendTimeout = 2 * time.Minute
+	sendLease   = sendTimeout + time.Minute
+)
 
 // sendLoop claims unsent replies while ctx lives and sends each on work, at most Senders at
 // once.
 func (s *Service) sendLoop(ctx, work context.Context, flights *sync.WaitGroup) {
 	claimLoop(s, ctx, work, flights, "send", s.senders, s.wakeSend,
 		func(ctx context.Context) (int64, bool, error) {
-			return s.st.ClaimSend(ctx, store.SendClaim{Mailboxes: s.names, Holder: s.holder, LeaseFor: sendTimeout + time.Minute})
+			return s.st.ClaimSend(ctx, store.SendClaim{Mailboxes: s.names, Holder: s.holder, LeaseFor: sendLease})
 		},
-		s.send)
+		s.send,
+		func(ctx context.Context, seq int64) {
+			if _, err := s.st.SendFailed(ctx, seq, s.holder, time.Now(), ""); err != nil {
+				s.log.Warn("giving back the reply claimed as the service stopped failed; its claim runs out instead", "seq", seq, "error", err)
+			}
+		})
 }
 
 // send sends the claimed reply seq and records the outcome.

@@ -22,9 +22,11 @@ const claimMargin = 5 * time.Second
 // claimLoop claims work of one kind while ctx lives and does each claim on work in a goroutine
 // of its own, at most slots at once: claim returns the next claim (ok false when there is none,
 // or when it has nothing it may claim now), do carries it out. Between fruitless claims it idles
-// until wake, the poll interval, or ctx's end.
+// until wake, the poll interval, or ctx's end. A claim runs on work, not ctx: one cut off by the
+// stop could have been made in the database all the same, and nobody would give it back before
+// its lease ended; a claim made as ctx ended is handed to giveBack instead of do.
 func claimLoop[W any](s *Service, ctx, work context.Context, flights *sync.WaitGroup, kind string, slots int, wake <-chan struct{},
-	claim func(ctx context.Context) (w W, ok bool, err error), do func(ctx context.Context, w W)) {
+	claim func(ctx context.Context) (w W, ok bool, err error), do, giveBack func(ctx context.Context, w W)) {
 	sem := make(chan struct{}, slots)
 	for {
 		select {
@@ -33,7 +35,7 @@ func claimLoop[W any](s *Service, ctx, work context.Context, flights *sync.WaitG
 			return
 		}
 		t0 := time.Now()
-		w, ok, err := claim(ctx)
+		w, ok, err := claim(work)
 		s.metrics.claimed(ctx, kind, time.Since(t0), err)
 		if err != nil || !ok {
 			<-sem
@@ -42,6 +44,12 @@ func claimLoop[W any](s *Service, ctx, work context.Context, flights *sync.WaitG
 			}
 			s.idle(ctx, wake)
 			continue
+		}
+		if ctx.Err() != nil {
+			// Claimed as the stop began: give it back for another replica to take at once.
+			<-sem
+			giveBack(work, w)
+			return
 		}
 		flights.Add(1)
 		go func() {
@@ -71,7 +79,25 @@ func (s *Service) replyLoop(ctx, work context.Context, flights *sync.WaitGroup) 
 		func(ctx context.Context, w store.ClaimedReply) {
 			defer s.leave(w.Mailbox)
 			s.answer(ctx, w)
+		},
+		func(ctx context.Context, w store.ClaimedReply) {
+			defer s.leave(w.Mailbox)
+			s.giveBack(ctx, w)
 		})
+}
+
+// giveBack releases the claim w made as the service began to stop, to be claimed again at once.
+func (s *Service) giveBack(ctx context.Context, w store.ClaimedReply) {
+	log := s.log.With("persona", w.Mailbox, "seq", w.Seq)
+	m, err := s.st.MessageBySeq(ctx, w.Seq)
+	if err == nil {
+		_, err = s.st.ReleaseReply(ctx, w.Mailbox, m.ThreadID, s.holder, time.Time{}, "", false)
+	}
+	if err != nil {
+		log.Warn("giving back the work claimed as the service stopped failed; its claim runs out instead", "error", err)
+		return
+	}
+	log.Info("work claimed as the service stopped; given back", "thread", m.ThreadID)
 }
 
 // idle waits for a wake-up, the poll interval, or ctx's end.
@@ -136,10 +162,15 @@ func (s *Service) answer(ctx context.Context, w store.ClaimedReply) {
 		s.log.Info("resuming the thread's unfinished run first", "persona", p.Name, "thread", busy.Running.ThreadID,
 			"run", busy.Running.Key, "status", busy.Running.Status, "seq", w.Seq)
 		first, ferr := s.reply(ctx, p, busy.Running.MessageSeq)
+		var fre *agent.RunError
 		switch {
-		case ferr == nil || errors.Is(ferr, store.ErrRunFinished):
+		case ferr == nil || errors.Is(ferr, store.ErrRunFinished) || errors.As(ferr, &fre) && fre.Final:
+			// The earlier run ended (answered, or failed for good): the thread is free.
 			res, err = s.reply(ctx, p, w.Seq)
-		case errors.Is(ferr, store.ErrWaiting):
+		default:
+			// The earlier run stopped again, or still waits for approval: its outcome says when
+			// the thread is tried next (a stop's attempts count against the retry policy), and
+			// the later messages stay pending behind it.
 			res, err = first, ferr
 		}
 	}
@@ -167,11 +198,18 @@ func (s *Service) reply(ctx context.Context, p *runtime.Persona, seq int64) (*ag
 	return s.runner.Reply(ctx, agent.Inbound{Persona: p, Message: store.Message{Message: history.Message{Seq: seq}}})
 }
 
-// settle records what a reply attempt's outcome means for the thread's work.
+// settle records what a reply attempt's outcome means for the thread's work. res and err are
+// the outcome of the run answering w.Seq, or of an earlier message's run of the thread that the
+// claim resumed first and that stopped again: a run that ended answers the messages up to its
+// own, so a later message of the claim stays pending.
 func (s *Service) settle(ctx context.Context, log *slog.Logger, p *runtime.Persona, w store.ClaimedReply, thread string, res *agent.Result, err error) {
 	bg := context.WithoutCancel(ctx) // the bookkeeping of a stopping run still reaches the store
+	answered := w.Seq
+	if res != nil && res.Run.MessageSeq != 0 {
+		answered = res.Run.MessageSeq
+	}
 	complete := func(msg string, args ...any) {
-		if _, cerr := s.st.CompleteReply(bg, p.Name, thread, w.Seq, s.holder); cerr != nil {
+		if _, cerr := s.st.CompleteReply(bg, p.Name, thread, answered, s.holder); cerr != nil {
 			log.Warn("recording the answered work failed; its claim runs out and the next claim finds the run finished", "error", cerr)
 			return
 		}

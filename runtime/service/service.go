@@ -63,7 +63,9 @@ type Config struct {
 	Sender Sender
 	// Holder names this worker in leases and claims: unique among the workers running at once,
 	// kept across restarts when the host can (a pod's or replica's name) so a restarted worker
-	// resumes its own cut-off runs at once. "" = "<hostname>/<pid>/<random>".
+	// resumes its own cut-off runs at once (Run gives back the claims its earlier process held,
+	// and the runner resumes the runs it held without waiting for their leases).
+	// "" = "<hostname>/<pid>/<random>".
 	Holder string
 	// Workers bounds the runs this process works on at once (default DefaultWorkers);
 	// PersonaWorkers bounds those of one persona (default: Workers). Both are per process: N
@@ -271,6 +273,13 @@ func (s *Service) Run(ctx context.Context) error {
 	defer kill()
 
 	s.log.Info("service started", "holder", s.holder, "personas", len(s.names), "workers", s.workers)
+	// Claims under this holder are an earlier process's (holders are unique among the workers
+	// running at once): give them back, so its cut-off work resumes now, not when they expire.
+	if replies, sends, err := s.st.ReleaseHolder(ctx, s.holder); err != nil {
+		s.log.Warn("giving back the claims of this holder's earlier process failed; they run out instead", "error", store.RedactDSN(err.Error()))
+	} else if replies+sends > 0 {
+		s.log.Info("claims of this holder's earlier process given back", "replies", replies, "sends", sends)
+	}
 	var loops sync.WaitGroup   // the claim loops and receivers: they stop with ctx
 	var flights sync.WaitGroup // the runs and sends in flight: they stop with work
 	loops.Go(func() { s.replyLoop(ctx, work, &flights) })

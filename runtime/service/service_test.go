@@ -6,15 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/personagen/personagen/runtime"
+	"github.com/personagen/personagen/runtime/agent"
 	"github.com/personagen/personagen/runtime/chat"
+	"github.com/personagen/personagen/runtime/history"
 	"github.com/personagen/personagen/runtime/schedule"
 	"github.com/personagen/personagen/runtime/store"
 )
@@ -431,6 +435,245 @@ func TestDeliveredBounceMarksTheReply(t *testing.T) {
 		}
 		if n := d.calls.Load(); n != 1 {
 			t.Errorf("%d model calls: the bounce must not be answered", n)
+		}
+	})
+}
+
+// A thread whose earlier message's run was cut off (it stopped transiently, nobody resumes it)
+// and that got a later message: the claim of the later message resumes the earlier run first,
+// then answers the later message in the same claim — no second claim, no wait for the thread.
+func TestClaimResumesTheThreadsUnfinishedRunFirst(t *testing.T) {
+	eachDB(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		st := openStore(t, dsn)
+		d := newDesk()
+		d.fail = func(n int64) error {
+			if n == 1 {
+				return &chat.CallError{Provider: "test", StatusCode: 529, Transient: true, Err: errors.New("overloaded")}
+			}
+			return nil
+		}
+		logs := &logBuffer{}
+		cfg := config(st, d, &memSender{}, "w1", logs)
+		deliverer, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := deliverer.Deliver(ctx, bytes.NewReader(email("q1@cust.example", "", "Hello", "Hi.")), Envelope{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The first run stops at its model's outage and stays running, its lease released.
+		first := &agent.Runner{Store: st, Model: d, Holder: "w0", Logger: slog.New(slog.DiscardHandler)}
+		if _, err := first.Reply(ctx, agent.Inbound{Persona: d.persona, Message: store.Message{Message: history.Message{Seq: in.Deliveries[0].Message.Seq}}}); err == nil {
+			t.Fatal("the first run did not stop")
+		}
+		later, err := deliverer.Deliver(ctx, bytes.NewReader(email("q2@cust.example", "q1@cust.example", "Re: Hello", "Hello again.")), Envelope{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start(t, cfg)
+		waitFor(t, "both messages answered", func() bool { return settled(t, st) })
+		if got := replies(t, st); got["q1@cust.example"] != 1 || got["q2@cust.example"] != 1 {
+			t.Errorf("replies: %v", got)
+		}
+		if n := d.calls.Load(); n != 3 {
+			t.Errorf("%d model calls, want 3 (the outage, the resumed run, the later message's run)", n)
+		}
+		var got []string
+		for _, r := range logs.records(t) {
+			switch r["msg"] {
+			case "resuming the thread's unfinished run first", "thread busy with another run; waiting for it", "reply run finished":
+				got = append(got, fmt.Sprintf("%s seq=%v already_finished=%v", r["msg"], r["seq"], r["already_finished"]))
+			}
+		}
+		seq := later.Deliveries[0].Message.Seq
+		want := []string{
+			fmt.Sprintf("resuming the thread's unfinished run first seq=%d already_finished=<nil>", seq),
+			fmt.Sprintf("reply run finished seq=%d already_finished=false", seq),
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("log records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
+}
+
+// The same thread during a model outage that does not end: the earlier run is retried with
+// backoff until RetryPolicy.Attempts, then abandoned, and the later message is answered after it
+// — tried, retried and abandoned in turn — so the work ends and the model calls are bounded.
+func TestUnfinishedRunFirstIsRetriedWithinThePolicy(t *testing.T) {
+	eachDB(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		st := openStore(t, dsn)
+		d := newDesk()
+		d.fail = func(n int64) error {
+			return &chat.CallError{Provider: "test", StatusCode: 529, Transient: true, Err: errors.New("overloaded")}
+		}
+		cfg := config(st, d, &memSender{}, "w1", nil)
+		deliverer, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := deliverer.Deliver(ctx, bytes.NewReader(email("q1@cust.example", "", "Hello", "Hi.")), Envelope{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := &agent.Runner{Store: st, Model: d, Holder: "w0", Logger: slog.New(slog.DiscardHandler)}
+		if _, err := first.Reply(ctx, agent.Inbound{Persona: d.persona, Message: store.Message{Message: history.Message{Seq: in.Deliveries[0].Message.Seq}}}); err == nil {
+			t.Fatal("the first run did not stop")
+		}
+		if _, err := deliverer.Deliver(ctx, bytes.NewReader(email("q2@cust.example", "q1@cust.example", "Re: Hello", "Hello again.")), Envelope{}); err != nil {
+			t.Fatal(err)
+		}
+		start(t, cfg)
+		waitFor(t, "the work ended", func() bool { return settled(t, st) })
+		runs, err := st.Runs(ctx, store.RunQuery{Kind: store.RunReply})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range runs {
+			got = append(got, fmt.Sprintf("%s attempt %d: %.34s", r.Status, r.Attempt, r.Reason))
+		}
+		// Attempts counts each run's attempts: the first run's stop in w0 is its first.
+		want := []string{"abandoned attempt 6: retries exhausted after 6 attempts", "abandoned attempt 6: retries exhausted after 6 attempts"}
+		if !slices.Equal(got, want) {
+			t.Errorf("runs: %q, want %q", got, want)
+		}
+		if n := d.calls.Load(); n != 12 {
+			t.Errorf("%d model calls, want 12 (6 attempts of each run)", n)
+		}
+	})
+}
+
+// A stop that begins while a claim's statement is on its way: the claim is made in the database
+// all the same, and the stopping service gives it back at once instead of leaving it to its
+// lease — reply work and send work alike.
+func TestAClaimMadeAsTheServiceStopsIsGivenBack(t *testing.T) {
+	eachDB(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		st := openStore(t, dsn)
+		d := newDesk()
+		// run runs a service on a store whose claim statement (match) ends the service's context
+		// while it runs, and returns when the service stopped.
+		run := func(match string, sender Sender) {
+			t.Helper()
+			svcCtx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			cut, err := store.Open(ctx, dsn, store.WithConnector(cutAt(match, cancel)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cut.Close()
+			svc, err := New(config(cut, d, sender, "w1", nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- svc.Run(svcCtx) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the service did not stop")
+			}
+		}
+		deliverer, err := New(config(st, d, nil, "w0", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := deliverer.Deliver(ctx, bytes.NewReader(email("q1@cust.example", "", "Hello", "Hi.")), Envelope{}); err != nil {
+			t.Fatal(err)
+		}
+		run("claim_seq = ", nil)
+		pending, err := st.PendingReplies(ctx, "", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pending) != 1 || pending[0].Holder != "" || !pending[0].AvailableAt.IsZero() || pending[0].ClaimSeq != 1 {
+			t.Fatalf("reply work after the stop: %+v; want it claimed (claim seq 1) and given back", pending)
+		}
+		if n := d.calls.Load(); n != 0 {
+			t.Errorf("%d model calls by the stopping service", n)
+		}
+
+		// The reply is answered (no sender: it waits in the outbox), then a stopping service
+		// claims it to send.
+		_, stop := start(t, config(st, d, nil, "w2", nil))
+		waitFor(t, "the message answered", func() bool {
+			c, err := st.CountPending(ctx)
+			return err == nil && c.Replies == 0 && c.Sends == 1
+		})
+		stop()
+		sender := &memSender{}
+		run("attempts = attempts + 1", sender)
+		runs, err := st.Runs(ctx, store.RunQuery{Kind: store.RunReply})
+		if err != nil || len(runs) != 1 {
+			t.Fatalf("runs: %v, %v", runs, err)
+		}
+		rep, err := st.ReplyOf(ctx, runs[0].Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		state, err := st.ReplyState(ctx, rep.Seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if state.Status != "unsent" || state.Attempts != 1 || state.NextAt.After(time.Now()) {
+			t.Errorf("the reply after the stop: %+v; want it claimed once and given back", state)
+		}
+		if n := len(sender.counts()); n != 0 {
+			t.Errorf("the stopping service sent %d replies", n)
+		}
+	})
+}
+
+// A worker restarted under its holder name takes its earlier process's claims back at once:
+// here claims an hour long (of a thread and of a reply to send) that a crash left behind.
+func TestARestartUnderTheSameHolderResumesItsClaimsAtOnce(t *testing.T) {
+	eachDB(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		st := openStore(t, dsn)
+		d := newDesk()
+		// A reply waiting to be sent (answered by a service without a sender).
+		svc, stop := start(t, config(st, d, nil, "w0", nil))
+		if _, err := svc.Deliver(ctx, bytes.NewReader(email("q1@cust.example", "", "Hello", "Hi.")), Envelope{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the first message answered", func() bool {
+			c, err := st.CountPending(ctx)
+			return err == nil && c.Replies == 0 && c.Sends == 1
+		})
+		stop()
+		if _, err := svc.Deliver(ctx, bytes.NewReader(email("q2@cust.example", "", "Again", "Hi again.")), Envelope{}); err != nil {
+			t.Fatal(err)
+		}
+		// The crashed process "w1" had claimed both, for an hour.
+		if _, ok, err := st.ClaimReply(ctx, store.ReplyClaim{Mailboxes: []string{"support"}, Holder: "w1", LeaseFor: time.Hour}); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		if _, ok, err := st.ClaimSend(ctx, store.SendClaim{Mailboxes: []string{"support"}, Holder: "w1", LeaseFor: time.Hour}); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		sender, logs := &memSender{}, &logBuffer{}
+		start(t, config(st, d, sender, "w1", logs))
+		waitFor(t, "the work of the crashed process done", func() bool { return settled(t, st) })
+		if got := replies(t, st); got["q1@cust.example"] != 1 || got["q2@cust.example"] != 1 {
+			t.Errorf("replies: %v", got)
+		}
+		if n := len(sender.counts()); n != 2 {
+			t.Errorf("%d replies sent, want 2", n)
+		}
+		found := false
+		for _, r := range logs.records(t) {
+			if r["msg"] == "claims of this holder's earlier process given back" {
+				found = r["replies"] == 1.0 && r["sends"] == 1.0
+			}
+		}
+		if !found {
+			t.Error("no log record of the 1 reply claim and 1 send claim given back")
 		}
 	})
 }

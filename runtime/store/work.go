@@ -240,6 +240,40 @@ func (s *Store) ReleaseReply(ctx context.Context, mailbox, threadID, holder stri
 	return n == 1, nil
 }
 
+// ReleaseHolder gives back every claim holder holds — threads' reply work and replies to send —
+// to be claimed again at once, and returns how many of each it gave back. A worker calls it as
+// it starts under the name it had before (a replica's stable name, see runtime/service
+// Config.Holder): holder names are unique among the workers running at once, so any claim under
+// its name is its earlier process's, cut off by a crash, and another wait for the claims' leases
+// would only delay the work. Two statements, each reading the claimed and retry-waiting rows of
+// the available-work index only (a claim's available_at is its lease's end, in the future).
+// Errors: ErrInvalid (wrapped) for a bad holder, or the database's (wrapped).
+func (s *Store) ReleaseHolder(ctx context.Context, holder string) (replies, sends int64, err error) {
+	if err := checkKey("work holder", holder, MaxNameChars); err != nil {
+		return 0, 0, err
+	}
+	now, err := s.clock()
+	if err != nil {
+		return 0, 0, err
+	}
+	q, args := s.dialect.releaseHolderQuery("pending_replies", indexPendingReplies, holder, now)
+	if replies, err = s.affected(ctx, q, args...); err != nil {
+		return 0, 0, fmt.Errorf("store: give back the reply claims of %q: %w", holder, err)
+	}
+	q, args = s.dialect.releaseHolderQuery("mail_outbox", indexOutbox, holder, now)
+	if sends, err = s.affected(ctx, q, args...); err != nil {
+		return replies, 0, fmt.Errorf("store: give back the send claims of %q: %w", holder, err)
+	}
+	return replies, sends, nil
+}
+
+// releaseHolderQuery is ReleaseHolder's statement on table (pending_replies or mail_outbox,
+// through its available-work index) and its arguments.
+func (d Dialect) releaseHolderQuery(table, index, holder string, now time.Time) (string, []any) {
+	return d.rebind(`UPDATE ` + d.indexed(table, index) + ` SET available_at = ?, holder = '' WHERE available_at > ? AND holder = ?`),
+		[]any{d.timeArg(notBefore), d.timeArg(now), holder}
+}
+
 // PendingReply is one thread with inbound messages waiting for an answer.
 type PendingReply struct {
 	Mailbox  string

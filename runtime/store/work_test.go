@@ -422,6 +422,11 @@ func TestWorkClaimPlans(t *testing.T) {
 				// reads past them to the first of its own (here at most one per mailbox).
 				s.dialect.replyClaimArgs("w1", clock.Now().Add(time.Minute), clock.Now(), nil, []string{"persona-7", "persona-8"}), 40},
 			{"claim send", "mail_outbox", indexOutbox, s.dialect.sendClaimQuery(1), []any{"w1", until, now, "persona-0"}, 1},
+			// Giving back a holder's claims reads the claimed rows, never the available ones.
+			{"release a holder's reply claims", "pending_replies", indexPendingReplies, releaseQuery(s, "pending_replies", indexPendingReplies, clock.Now()),
+				releaseArgs(s, "pending_replies", indexPendingReplies, clock.Now()), rows/2 + 50}, // the claimed half, as estimated
+			{"release a holder's send claims", "mail_outbox", indexOutbox, releaseQuery(s, "mail_outbox", indexOutbox, clock.Now()),
+				releaseArgs(s, "mail_outbox", indexOutbox, clock.Now()), 1},
 		} {
 			p := explain(t, s, c.query, c.args...)
 			if p.Sorts || p.Temporary {
@@ -472,4 +477,82 @@ func TestReadyNeedsEveryMigration(t *testing.T) {
 			}
 		})
 	}
+}
+
+func releaseQuery(s *Store, table, index string, now time.Time) string {
+	q, _ := s.dialect.releaseHolderQuery(table, index, "w0", now)
+	return q
+}
+
+func releaseArgs(s *Store, table, index string, now time.Time) []any {
+	_, args := s.dialect.releaseHolderQuery(table, index, "w0", now)
+	return args
+}
+
+// A worker restarting under its name gets back every claim its earlier process held — reply
+// work and replies to send — and no other holder's, nor work waiting for its retry time.
+func TestReleaseHolderGivesBackTheHoldersClaims(t *testing.T) {
+	clock := storetest.NewClock(time.Date(2024, 5, 6, 8, 0, 0, 0, time.UTC))
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		for _, id := range []string{"a", "b", "c"} {
+			mustAppend(t, s, withMailbox(msg("support/"+id, id+"@cust.example", baseTime), "support"))
+		}
+		claim := ReplyClaim{Mailboxes: []string{"support"}, Holder: "w1", LeaseFor: time.Hour}
+		if _, ok, err := claimReply(s, claim); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		claim.Holder = "w2"
+		if _, ok, err := claimReply(s, claim); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		// The third thread waits for its retry time, given back by w1 after a failure.
+		claim.Holder = "w1"
+		seq, ok, err := claimReply(s, claim)
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		m, err := s.MessageBySeq(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ReleaseReply(ctx, "support", m.ThreadID, "w1", clock.Now().Add(time.Minute), "model down", true); err != nil {
+			t.Fatal(err)
+		}
+		// Two replies to send: w1 claims one (its sending in flight), w2 the other.
+		for i, holder := range []string{"w1", "w2"} {
+			m := withMailbox(msg("support/a", fmt.Sprintf("r%d@acme.example", i), baseTime.Add(time.Second)), "support")
+			m.Direction, m.RunKey = history.Outbound, fmt.Sprintf("run-%d", i)
+			mustAppend(t, s, m)
+			if _, ok, err := s.ClaimSend(ctx, SendClaim{Mailboxes: []string{"support"}, Holder: holder, LeaseFor: time.Hour}); err != nil || !ok {
+				t.Fatal(ok, err)
+			}
+		}
+		if _, _, err := s.ReleaseHolder(ctx, ""); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ReleaseHolder of no holder = %v; want ErrInvalid", err)
+		}
+		replies, sends, err := s.ReleaseHolder(ctx, "w1")
+		if err != nil || replies != 1 || sends != 1 {
+			t.Fatalf("ReleaseHolder = %d, %d, %v; want 1 reply claim and 1 send claim", replies, sends, err)
+		}
+		// w1's reply to send is claimed first again; w2's stays claimed.
+		seq, ok, err = s.ClaimSend(ctx, SendClaim{Mailboxes: []string{"support"}, Holder: "w3"})
+		if err != nil || !ok {
+			t.Fatalf("claim of the given-back reply = %d, %v, %v", seq, ok, err)
+		}
+		if st, err := s.ReplyState(ctx, seq); err != nil || st.Attempts != 2 {
+			t.Errorf("the given-back reply: %+v, %v; want its second attempt", st, err)
+		}
+		if _, ok, err := s.ClaimSend(ctx, SendClaim{Mailboxes: []string{"support"}, Holder: "w3"}); err != nil || ok {
+			t.Errorf("w2's reply was claimable (%v, %v)", ok, err)
+		}
+		var got []string
+		for _, p := range pending(t, s) {
+			got = append(got, fmt.Sprintf("%s holder=%q at=%s", p.ThreadID, p.Holder, p.AvailableAt.Format(time.TimeOnly)))
+		}
+		want := []string{`support/a holder="" at=00:00:00`, `support/c holder="" at=08:01:00`, `support/b holder="w2" at=09:00:00`}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("pending work:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}, WithClock(clock.Now))
 }

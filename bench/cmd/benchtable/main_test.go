@@ -172,3 +172,45 @@ func TestIngestRowJudgesRoundTripsPerPersona(t *testing.T) {
 		}
 	}
 }
+
+const serviceSample = `goos: linux
+BenchmarkService/sqlite/direct-2       500  2000000 ns/op  1800000 cpu-ns/op  500.0 msgs/s  10.00 roundtrips/op
+BenchmarkService/sqlite/direct_8-2     500  1900000 ns/op  1700000 cpu-ns/op  520.0 msgs/s  10.00 roundtrips/op
+BenchmarkService/sqlite/service_1x1-2  400  2500000 ns/op  2300000 cpu-ns/op  400.0 msgs/s  12.02 roundtrips/op
+BenchmarkService/sqlite/service_1x8-2  300  3000000 ns/op  2600000 cpu-ns/op  333.3 msgs/s  12.03 roundtrips/op
+BenchmarkService/sqlite/service_4x8-2  100  9000000 ns/op  111.1 msgs/s  12.30 roundtrips/op
+BenchmarkServiceRatio/sqlite-2           5  1000000000 ns/op  1.300 cpu-service/direct  2.036 extra-roundtrips/op  1.150 service/direct
+BenchmarkServiceInFlight/sqlite/model_1s-2  1  17000000000 ns/op  1000 batch  57000 bytes/run  177.0 in-flight  9.600 peak-MiB
+BenchmarkServiceInFlight/sqlite/held-2      1  40000000000 ns/op  1000 batch  47000 bytes/run  1000 in-flight  45.20 peak-MiB
+BenchmarkService/mysql/direct-2        500  3000000 ns/op  11.00 roundtrips/op  333.3 msgs/s
+BenchmarkService/mysql/service_1x1-2   400  4000000 ns/op  14.00 roundtrips/op  250.0 msgs/s
+BenchmarkServiceInFlight/mysql/model_1s-2  1  2000000000 ns/op  50.00 batch  16000 bytes/run  50.00 in-flight  1.500 peak-MiB
+BenchmarkServiceInFlight/mysql/held-2      1  600000000 ns/op  50.00 batch  18000 bytes/run  50.00 in-flight  1.700 peak-MiB
+`
+
+// TestServiceRowsJudgeTripsRatioAndMemory: on SQLite the service adds 2 round trips (2.02, its
+// start spread over the batch) and is within 1.2× interleaved, and 1,000 held runs take 45 MiB;
+// on MariaDB 3 extra round trips miss the target (judged on the medians without an interleaved
+// ratio), and a batch of 50 is no verdict on 1,000 runs.
+func TestServiceRowsJudgeTripsRatioAndMemory(t *testing.T) {
+	s := newResults()
+	if err := s.read(strings.NewReader(serviceSample), "sample"); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	printTable(&b, s)
+	out := b.String()
+	for _, want := range []string{
+		"| answer a message through the service (1 worker), SQLite, vs Runner.Reply in a loop | 2.50 ms | 2.00 ms | 1.25 (1.25× slower) | — | 2.02 extra round trips per message (12.0 vs 10); interleaved: time 1.15×, CPU 1.30× | ≤ 2 extra round trips, ≤ 1.2× the loop's time (interleaved) | yes |",
+		"| answer a message through the service (1 worker), MariaDB, vs Runner.Reply in a loop | 4.00 ms | 3.00 ms | 1.33 (1.33× slower) | — | 3.00 extra round trips per message (14 vs 11); no interleaved ratio | ≤ 2 extra round trips, ≤ 1.2× the loop's time (interleaved) | **no** |",
+		"| answer messages through the service (8 workers), SQLite, vs 8 goroutines calling Runner.Reply | 3.00 ms | 1.90 ms | 1.58 (1.58× slower) | — | 333 msgs/s vs 520; 12.03 vs 10.00 round trips per message | (informational) | — |",
+		"| 4 service processes × 8 workers, SQLite, vs 1 process × 8 workers | 9.00 ms | 3.00 ms | 3.00 (3.00× slower) | — | 111 msgs/s vs 333; 12.30 vs 12.03 round trips per message | (informational: one database) | — |",
+		"| runs in flight in one process, SQLite: a 1 s model vs every call held until all are in flight | 17.0 s | 40.0 s | 0.42 (2.35× faster) | — | held: 1000 of 1000 in flight, 45.9 KiB per run, 45.2 MiB; 1 s model: at most 177 in flight (9.60 MiB) | 1,000 concurrent runs in one process under 1 GiB | yes |",
+		"| held: 50 of 50 in flight, 17.6 KiB per run, 1.70 MiB; 1 s model: at most 50 in flight (1.50 MiB) (batch 50: bench/run sets PERSONAGEN_BENCH_SCALE=full) | 1,000 concurrent runs in one process under 1 GiB | **no** |",
+		"missing: Service/mysql/service_1x8, Service/mysql/direct_8",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -13,7 +13,7 @@ type row struct {
 	ours, peer string  // benchmark names (GOMAXPROCS suffix removed)
 	maxTime    float64 // target: ours/peer time at most this; 0 for none
 	maxAllocs  float64 // target: ours/peer allocations at most this; 0 for none
-	noAllocs   bool    // the peer runs in a subprocess (go build): its allocations are not comparable
+	noAllocs   bool    // one side runs in subprocesses (go build, service processes): allocations are not comparable
 	judgeExtra bool    // extra's condition is the target (a row without a time or allocation target)
 	target     string  // the target as the issue states it
 	// extra returns notes for the "also" column and whether its own conditions hold.
@@ -66,6 +66,14 @@ const (
 	cacheStepped     = "Cache/window_stepped"
 	ingestAttached   = "Ingest/mysql/new_thread_with_attachment"
 	ingestReply      = "Ingest/mysql/reply"
+	serviceOne       = "Service/%s/service_1x1"
+	serviceEight     = "Service/%s/service_1x8"
+	serviceFour      = "Service/%s/service_4x8"
+	directOne        = "Service/%s/direct"
+	directEight      = "Service/%s/direct_8"
+	serviceRatio     = "ServiceRatio/%s"
+	inFlightLatency  = "ServiceInFlight/%s/model_1s"
+	inFlightHeld     = "ServiceInFlight/%s/held"
 )
 
 // replyBudget is the round trips of one reply run of 3 rounds × 3 calls (one of them not
@@ -248,6 +256,7 @@ func rows(s *results) []row {
 		row{label: "prompt cache, 30 messages with a 10-message history window: stepped (5) vs sliding", ours: cacheStepped, peer: cacheSliding,
 			noAllocs: true, target: "(informational: the stepped window keeps its prefix for several turns)", extra: cached(cacheStepped, cacheSliding, 0, 0)},
 	)
+	out = append(out, serviceRows()...)
 	for _, n := range []int{4, 16} {
 		ours, peer := fmt.Sprintf(claimOurs, n), fmt.Sprintf(claimLock, n)
 		out = append(out, row{label: fmt.Sprintf("claim a fire, %d schedulers contending, MariaDB, vs lock-then-insert", n),
@@ -268,6 +277,84 @@ func rows(s *results) []row {
 			}})
 	}
 	return out
+}
+
+// serviceRows are the service's rows (bench/service), per database: a message answered through
+// the service against Runner.Reply in a loop, the same with eight workers, four processes
+// against one, and the runs one process keeps in flight.
+func serviceRows() []row {
+	var out []row
+	for _, db := range []string{"mysql", "sqlite"} {
+		name := map[string]string{"mysql": "MariaDB", "sqlite": "SQLite"}[db]
+		one, direct, ratio := fmt.Sprintf(serviceOne, db), fmt.Sprintf(directOne, db), fmt.Sprintf(serviceRatio, db)
+		out = append(out, row{label: fmt.Sprintf("answer a message through the service (1 worker), %s, vs Runner.Reply in a loop", name),
+			ours: one, peer: direct, judgeExtra: true, target: "≤ 2 extra round trips, ≤ 1.2× the loop's time (interleaved)",
+			extra: func(s *results) (string, bool) {
+				o, ok := s.median(one, "roundtrips/op")
+				p, _ := s.median(direct, "roundtrips/op")
+				if !ok {
+					return "roundtrips/op not reported", false
+				}
+				// The service's start (2 statements) and its last empty claims are spread over
+				// the batch: the per-message cost is the nearest whole number.
+				extra := o - p
+				note := fmt.Sprintf("%.2f extra round trips per message (%s vs %s)", extra, num(o), num(p))
+				within := math.Round(extra) <= 2
+				if r, ok := s.median(ratio, "service/direct"); ok {
+					note += fmt.Sprintf("; interleaved: time %.2f×", r)
+					if c, ok := s.median(ratio, "cpu-service/direct"); ok {
+						note += fmt.Sprintf(", CPU %.2f×", c)
+					}
+					return note, within && r <= 1.2
+				}
+				ot, _ := s.median(one, "ns/op")
+				pt, _ := s.median(direct, "ns/op")
+				return note + "; no interleaved ratio", within && ot/pt <= 1.2
+			}})
+		eight, direct8, four := fmt.Sprintf(serviceEight, db), fmt.Sprintf(directEight, db), fmt.Sprintf(serviceFour, db)
+		out = append(out,
+			row{label: fmt.Sprintf("answer messages through the service (8 workers), %s, vs 8 goroutines calling Runner.Reply", name),
+				ours: eight, peer: direct8, target: "(informational)", extra: serviceRates(eight, direct8)},
+			row{label: fmt.Sprintf("4 service processes × 8 workers, %s, vs 1 process × 8 workers", name),
+				ours: four, peer: eight, noAllocs: true, target: "(informational: one database)", extra: serviceRates(four, eight)})
+		latency, held := fmt.Sprintf(inFlightLatency, db), fmt.Sprintf(inFlightHeld, db)
+		out = append(out, row{label: fmt.Sprintf("runs in flight in one process, %s: a 1 s model vs every call held until all are in flight", name),
+			ours: latency, peer: held, judgeExtra: true, target: "1,000 concurrent runs in one process under 1 GiB",
+			extra: func(s *results) (string, bool) {
+				batch, ok1 := s.median(held, "batch")
+				n, ok2 := s.median(held, "in-flight")
+				mib, _ := s.median(held, "peak-MiB")
+				per, _ := s.median(held, "bytes/run")
+				if !ok1 || !ok2 {
+					return "in-flight not reported", false
+				}
+				note := fmt.Sprintf("held: %s of %s in flight, %s per run, %s MiB", num(n), num(batch), bytesize(per), sig(mib))
+				if l, ok := s.median(latency, "in-flight"); ok {
+					lm, _ := s.median(latency, "peak-MiB")
+					note += fmt.Sprintf("; 1 s model: at most %s in flight (%s MiB)", num(l), sig(lm))
+				}
+				if batch < 1000 {
+					return note + fmt.Sprintf(" (batch %s: bench/run sets PERSONAGEN_BENCH_SCALE=full)", num(batch)), false
+				}
+				return note, n >= 1000 && mib < 1024
+			}})
+	}
+	return out
+}
+
+// serviceRates notes the messages answered per second and the round trips per message of both
+// sides.
+func serviceRates(ours, peer string) func(*results) (string, bool) {
+	return func(s *results) (string, bool) {
+		o, ok1 := s.median(ours, "msgs/s")
+		p, ok2 := s.median(peer, "msgs/s")
+		if !ok1 || !ok2 {
+			return "msgs/s not reported", true
+		}
+		ot, _ := s.median(ours, "roundtrips/op")
+		pt, _ := s.median(peer, "roundtrips/op")
+		return fmt.Sprintf("%s msgs/s vs %s; %.2f vs %.2f round trips per message", num(math.Round(o)), num(math.Round(p)), ot, pt), true
+	}
 }
 
 // ingestTrips notes the most round trips per message and persona of any BenchmarkIngest case on
