@@ -13,7 +13,9 @@ import (
 // Deliver is the service's Deliverer: mail.Ingest over the service's personas and store. A
 // delivered message that is to be answered becomes pending work in the statement that stores
 // it (see runtime/store, pending work), and this process is woken to answer it; a delivery
-// report for one of the service's replies marks that reply bounced (mail.RecordBounce).
+// report for one of the service's replies marks that reply bounced (mail.RecordBounce). A
+// message for none of the personas is not stored; it is logged at warning level with its
+// addresses, and Deliver returns no error (the sender is not told to try again).
 func (s *Service) Deliver(ctx context.Context, raw io.Reader, env Envelope) (*mail.Ingested, error) {
 	in, err := mail.Ingest(ctx, s.st, raw, mail.Ingestion{Personas: s.personaList(), Envelope: env.Recipients, Arrived: time.Now()})
 	if in != nil {
@@ -33,6 +35,10 @@ func (s *Service) Deliver(ctx context.Context, raw io.Reader, env Envelope) (*ma
 	}
 	if err != nil {
 		return in, fmt.Errorf("service: deliver: %w", err)
+	}
+	if len(in.Deliveries) == 0 {
+		s.log.Warn("message for no persona; not stored", "message_id", in.Message.MessageID,
+			"to", in.Message.To, "cc", in.Message.Cc, "recipients", env.Recipients, "source", env.Source)
 	}
 	// A delivery report for one of the replies marks it bounced — for a second copy too, in
 	// case the process that stored the first died before marking it. Failing here fails the

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -676,4 +677,37 @@ func TestARestartUnderTheSameHolderResumesItsClaimsAtOnce(t *testing.T) {
 			t.Error("no log record of the 1 reply claim and 1 send claim given back")
 		}
 	})
+}
+
+// Mail for none of the service's personas is not stored, and the log says so with its
+// addresses, so a mistyped address does not vanish without a trace.
+func TestMailForNoPersonaIsLogged(t *testing.T) {
+	ctx := context.Background()
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "store.db")
+	st := openStore(t, dsn)
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuffer{}
+	svc, err := New(config(st, newDesk(), &memSender{}, "w1", logs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := bytes.Replace(email("lost@cust.example", "", "Hello", "Anyone?"), []byte("To: support@acme.example"), []byte("To: sales@acme.example"), 1)
+	in, err := svc.Deliver(ctx, bytes.NewReader(raw), Envelope{Recipients: []string{"sales@acme.example"}, Source: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Deliveries) != 0 {
+		t.Fatalf("delivered to %d personas, want none", len(in.Deliveries))
+	}
+	var got []string
+	for _, r := range logs.records(t) {
+		if r["msg"] == "message for no persona; not stored" {
+			got = append(got, fmt.Sprint(r["message_id"], " ", r["to"], " ", r["recipients"], " ", r["source"]))
+		}
+	}
+	if want := []string{"lost@cust.example [sales@acme.example] [sales@acme.example] test"}; !slices.Equal(got, want) {
+		t.Errorf("log records:\n got %q\nwant %q", got, want)
+	}
 }
