@@ -155,7 +155,10 @@ func TestReceiverMovesAndPassesByTooLargeMessages(t *testing.T) {
 	d := transporttest.NewDeliverer(transporttest.Open(t, transporttest.ScratchDSN(t, store.DialectSQLite)), customer)
 	receive(t, imap.Options{Addr: dv.IMAPAddr(), TLS: imap.NoTLS, MoveTo: "Processed", MaxMessageBytes: 2000, PollInterval: 200 * time.Millisecond}, d)
 	waitStored(t, d, dv, 1)
-	transporttest.Eventually(t, 30*time.Second, "the delivered message moved", func() bool { return len(dv.Flags(user, "Processed")) == 1 }, nil)
+	// A move shows in Processed before it is expunged from INBOX: wait for both.
+	transporttest.Eventually(t, 30*time.Second, "the delivered message moved", func() bool {
+		return len(dv.Flags(user, "Processed")) == 1 && len(dv.Flags(user, "")) == 1
+	}, nil)
 	if got := storedIDs(t, d); !slices.Equal(got, []string{"inbound m1@acme.example"}) {
 		t.Errorf("stored %q", got)
 	}
