@@ -23,7 +23,8 @@
 // stacks — per run in flight (bytes/run), and the whole of it (peak-MiB). The batch is 1,000 runs
 // with PERSONAGEN_BENCH_SCALE=full (bench/run sets it) and 20 otherwise, so that CI's one run
 // (-benchtime 1x) takes a few seconds. Its sub-benchmark model_1s gives each model call 1 s;
-// held keeps every call until the whole batch is in flight and measures then. On MariaDB it
-// caps the store's connection pool at 100 (PERSONAGEN_BENCH_UNCAPPED_POOL=1 leaves it
-// unbounded, and a thousand runs finishing at once then exceed the server's 151 connections).
+// held keeps every call until the whole batch is in flight and measures then. On MariaDB the
+// store's pool has its default bound, store.DefaultMaxOpenConns connections
+// (PERSONAGEN_BENCH_UNCAPPED_POOL=1 lifts it, and a thousand runs finishing at once then exceed
+// the server's 151 connections).
 package service

@@ -14,14 +14,16 @@ import (
 )
 
 // Dir is a Receiver that drains a directory of .eml files, for local use and tests: each pass
-// delivers every *.eml file of Path (not its subdirectories; names starting with "." are
-// skipped), in name order, and moves a delivered file into Path/.done. A file that can never be
-// delivered (larger than the parser's limit) moves into Path/.failed, with the reason in a
-// file of the same name plus ".error"; any other error leaves the file where it is for the next
-// pass. A file is delivered before it is moved, so a crash between the two delivers it again on
-// the next pass, which stores nothing (ingestion is idempotent by Message-ID). Writers must put
-// a file in place whole — write it under another name (or elsewhere on the same file system)
-// and rename it to *.eml — as a maildir's tmp/new convention does.
+// delivers every *.eml file of Path (not its subdirectories; names starting with "." are skipped),
+// in name order, and moves a delivered file into Path/.done. A file that can never be delivered
+// (larger than the parser's limit) moves into Path/.failed, with the reason in a file of the same
+// name plus ".error"; any other error leaves the file where it is for the next pass. Path, .done
+// and .failed are created (mode 0750, parents too) when missing: when Receive starts and at every
+// /readyz of the service; a Path that cannot be created or is not a directory makes /readyz answer
+// 503 with the reason. A file is delivered before it is moved, so a crash between the two delivers
+// it again on the next pass, which stores nothing (ingestion is idempotent by Message-ID). Writers
+// must put a file in place whole — write it under another name (or elsewhere on the same file
+// system) and rename it to *.eml — as a maildir's tmp/new convention does.
 type Dir struct {
 	// Path is the directory.
 	Path string
@@ -29,16 +31,11 @@ type Dir struct {
 	Interval time.Duration
 }
 
-// Receive drains the directory every Interval until ctx ends. It returns an error when Path is
-// not a directory or its .done or .failed directory cannot be made.
+// Receive drains the directory every Interval until ctx ends. It first creates Path and its
+// .done and .failed directories when missing, and returns checkDir's error when it cannot.
 func (d Dir) Receive(ctx context.Context, to Deliverer) error {
-	if st, err := os.Stat(d.Path); err != nil || !st.IsDir() {
-		return fmt.Errorf("service: receive from directory %q: not a directory (%v)", d.Path, err)
-	}
-	for _, sub := range []string{".done", ".failed"} {
-		if err := os.MkdirAll(filepath.Join(d.Path, sub), 0o755); err != nil {
-			return fmt.Errorf("service: receive from directory %q: %w", d.Path, err)
-		}
+	if err := d.checkDir(); err != nil {
+		return err
 	}
 	every := d.Interval
 	if every <= 0 {
@@ -54,6 +51,39 @@ func (d Dir) Receive(ctx context.Context, to Deliverer) error {
 		case <-t.C:
 		}
 	}
+}
+
+// dirMode is the mode of the directories Dir and DirSender create.
+const dirMode = 0o750
+
+// dirChecker is implemented by this package's transports that work in a directory (Dir,
+// DirSender): checkDir creates what is missing and says what is wrong when it cannot. The
+// service checks its transports when Run starts and at every /readyz.
+type dirChecker interface {
+	checkDir() error
+}
+
+// checkDir creates Path, Path/.done and Path/.failed when missing. Its error names the
+// directory and what to do.
+func (d Dir) checkDir() error {
+	for _, dir := range []string{d.Path, filepath.Join(d.Path, ".done"), filepath.Join(d.Path, ".failed")} {
+		if err := makeDir(dir, "Dir.Path"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// makeDir creates dir (and its parents) when missing; field names the setting that chose it,
+// for the error.
+func makeDir(dir, field string) error {
+	if dir == "" {
+		return fmt.Errorf("service: %s is empty (name a directory)", field)
+	}
+	if err := os.MkdirAll(dir, dirMode); err != nil {
+		return fmt.Errorf("service: directory %q cannot be created or used: %w (make it a directory this process can write, or set %s to one)", dir, err, field)
+	}
+	return nil
 }
 
 // pass delivers the files in the directory now.
@@ -95,13 +125,20 @@ func (d Dir) pass(ctx context.Context, to Deliverer) {
 // DirSender is a Sender that writes each reply, as rendered, to Path/<Message-ID>.eml (the
 // Message-ID with every character outside [A-Za-z0-9@._+-] replaced by "_"), for local use and
 // tests. A file is written under a temporary name and renamed into place, so a reader never sees
-// half a reply; sending a reply again rewrites the same file.
+// half a reply; sending a reply again rewrites the same file. Path is created (mode 0750,
+// parents too) when missing: when Run starts, at every /readyz, and before each send; a Path
+// that cannot be created or is not a directory makes /readyz answer 503 with the reason.
 type DirSender struct {
+	// Path is the directory.
 	Path string
 }
 
-// Send writes m.Raw to its file. Errors: the file system's (transient: the service retries).
+// Send writes m.Raw to its file, creating Path first when missing. Errors: checkDir's and the
+// file system's (transient: the service retries).
 func (d DirSender) Send(ctx context.Context, m Outgoing) error {
+	if err := d.checkDir(); err != nil {
+		return fmt.Errorf("%w (writing reply %s)", err, m.MessageID)
+	}
 	name := filepath.Join(d.Path, fileName(m.MessageID)+".eml")
 	tmp, err := os.CreateTemp(d.Path, ".sending-*")
 	if err != nil {
@@ -120,6 +157,9 @@ func (d DirSender) Send(ctx context.Context, m Outgoing) error {
 	}
 	return nil
 }
+
+// checkDir creates Path when missing. Its error names the directory and what to do.
+func (d DirSender) checkDir() error { return makeDir(d.Path, "DirSender.Path") }
 
 // fileName makes a Message-ID safe as a file name.
 func fileName(id string) string {

@@ -35,6 +35,16 @@ const (
 	metricClaim     = "personagen.claim.duration"
 )
 
+// The bucket boundaries of the two histograms, in seconds (docs/service.md lists them).
+var (
+	// modelCallBuckets are the OpenTelemetry GenAI semantic conventions' advisory boundaries
+	// for gen_ai.client.operation.duration: 10 ms doubling to 81.92 s.
+	modelCallBuckets = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
+	// claimBuckets span a claim's database round trips: 0.5 ms (an idle SQLite) to 10 s (a
+	// claim waiting out lock races on a loaded server).
+	claimBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+)
+
 // pendingEvery bounds how often the pending-work gauges query the store.
 const pendingEvery = 5 * time.Second
 
@@ -77,13 +87,15 @@ func newMetrics(mp metric.MeterProvider, s *Service) (*metrics, http.Handler, er
 	add(err)
 	m.tokens, err = meter.Int64Counter(metricTokens, metric.WithDescription("Model tokens, by provider, model and type (input, output, cache_read, cache_write; cache_read and cache_write are parts of input)."), metric.WithUnit("{token}"))
 	add(err)
-	m.duration, err = meter.Float64Histogram(metricDuration, metric.WithDescription("Duration of model calls, by provider, model and error type."), metric.WithUnit("s"))
+	m.duration, err = meter.Float64Histogram(metricDuration, metric.WithDescription("Duration of model calls, by provider, model and error type."), metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(modelCallBuckets...))
 	add(err)
 	m.tools, err = meter.Int64Counter(metricTools, metric.WithDescription("Tool calls run, by persona, tool and outcome (ok, error)."))
 	add(err)
 	m.sends, err = meter.Int64Counter(metricSent, metric.WithDescription("Reply sends, by persona and outcome (sent, transient, permanent)."))
 	add(err)
-	m.claim, err = meter.Float64Histogram(metricClaim, metric.WithDescription("Duration of work claims, by kind (reply, send) and outcome."), metric.WithUnit("s"))
+	m.claim, err = meter.Float64Histogram(metricClaim, metric.WithDescription("Duration of work claims, by kind (reply, send) and outcome."), metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(claimBuckets...))
 	add(err)
 	pending, err := meter.Int64ObservableGauge(metricPending, metric.WithDescription("Pending work in the store, by kind: reply (threads waiting for an answer), send (replies waiting to be sent)."))
 	add(err)
@@ -110,11 +122,12 @@ func newMetrics(mp metric.MeterProvider, s *Service) (*metrics, http.Handler, er
 		s.mu.Lock()
 		stopping := s.stopping
 		s.mu.Unlock()
-		switch err := s.st.Ready(ctx); {
-		case stopping:
+		if stopping {
 			status, body = http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": "stopping"}
-		case err != nil:
+		} else if err := s.st.Ready(ctx); err != nil {
 			status, body = http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": store.RedactDSN(err.Error())}
+		} else if err := s.checkDirs(); err != nil {
+			status, body = http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": err.Error()}
 		}
 		w.WriteHeader(status)
 		json.NewEncoder(w).Encode(body)

@@ -243,6 +243,26 @@ func New(cfg Config) (*Service, error) {
 	return s, nil
 }
 
+// checkDirs checks the directories of the service's transports that work in one (see
+// dirChecker), creating those missing, and returns the first error.
+func (s *Service) checkDirs() error {
+	var ts []any
+	if s.sender != nil {
+		ts = append(ts, s.sender)
+	}
+	for _, r := range s.recv {
+		ts = append(ts, r)
+	}
+	for _, t := range ts {
+		if c, ok := t.(dirChecker); ok {
+			if err := c.checkDir(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // personaList returns the service's personas (instrumented), in Config order.
 func (s *Service) personaList() []*runtime.Persona {
 	out := make([]*runtime.Persona, len(s.names))
@@ -279,6 +299,13 @@ func (s *Service) Run(ctx context.Context) error {
 		s.log.Warn("giving back the claims of this holder's earlier process failed; they run out instead", "error", store.RedactDSN(err.Error()))
 	} else if replies+sends > 0 {
 		s.log.Info("claims of this holder's earlier process given back", "replies", replies, "sends", sends)
+	}
+	// A directory the sender writes to is created now, not at the first reply (the receivers
+	// create theirs when they start); /readyz reports one that cannot be.
+	if c, ok := s.sender.(dirChecker); ok {
+		if err := c.checkDir(); err != nil {
+			s.log.Error("sender cannot send", "error", err)
+		}
 	}
 	var loops sync.WaitGroup   // the claim loops and receivers: they stop with ctx
 	var flights sync.WaitGroup // the runs and sends in flight: they stop with work
@@ -329,9 +356,10 @@ func (s *Service) Kill() {
 
 // Handler returns the service's operational endpoints, for the host to mount where it wants
 // (nothing listens unless it does): GET /healthz (200 while the process runs), GET /readyz
-// (200 when the store answers and is migrated and the service is not stopping, else 503 with
-// the reason) and GET /metrics (the service's metrics in Prometheus text format, when
-// Config.MeterProvider was nil; 404 otherwise).
+// (200 when the store answers and is migrated, the directories of a Dir or DirSender exist or
+// could be created, and the service is not stopping, else 503 with the reason) and GET
+// /metrics (the service's metrics in Prometheus text format, when Config.MeterProvider was
+// nil; 404 otherwise).
 func (s *Service) Handler() http.Handler { return s.handler }
 
 // wake tells a claim loop there may be work.

@@ -366,10 +366,45 @@ func TestHandlerServesHealthReadinessAndMetrics(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+	for _, h := range []struct{ series, want string }{
+		{`gen_ai_client_operation_duration_seconds_bucket{gen_ai_provider_name="",gen_ai_request_model="",`,
+			"0.01 0.02 0.04 0.08 0.16 0.32 0.64 1.28 2.56 5.12 10.24 20.48 40.96 81.92 +Inf"},
+		{`personagen_claim_duration_seconds_bucket{kind="reply",`,
+			"0.0005 0.001 0.0025 0.005 0.01 0.025 0.05 0.1 0.25 0.5 1 2.5 5 10 +Inf"},
+	} {
+		if got := bucketBounds(body, h.series); got != h.want {
+			t.Errorf("%s… le bounds = %s\nwant %s", h.series, got, h.want)
+		}
+	}
 	stop()
 	if code, body := get("/readyz"); code != 503 || !strings.Contains(body, "stopping") {
 		t.Errorf("/readyz after the stop = %d %q", code, body)
 	}
+}
+
+// bucketBounds returns the le labels of the first histogram series in a Prometheus exposition
+// whose lines start with prefix, in order, space-separated.
+func bucketBounds(exposition, prefix string) string {
+	var les []string
+	var series string
+	for _, line := range strings.Split(exposition, "\n") {
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		before, after, ok := strings.Cut(line, `le="`)
+		if !ok {
+			continue
+		}
+		v, rest, _ := strings.Cut(after, `"`)
+		labels, _, _ := strings.Cut(rest, "}")
+		if series == "" {
+			series = before + labels
+		}
+		if before+labels == series {
+			les = append(les, v)
+		}
+	}
+	return strings.Join(les, " ")
 }
 
 // A persona's responsibility fires while the service runs; the host's OnFire hook gets the

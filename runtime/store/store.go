@@ -38,6 +38,11 @@ type Store struct {
 
 	// wrapConnector, set by WithConnector, wraps the connector Open builds.
 	wrapConnector func(driver.Connector) driver.Connector
+
+	// maxOpenConns bounds Open's MySQL pool when maxOpenConnsSet (WithMaxOpenConns was given;
+	// DefaultMaxOpenConns otherwise).
+	maxOpenConns    int
+	maxOpenConnsSet bool
 }
 
 // Option configures a Store at Open or OpenDB.
@@ -82,6 +87,27 @@ func WithConnector(wrap func(c driver.Connector) driver.Connector) Option {
 	return func(s *Store) { s.wrapConnector = wrap }
 }
 
+// DefaultMaxOpenConns is how many connections Open's MySQL / MariaDB pool opens at most (in use
+// and idle together) unless WithMaxOpenConns says otherwise. Four processes at the default stay
+// under MariaDB's and MySQL's default max_connections (151) with room for an operator's session.
+const DefaultMaxOpenConns = 32
+
+// minMySQLConns is the smallest MySQL pool Migrate can work with: it holds its migration lock on
+// one connection while it applies a file on another.
+const minMySQLConns = 2
+
+// WithMaxOpenConns sets how many connections Open's MySQL / MariaDB pool opens at most, counting
+// those in use and those idle; the pool also keeps up to n idle connections for reuse. The
+// default is DefaultMaxOpenConns. When all n are in use, a call waits for one to be returned
+// (database/sql's rule), for as long as its context allows. No call of the store holds one
+// connection while it waits for another, except Migrate, which needs two: any n ≥ 2 works, a
+// small n only makes calls wait. n < 2 makes Open fail with ErrInvalid, whatever the database.
+// SQLite ignores n: a file database keeps database/sql's unbounded pool and an in-memory one
+// its single connection. OpenDB ignores it too (the host configured its pool).
+func WithMaxOpenConns(n int) Option {
+	return func(s *Store) { s.maxOpenConns, s.maxOpenConnsSet = n, true }
+}
+
 // Open connects to the database dsn names, checks the connection with a ping, and returns the
 // Store. It does not create tables: call Migrate (or run `personagen migrate`) once per database.
 //
@@ -91,21 +117,22 @@ func WithConnector(wrap func(c driver.Connector) driver.Connector) Option {
 //     or any go-sql-driver DSN containing "@tcp(" or "@unix(" (or starting with "tcp(" / "unix(").
 //     Whatever the DSN says, Open forces parseTime=true, loc=UTC, charset utf8mb4 with collation
 //     utf8mb4_bin, session time_zone '+00:00' and sql_mode TRADITIONAL (strict), and turns on
-//     interpolateParams unless the DSN sets it.
+//     interpolateParams unless the DSN sets it. Its pool opens at most DefaultMaxOpenConns
+//     connections (see WithMaxOpenConns), keeps as many idle, and retires each after 5 minutes.
 //   - SQLite (modernc.org/sqlite, pure Go): "sqlite:path", "sqlite://path", "file:path?…", a path
 //     ending in .db, .sqlite or .sqlite3, or ":memory:". Open forces _txlock=immediate and
 //     foreign keys on, and defaults a 10 s busy timeout and (for files) WAL journaling. An
 //     in-memory database exists per connection, so Open limits its pool to one connection: the
 //     store's operations then queue for it instead of each seeing a different empty database.
 //
-// Errors: ErrUnknownDSN (wrapped) for an empty DSN, a DSN of neither form, or a SQLite DSN with
-// no path; a driver parse error (wrapped) for a malformed MySQL DSN, and an error for one that
-// names no database; the url.ParseQuery error (wrapped) for a SQLite DSN with a malformed query;
-// and the ping's error (wrapped, with the password hidden) when the server cannot be
-// reached; a ping that SQLite refuses as BUSY (connections racing to switch a new file to WAL)
-// is retried up to 5 times first. Unless WithClock is given, Open then measures the database's
-// clock (see Now) and fails when it cannot read it, or not to within MaxClockError. Close the
-// Store when done.
+// Errors: ErrInvalid (wrapped) for WithMaxOpenConns below 2; ErrUnknownDSN (wrapped) for an empty
+// DSN, a DSN of neither form, or a SQLite DSN with no path; a driver parse error (wrapped) for a
+// malformed MySQL DSN, and an error for one that names no database; the url.ParseQuery error
+// (wrapped) for a SQLite DSN with a malformed query; and the ping's error (wrapped, with the
+// password hidden) when the server cannot be reached; a ping that SQLite refuses as BUSY
+// (connections racing to switch a new file to WAL) is retried up to 5 times first. Unless WithClock
+// is given, Open then measures the database's clock (see Now) and fails when it cannot read it, or
+// not to within MaxClockError. Close the Store when done.
 func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	p, err := parseDSN(dsn)
 	if err != nil {
@@ -114,6 +141,14 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	var cfg Store // the options Open itself needs
 	for _, o := range opts {
 		o(&cfg)
+	}
+	maxConns := DefaultMaxOpenConns
+	if cfg.maxOpenConnsSet {
+		if cfg.maxOpenConns < minMySQLConns {
+			return nil, fmt.Errorf("%w: max open connections %d (want at least %d: Migrate holds a lock on one connection while it migrates on another)",
+				ErrInvalid, cfg.maxOpenConns, minMySQLConns)
+		}
+		maxConns = cfg.maxOpenConns
 	}
 	wrap := cfg.wrapConnector
 	if wrap == nil {
@@ -127,6 +162,8 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("store: MySQL DSN %q: %w", RedactDSN(dsn), err)
 		}
 		db = sqlx.NewDb(sql.OpenDB(wrap(conn)), p.dialect.driverName())
+		db.SetMaxOpenConns(maxConns)
+		db.SetMaxIdleConns(maxConns)
 		db.SetConnMaxLifetime(5 * time.Minute)
 	default:
 		db = sqlx.NewDb(sql.OpenDB(wrap(dsnConnector{dsn: p.sqlite, driver: &sqlite.Driver{}})), p.dialect.driverName())

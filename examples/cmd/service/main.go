@@ -48,12 +48,14 @@ type config struct {
 	dsn, health, console, holder, tickets, logFormat string
 	modelLatency, toolLatency, grace                 time.Duration
 	outage                                           int64
+	maxConns                                         int
 	noSchedule                                       bool
 }
 
 func main() {
 	var c config
 	flag.StringVar(&c.dsn, "dsn", os.Getenv("PERSONAGEN_DSN"), "store `DSN`: a SQLite file, sqlite:PATH, or mysql://… (default $PERSONAGEN_DSN, else in memory)")
+	flag.IntVar(&c.maxConns, "max-conns", store.DefaultMaxOpenConns, "open at most `N` connections to a MySQL / MariaDB -dsn (at least 2; SQLite ignores it)")
 	flag.StringVar(&c.maildir, "maildir", "", "receive the .eml files dropped into `DIR`")
 	flag.StringVar(&c.sent, "sent", "", "send each reply by writing it to `DIR`/<Message-ID>.eml")
 	flag.StringVar(&c.smtp, "smtp", "", "receive mail over SMTP on `ADDR` (e.g. 127.0.0.1:2525)")
@@ -90,7 +92,7 @@ func main() {
 // run is the host's whole main: a store, the personas, the models, the transports, the service.
 func run(c config, log *slog.Logger) error {
 	ctx := context.Background()
-	st, err := store.Open(ctx, dsnOrMemory(c.dsn, log))
+	st, err := store.Open(ctx, dsnOrMemory(c.dsn, log), store.WithMaxOpenConns(c.maxConns))
 	if err != nil {
 		return err
 	}

@@ -459,6 +459,30 @@ func TestTransportFlagsRefuseHalfConfigurations(t *testing.T) {
 	}
 }
 
+// -max-conns bounds the MySQL pool: a service on two connections answers a batch of messages,
+// and fewer than two is refused before anything starts.
+func TestMaxConnsFlag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the example service")
+	}
+	out, err := exec.Command(serviceBinary(t), "-max-conns", "1").CombinedOutput()
+	want := "store: invalid value: max open connections 1 (want at least 2: Migrate holds a lock on one connection while it migrates on another)"
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("-max-conns 1: %v\n%s\nwant the error %q", err, out, want)
+	}
+	h := newTestHost(t, storetest.MySQL(t))
+	p := h.start("-max-conns", "2")
+	const n = 6
+	for i := range n {
+		h.drop(fmt.Sprintf("m%d.eml", i), email(fmt.Sprintf("pool-%d@brightline.io", i), fmt.Sprintf("Question %d", i), "Is invoice INV-2025-0117 paid?"))
+	}
+	waitFor(t, "the replies", p, func() bool { return len(h.files(h.out)) == n })
+	p.stop(t)
+	if got := len(h.files(h.out)); got != n {
+		t.Errorf("%d replies, want %d", got, n)
+	}
+}
+
 // -console serves the web console: it asks for the credentials of the environment and lists
 // the thread the service answered.
 func TestConsoleFlag(t *testing.T) {
