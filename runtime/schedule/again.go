@@ -18,8 +18,9 @@ import (
 // reopened. The Runner then resumes the run as it would after a takeover (recorded rounds are
 // replayed, not run again); transient failures are retried as for a fire (see Runner), the
 // catch-up window counted from now. ctx bounds the run as Tick's does: when it is cancelled
-// the run is recorded abandoned (ReasonStopped). A run already running under this scheduler's
-// lease but not running here (the reopening committed, then this call failed) is resumed.
+// the run is given back (Report.Released), for the next pass of any scheduler to resume. A run
+// already running under this scheduler's lease but not running here (the reopening committed,
+// then this call failed) is resumed.
 //
 // Errors (nothing is run): the persona has no enabled responsibility of that name registered
 // with this scheduler; at is not a fire of its schedule, or not due yet; by is empty; the
@@ -69,7 +70,7 @@ func (s *Scheduler) RunAgain(ctx context.Context, persona, responsibility string
 	select {
 	case <-a.done:
 		return a.report, nil
-	default: // the runner ignores its cancelled context; await recorded the run abandoned
-		return Report{Fire: a.fire, Err: ctx.Err(), Recorded: store.Finish{Status: store.RunAbandoned, Reason: ReasonStopped}}, nil
+	default: // the runner ignores its cancelled context; await gave the run back
+		return Report{Fire: a.fire, Err: ctx.Err(), Released: true}, nil
 	}
 }

@@ -79,8 +79,18 @@
 //     sweep of a scheduler that has its responsibility takes it over and runs it the same way,
 //     whatever its age; one whose instant is not a fire of the schedule is abandoned
 //     (ReasonNotAFire).
-//   - stopping: Stop waits for the runs in progress, and at its deadline records those still
-//     going abandoned (ReasonStopped), so a clean stop leaves no run recorded running.
+//   - stopping: Stop waits for the runs in progress, and at its deadline cancels those still
+//     going and gives them back instead of ending them (the service's rule for every run, see
+//     runtime/service): each stays running, resumable, with reason ReasonStopped and its lease
+//     released (store.StopRun; a run waiting for a retry keeps its retry time). The next pass of
+//     any scheduler that has its responsibility — another replica's, or this one's after a
+//     restart — takes it over at once (not after the lease), whatever fires came due meanwhile
+//     (they wait for it as for any running run), and resumes the same run: same run key,
+//     Fire.Run.Attempt one more, recorded rounds replayed, so a non-idempotent tool runs at
+//     most once. Only a run given back more than the catch-up window ago (no scheduler ran
+//     meanwhile) is abandoned, ReasonStopped, and the latest fire runs instead. A cancelled
+//     Tick, RunAgain or Start context gives its runs back the same way; a replica killed
+//     outright leaves its runs to the lease expiry above.
 //
 // The status trail of a responsibility is its rows in the runs table (store.Runs with Kind
 // store.RunScheduled), with store.RunEvents for the requests that reopened a run. Data flows one

@@ -41,7 +41,8 @@ func (s *Scheduler) retryWindow(j *job, from time.Time) (time.Time, string) {
 }
 
 // execute runs a's fire through the runner, renewing its lease meanwhile, retries a transient
-// failure while its retry window lasts, and records the end.
+// failure while its retry window lasts, and records the end; a run cut off because the
+// scheduler stops (a's context cancelled, not for a lost lease) is given back instead.
 func (s *Scheduler) execute(a *activeRun) {
 	defer func() {
 		s.mu.Lock()
@@ -71,7 +72,14 @@ func (s *Scheduler) execute(a *activeRun) {
 			s.report(a, rep)
 			return
 		}
-		f, final := s.outcome(a, res, err)
+		f, final := s.outcome(res, err)
+		if !final && a.ctx.Err() != nil {
+			// Cut off because the scheduler stops: given back for any scheduler to resume.
+			stopRenewing()
+			rep.Released = s.release(a, res.Finish.Fault, time.Time{})
+			s.report(a, rep)
+			return
+		}
 		if !final {
 			retryAt := s.retryAt(attempt, res.RetryAt)
 			if retryAt.Before(a.retryUntil) {
@@ -89,13 +97,15 @@ func (s *Scheduler) execute(a *activeRun) {
 					s.report(a, rep)
 					return
 				}
-				f = store.Finish{Status: store.RunAbandoned, Reason: ReasonStopped, StopReason: res.Finish.StopReason,
-					Usage: res.Finish.Usage}
-			} else {
-				f = res.Finish
-				f.Status = store.RunFailed
-				f.Reason = fmt.Sprintf("%v (transient; given up after %s: %s)", err, plural(attempt, "attempt"), a.why)
+				// Stopped while waiting for the retry: given back, to be resumed from retryAt.
+				stopRenewing()
+				rep.Released, rep.RetryAt = s.release(a, res.Finish.Fault, retryAt), retryAt
+				s.report(a, rep)
+				return
 			}
+			f = res.Finish
+			f.Status = store.RunFailed
+			f.Reason = fmt.Sprintf("%v (transient; given up after %s: %s)", err, plural(attempt, "attempt"), a.why)
 		}
 		stopRenewing()
 		rep.Recorded = s.finish(a, f)
@@ -117,8 +127,8 @@ func (s *Scheduler) leaseLost(a *activeRun, err error) bool {
 }
 
 // outcome turns what the runner returned into the state to record, or says (final false) that
-// the attempt stopped transiently.
-func (s *Scheduler) outcome(a *activeRun, res FireResult, err error) (store.Finish, bool) {
+// the attempt stopped before the run ended: transiently, or cut off by its cancelled context.
+func (s *Scheduler) outcome(res FireResult, err error) (store.Finish, bool) {
 	f := res.Finish
 	switch {
 	case f.Status != "":
@@ -128,9 +138,6 @@ func (s *Scheduler) outcome(a *activeRun, res FireResult, err error) (store.Fini
 		return f, true
 	case err == nil:
 		f.Status = store.RunSucceeded
-		return f, true
-	case a.ctx.Err() != nil:
-		f.Status, f.Reason = store.RunAbandoned, ReasonStopped
 		return f, true
 	}
 	return f, false
@@ -251,10 +258,52 @@ func (s *Scheduler) finish(a *activeRun, f store.Finish) store.Finish {
 				"run", key, "status", f.Status, "error", err)
 			return store.Finish{}
 		}
-		select {
-		case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
-		case <-ctx.Done():
+		storeBackoff(ctx, attempt)
+	}
+}
+
+// release gives a's run back because the scheduler stops, in one statement (store.StopRun):
+// the run stays running with reason ReasonStopped, class store.FailureShutdown and its lease
+// released, so that the next pass of any scheduler with its responsibility resumes it (see
+// sweep); retryAt, when not zero, is the retry the run was waiting for, before which it is not
+// resumed, and fault counts the attempt that stopped as a fault. Store errors are retried a few
+// times. It reports whether the run was given back; one that was not (its lease lost, the run
+// finished or already given back, or the store unreachable) is left to its lease.
+func (s *Scheduler) release(a *activeRun, fault bool, retryAt time.Time) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+	defer cancel()
+	key := a.fire.Run.Key
+	st := store.Stop{Reason: ReasonStopped, Class: store.FailureShutdown, Fault: fault}
+	if d := retryAt.Sub(s.clock.Now()); !retryAt.IsZero() && d > 0 {
+		st.RetryAfter = d
+	}
+	for attempt := 1; ; attempt++ {
+		out, err := s.store.StopRun(ctx, key, s.holder, st)
+		switch {
+		case err == nil && out == store.Stored:
+			s.log.Info("schedule: the scheduler stops; a fire's run is given back for another scheduler to resume",
+				s.fireAttrs(a, "retry_at", retryAt)...)
+			return true
+		case err == nil:
+			return false // given back already (Stop did, for a runner that outlasted its grace)
+		case errors.Is(err, store.ErrRunFinished), errors.Is(err, store.ErrLeaseLost):
+			s.log.Info("schedule: a run was already settled elsewhere", "run", key, "error", err)
+			return false
+		case attempt == 3 || ctx.Err() != nil:
+			s.log.Error("schedule: giving a run back failed; another replica takes it over once its lease expires",
+				"run", key, "error", err)
+			return false
 		}
+		storeBackoff(ctx, attempt)
+	}
+}
+
+// storeBackoff waits before the attempt+1-th try of a store write: attempt times 200 ms, or
+// until ctx is done.
+func storeBackoff(ctx context.Context, attempt int) {
+	select {
+	case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+	case <-ctx.Done():
 	}
 }
 

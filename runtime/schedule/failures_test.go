@@ -63,6 +63,9 @@ func (r *reports) add(rep Report) {
 	if rep.Recorded.Status == "" {
 		line = "not recorded"
 	}
+	if rep.Released {
+		line += ", given back"
+	}
 	if rep.Recorded.Reason != "" {
 		line += " (" + rep.Recorded.Reason + ")"
 	}
@@ -220,16 +223,20 @@ func TestFireFailures(t *testing.T) {
 	}
 }
 
-// TestStoppedWhileWaitingToRetry: a scheduler stopped while a fire waits for its retry records
-// it abandoned (scheduler stopped), so RunAgain can reopen it; the runner is not called again.
+// TestStoppedWhileWaitingToRetry: a scheduler stopped while a fire waits for its retry gives
+// the run back with that retry time, and is not called again; another scheduler on the store
+// resumes the same run from the retry time, not before, as attempt 2. It is never recorded
+// abandoned.
 func TestStoppedWhileWaitingToRetry(t *testing.T) {
 	start := utc(t, "2026-03-29T06:00:01Z")
 	clock := newFakeClock(start)
-	st := openStore(t, scratchDSN(t, store.DialectSQLite), clock)
-	runner := &scripted{clock: clock, steps: []step{{err: errors.New("model: 529 overloaded")}}}
+	dsn := scratchDSN(t, store.DialectSQLite)
+	st := openStore(t, dsn, clock)
+	runner := &scripted{clock: clock, steps: []step{{err: errors.New("model: 529 overloaded")}, {}}}
 	var got reports
-	s := newScheduler(t, st, []*runtime.Persona{persona("p", "daily=0 8 * * *@Europe/Berlin")}, runner, clock,
-		WithLease(24*time.Hour), withoutJitter(), WithResults(got.add))
+	p := persona("p", "daily=0 8 * * *@Europe/Berlin")
+	s := newScheduler(t, st, []*runtime.Persona{p}, runner, clock,
+		WithLease(24*time.Hour), withoutJitter(), WithResults(got.add), WithHolder("first"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -246,11 +253,38 @@ func TestStoppedWhileWaitingToRetry(t *testing.T) {
 	}
 	cancel()
 	<-done
-	diffTrail(t, trailOf(t, st, "p", "daily"), []string{"03-29T06:00Z abandoned (scheduler stopped)"})
-	if lines(runner.calls) != "06:00:01 attempt 1" {
-		t.Errorf("runner calls: %q", runner.calls)
+	diffTrail(t, trailOf(t, st, "p", "daily"), []string{"03-29T06:00Z running (scheduler stopped)"})
+	key := RunKey("p", "daily", utc(t, "2026-03-29T06:00:00Z"))
+	run, err := st.Run(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := []string{"not recorded, retry at 06:00:03, error model: 529 overloaded", "recorded abandoned (scheduler stopped), error context canceled"}
+	if got, want := fmt.Sprintf("holder %q, attempt %d, class %s, retry at %s", run.Lease.Holder, run.Attempt, run.FailureClass,
+		run.RetryAt.UTC().Format("15:04:05")), `holder "", attempt 1, class shutdown, retry at 06:00:03`; got != want {
+		t.Errorf("the given-back run: %s, want %s", got, want)
+	}
+	want := []string{"not recorded, retry at 06:00:03, error model: 529 overloaded",
+		"not recorded, given back, retry at 06:00:03, error context canceled"}
+	if lines(got.lines) != lines(want) {
+		t.Errorf("reports:\n%s\nwant:\n%s", lines(got.lines), lines(want))
+	}
+
+	second := newScheduler(t, openStore(t, dsn, clock), []*runtime.Persona{p}, runner, clock,
+		WithLease(24*time.Hour), withoutJitter(), WithResults(got.add), WithHolder("second"))
+	clock.Set(utc(t, "2026-03-29T06:00:02Z"))
+	if err := second.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	diffTrail(t, trailOf(t, st, "p", "daily"), []string{"03-29T06:00Z running (scheduler stopped)"})
+	clock.Set(utc(t, "2026-03-29T06:00:03Z"))
+	if err := second.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	diffTrail(t, trailOf(t, st, "p", "daily"), []string{"03-29T06:00Z succeeded"})
+	if got, want := lines(runner.calls), "06:00:01 attempt 1\n06:00:03 attempt 2"; got != want {
+		t.Errorf("runner calls:\n%s\nwant:\n%s", got, want)
+	}
+	want = append(want, "recorded succeeded")
 	if lines(got.lines) != lines(want) {
 		t.Errorf("reports:\n%s\nwant:\n%s", lines(got.lines), lines(want))
 	}

@@ -45,7 +45,8 @@ type Fire struct {
 //     responsibility's next fire is due; otherwise it records the run failed, its reason the
 //     error's text and why it was not retried. Each such attempt is logged at Warn.
 //   - Finish.Status "" and an error after ctx was cancelled because the scheduler stops: the run
-//     is recorded abandoned, ReasonStopped.
+//     is given back (see Scheduler.Stop): it stays resumable, its lease released, and the next
+//     pass of any scheduler that has its responsibility resumes it, Attempt one more.
 //
 // A panic is a failure ("the runner panicked: ..."). ctx is cancelled when the scheduler stops,
 // when the Tick that started the run is cancelled, or when the run's lease was lost (another
@@ -83,10 +84,13 @@ type Report struct {
 	Result FireResult
 	Err    error
 	// Recorded is the final state the scheduler recorded; Status "" when the run goes on: a
-	// retry is due at RetryAt, or (RetryAt zero) the run's lease was lost to another replica,
-	// which carries it on.
+	// retry is due at RetryAt, the run was given back (Released), or the run's lease was lost to
+	// another replica, which carries it on.
 	Recorded store.Finish
 	RetryAt  time.Time
+	// Released says that the scheduler stopped and gave the run back: it is running with its
+	// lease released (reason ReasonStopped), for the next pass of any scheduler to resume.
+	Released bool
 }
 
 // RunKey returns the run key of persona's responsibility firing at the instant at:
@@ -118,7 +122,10 @@ const (
 	// (it died or hung), and it was not taken over: a later fire was due, it was older than the
 	// catch-up window, or it had used up its attempts.
 	ReasonLeaseExpired = "lease expired"
-	// ReasonStopped: the run was abandoned because its scheduler stopped (Stop's deadline, or
-	// the context of Start or Tick) before the Runner finished.
+	// ReasonStopped: the run was cut off because its scheduler stopped (Stop's deadline, or the
+	// context of Start, Tick or RunAgain) before the Runner finished. It is the reason of a run
+	// given back (running, its lease released) until a scheduler resumes it, and of one
+	// abandoned because no scheduler resumed it within the catch-up window after it was given
+	// back.
 	ReasonStopped = "scheduler stopped"
 )

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/personagen/personagen/runtime/store"
 )
 
 // Tick makes one pass and waits for the runs it started: it abandons or takes over the runs of
@@ -17,7 +15,7 @@ import (
 // passes one at a time; only their runs overlap. Tick returns when its runs have ended,
 // transient failures' retries included (each retry starts before the fire's catch-up window
 // ends and before the next fire is due). When ctx is cancelled, the runs Tick started are
-// cancelled and recorded abandoned (ReasonStopped) unless they finish first.
+// cancelled and given back unless they finish first, as at Stop's deadline.
 //
 // Tick carries on past a failing responsibility and returns the errors it met, joined (store
 // errors; the fires concerned are retried on the next Tick); every fire it settled is recorded.
@@ -42,9 +40,9 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 // the next fire is due, at least every half lease (and every minute) to sweep for dead
 // replicas' runs, when one of its runs ended, and every 250 ms while a due fire waits for the
 // record of its responsibility's previous run; after a pass that met an error it waits a second
-// before the next. Runs started by the loop get contexts derived from ctx. Errors of a pass are
-// logged and retried on the next. Start returns an error when the scheduler is already
-// started.
+// before the next. Runs started by the loop get contexts derived from ctx (one cut off by ctx's
+// end is given back, as at Stop's deadline). Errors of a pass are logged and retried on the
+// next. Start returns an error when the scheduler is already started.
 func (s *Scheduler) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -109,10 +107,18 @@ func (s *Scheduler) nextWake() time.Duration {
 	return wait
 }
 
-// Stop stops the loop that Start began and waits for the runs in progress to finish. When ctx
-// is done first, it cancels them, waits at most a second more for them to return, and records
-// the ones still going abandoned (ReasonStopped), so a stop leaves no run of this replica
-// recorded running; it then returns ctx's error, wrapped. Stop without Start returns an error.
+// Stop stops the loop that Start began and waits for the runs in progress to finish, a run
+// waiting for the retry of a transient failure included. When ctx is done first, it cancels
+// them and gives back the ones that do not end: each stays running, resumable, with reason
+// ReasonStopped, class store.FailureShutdown and its lease released (store.StopRun) — a run
+// waiting for a retry keeps that retry time as the run's RetryAt — so that the next pass of any
+// scheduler that has its responsibility resumes the same run (same run key, Fire.Run.Attempt
+// one more) at once instead of after the lease, as long as it was given back at most the
+// catch-up window ago (see the package documentation). The Runner's own result still counts
+// when it returns one that ends the run. A runner that has not returned a second after the
+// cancellation has its run given back by Stop itself. A stop thus leaves no run of this
+// replica holding a lease; Stop then returns ctx's error, wrapped. Stop without Start returns
+// an error.
 func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	l := s.loop
@@ -130,14 +136,14 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	if n := s.await(ctx, runs); n > 0 {
-		return fmt.Errorf("schedule: stop: %d runs interrupted and recorded abandoned: %w", n, ctx.Err())
+		return fmt.Errorf("schedule: stop: %s interrupted and given back unless ended: %w", plural(n, "run"), ctx.Err())
 	}
 	return nil
 }
 
-// await waits for runs to finish. When ctx is done first it interrupts them: cancels them,
-// waits up to stopGrace, and records those still going abandoned. It returns how many it
-// interrupted.
+// await waits for runs to finish. When ctx is done first it interrupts them: cancels them
+// (each then ends or is given back by its own goroutine), waits up to stopGrace, and gives back
+// those still going itself. It returns how many it interrupted.
 func (s *Scheduler) await(ctx context.Context, runs []*activeRun) int {
 	var pending []*activeRun
 	for _, a := range runs {
@@ -168,7 +174,7 @@ func (s *Scheduler) await(ctx context.Context, runs []*activeRun) int {
 		select {
 		case <-a.done:
 		default:
-			s.finish(a, store.Finish{Status: store.RunAbandoned, Reason: ReasonStopped})
+			s.release(a, false, time.Time{})
 		}
 	}
 	return len(pending)

@@ -88,8 +88,8 @@ func (s *Scheduler) load(ctx context.Context) error {
 // it takes over or abandons. One that is still its responsibility's latest fire, within the
 // catch-up window and short of its attempts is taken over (exactly one contender wins) and run
 // again; any other is abandoned, so that it no longer blocks its responsibility. One whose lease
-// is released (reopened in the store for any scheduler, see runReleased) is taken over and run
-// whatever its age, when its instant is a fire of the schedule.
+// is released (given back by a stopping scheduler, or reopened in the store for any scheduler,
+// see runReleased) is taken over and run once its retry time (Run.RetryAt) has come.
 func (s *Scheduler) sweep(ctx, runCtx context.Context, now time.Time) ([]*activeRun, error) {
 	running, err := s.store.RunningFires(ctx, s.personas)
 	if err != nil {
@@ -107,8 +107,12 @@ func (s *Scheduler) sweep(ctx, runCtx context.Context, now time.Time) ([]*active
 			continue
 		}
 		if r.Lease.Holder == "" {
-			// Released: reopened in the store for any scheduler to run (an operator's retry,
-			// store.ReopenRun without a holder), or stopped by a runner outside a scheduler.
+			// Released: given back by a stopping scheduler, reopened in the store for any
+			// scheduler to run (an operator's retry, store.ReopenRun without a holder), or
+			// stopped by a runner outside a scheduler.
+			if r.RetryAt.After(now) {
+				continue // resumed from its retry time
+			}
 			if a, err := s.runReleased(ctx, runCtx, j, r, now); err != nil {
 				errs = append(errs, err)
 			} else if a != nil {
@@ -143,16 +147,29 @@ func (s *Scheduler) sweep(ctx, runCtx context.Context, now time.Time) ([]*active
 // instant is not a fire of its responsibility's schedule (a mistyped instant).
 const ReasonNotAFire = "not a fire of the responsibility's schedule"
 
-// runReleased runs the running run r whose lease is released, as RunAgain runs a fire (the
-// retry window counted from now), when r.FireAt is a fire of j's schedule; otherwise it
-// abandons it (ReasonNotAFire). It returns the run started, or nil when another replica took it
-// first or it was abandoned.
+// runReleased runs the running run r whose lease is released. A run a stopping scheduler gave
+// back (reason ReasonStopped) resumes as a takeover does (the retry window counted from its
+// fire) when it was given back at most the catch-up window ago, whatever fires came due since,
+// and is abandoned (ReasonStopped) otherwise: a fleet that was down longer runs the latest
+// fire instead. Any other released run runs as RunAgain runs a fire (the retry window counted
+// from now) when r.FireAt is a fire of j's schedule, and is abandoned (ReasonNotAFire)
+// otherwise. It returns the run started, or nil when another replica took it first or it was
+// abandoned.
 func (s *Scheduler) runReleased(ctx, runCtx context.Context, j *job, r store.Run, now time.Time) (*activeRun, error) {
-	if p, ok := j.cron.Prev(r.FireAt); !ok || !p.Equal(r.FireAt) {
-		_, err := s.store.AbandonRun(ctx, r.Key, ReasonNotAFire)
+	stopped := r.Reason == ReasonStopped
+	abandon := ""
+	if p, ok := j.cron.Prev(r.FireAt); !stopped && (!ok || !p.Equal(r.FireAt)) {
+		abandon = ReasonNotAFire
+	}
+	if stopped && now.Sub(r.Lease.Expires) > s.catchUp {
+		abandon = ReasonStopped
+	}
+	if abandon != "" {
+		_, err := s.store.AbandonRun(ctx, r.Key, abandon)
 		switch {
 		case err == nil:
-			s.log.Warn("schedule: abandoned a reopened run whose instant is not a fire", "run", r.Key, "fire", r.FireAt)
+			s.log.Warn("schedule: abandoned a released run", "run", r.Key, "fire", r.FireAt, "released_at", r.Lease.Expires,
+				"reason", abandon)
 			return nil, nil
 		case errors.Is(err, store.ErrLeaseHeld), errors.Is(err, store.ErrRunFinished):
 			return nil, nil
@@ -167,9 +184,14 @@ func (s *Scheduler) runReleased(ctx, runCtx context.Context, j *job, r store.Run
 	default:
 		return nil, fmt.Errorf("schedule: take over run %q: %w", r.Key, err)
 	}
+	j.previous = &taken
+	if stopped {
+		s.log.Info("schedule: resumed a fire a stopping scheduler gave back", "persona", r.Persona, "responsibility", r.Responsibility,
+			"fire", r.FireAt, "run", r.Key, "holder", s.holder, "attempt", taken.Attempt)
+		return s.launch(runCtx, j, taken, taken.FireAt), nil
+	}
 	s.log.Info("schedule: a fire reopened in the store runs again", "persona", r.Persona, "responsibility", r.Responsibility,
 		"fire", r.FireAt, "run", r.Key, "holder", s.holder, "attempt", taken.Attempt)
-	j.previous = &taken
 	return s.launch(runCtx, j, taken, now), nil
 }
 
@@ -295,7 +317,8 @@ func (s *Scheduler) claim(ctx, runCtx context.Context, j *job, at, now time.Time
 // resolvePrevious brings j.previous, the responsibility's previous run as last seen, up to
 // date when it was running (fresh: it was read in this claim already), abandons it when its
 // lease expired, and reports whether the claim of key must wait: the previous run is recorded
-// running under a live lease, or runs on this scheduler.
+// running under a live lease, runs on this scheduler, or is released and waits for its retry
+// time (the sweep resumes it then).
 func (s *Scheduler) resolvePrevious(ctx context.Context, j *job, key string, now time.Time, fresh bool) (wait bool, err error) {
 	for range 3 {
 		p := j.previous
@@ -315,7 +338,7 @@ func (s *Scheduler) resolvePrevious(ctx context.Context, j *job, key string, now
 			fresh = true
 			continue
 		}
-		if s.isActive(p.Key) || p.Lease.Live(now) {
+		if s.isActive(p.Key) || p.Lease.Live(now) || (p.Lease.Holder == "" && p.RetryAt.After(now)) {
 			return true, nil
 		}
 		if err := s.abandon(ctx, *p); err != nil {
@@ -360,8 +383,10 @@ type skippedFire struct {
 
 // covers reports whether run r, a run of a responsibility, was running at the instant f, as
 // its record shows: it started at or before f and ended after f, or is running under a lease
-// that had not expired at f, or is waiting for approval. A run abandoned because its lease expired covers nothing: its
-// holder was gone, and only its record stood in the way.
+// that had not expired at f, or is waiting for approval. A run abandoned because its lease
+// expired covers nothing: its holder was gone, and only its record stood in the way; one
+// abandoned after a stopping scheduler gave it back covers the time until it was given back
+// (its lease's end), not the time it waited to be resumed.
 func covers(r store.Run, f time.Time) bool {
 	if r.Status == store.RunSkipped || r.StartedAt.After(f) {
 		return false
@@ -373,6 +398,8 @@ func covers(r store.Run, f time.Time) bool {
 		return true // waiting for approval: it holds its responsibility, lease or not
 	case r.Status == store.RunAbandoned && r.Reason == ReasonLeaseExpired:
 		return false
+	case r.Status == store.RunAbandoned && r.Reason == ReasonStopped && r.Lease.Expires.Before(r.FinishedAt):
+		return f.Before(r.Lease.Expires)
 	}
 	return f.Before(r.FinishedAt)
 }

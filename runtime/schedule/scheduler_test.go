@@ -2,7 +2,6 @@ package schedule
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -251,10 +250,11 @@ func TestStartFiresAndStopWaits(t *testing.T) {
 	})
 }
 
-// TestStopAtItsDeadlineLeavesNothingRunning: a run that outlasts Stop's deadline is cancelled
-// and recorded abandoned — by the scheduler when the runner returns, or by Stop itself when
-// the runner ignores its context.
-func TestStopAtItsDeadlineLeavesNothingRunning(t *testing.T) {
+// TestStopAtItsDeadlineGivesTheRunBack: a run that outlasts Stop's deadline is cancelled and
+// given back — by the scheduler when the runner returns, or by Stop itself a second later when
+// the runner ignores its context — never recorded abandoned: it stays running with its lease
+// released, and a second scheduler on the store resumes the same run at once, as attempt 2.
+func TestStopAtItsDeadlineGivesTheRunBack(t *testing.T) {
 	dsn := scratchDSN(t, store.DialectSQLite)
 	for _, ignoresCtx := range []bool{false, true} {
 		name := map[bool]string{false: "the runner returns", true: "the runner ignores its context"}[ignoresCtx]
@@ -271,9 +271,9 @@ func TestStopAtItsDeadlineLeavesNothingRunning(t *testing.T) {
 					return FireResult{}, nil
 				}
 				<-ctx.Done()
-				return FireResult{}, ctx.Err()
+				return FireResult{Finish: store.Finish{Class: store.FailureShutdown}}, ctx.Err()
 			})
-			s := newScheduler(t, st, []*runtime.Persona{p}, runner, clock)
+			s := newScheduler(t, st, []*runtime.Persona{p}, runner, clock, WithHolder("first"))
 			if err := s.Start(context.Background()); err != nil {
 				t.Fatal(err)
 			}
@@ -281,17 +281,37 @@ func TestStopAtItsDeadlineLeavesNothingRunning(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 			defer cancel()
 			err := s.Stop(ctx)
-			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "1 runs interrupted and recorded abandoned") {
-				t.Errorf("Stop = %v", err)
+			if got, want := fmt.Sprint(err), "schedule: stop: 1 run interrupted and given back unless ended: context deadline exceeded"; got != want {
+				t.Errorf("Stop = %s, want %s", got, want)
 			}
-			diffTrail(t, trailOf(t, st, p.Name, "daily"), []string{"06-01T08:00Z abandoned (scheduler stopped)"})
+			diffTrail(t, trailOf(t, st, p.Name, "daily"), []string{"06-01T08:00Z running (scheduler stopped)"})
+
+			r := newRecorder()
+			second := newScheduler(t, openStore(t, dsn, clock), []*runtime.Persona{p}, r, clock, WithHolder("second"))
+			if err := second.Tick(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			key := RunKey(p.Name, "daily", utc(t, "2026-06-01T08:00:00Z"))
+			diffTrail(t, trailOf(t, st, p.Name, "daily"), []string{"06-01T08:00Z succeeded"})
+			if got, want := fmt.Sprint(r.ran, r.holders), fmt.Sprintf("map[%s:1] map[%s:[second]]", key, key); got != want {
+				t.Errorf("the second scheduler ran %s, want %s", got, want)
+			}
+			run, err := st.Run(context.Background(), key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := fmt.Sprintf("attempt %d, faults %d, holder %s", run.Attempt, run.Faults, run.Lease.Holder),
+				"attempt 2, faults 0, holder second"; got != want {
+				t.Errorf("the resumed run: %s, want %s", got, want)
+			}
 		})
 	}
 }
 
-// TestTickCancelledRecordsItsRunsAbandoned: a host that cancels Tick (it is shutting down)
-// leaves its run recorded abandoned, not running.
-func TestTickCancelledRecordsItsRunsAbandoned(t *testing.T) {
+// TestTickCancelledGivesItsRunsBack: a host that cancels Tick (it is shutting down) leaves its
+// run given back, not abandoned, and the same scheduler's next Tick (after a restart, say)
+// resumes it as attempt 2.
+func TestTickCancelledGivesItsRunsBack(t *testing.T) {
 	clock := newFakeClock(utc(t, "2026-06-01T08:00:01Z"))
 	st := openStore(t, scratchDSN(t, store.DialectSQLite), clock)
 	r := newRecorder()
@@ -304,5 +324,16 @@ func TestTickCancelledRecordsItsRunsAbandoned(t *testing.T) {
 	if err := s.Tick(ctx); err != nil {
 		t.Fatal(err)
 	}
-	diffTrail(t, trailOf(t, st, "p", "daily"), []string{"06-01T08:00Z abandoned (scheduler stopped)"})
+	diffTrail(t, trailOf(t, st, "p", "daily"), []string{"06-01T08:00Z running (scheduler stopped)"})
+	if err := s.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	diffTrail(t, trailOf(t, st, "p", "daily"), []string{"06-01T08:00Z succeeded"})
+	run, err := st.Run(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprintf("ran %d times, attempt %d", r.count(key), run.Attempt), "ran 2 times, attempt 2"; got != want {
+		t.Errorf("%s, want %s", got, want)
+	}
 }

@@ -40,10 +40,11 @@ import (
 //     while they run, while a random replica is killed (SIGKILL) every 2–4 s and restarted,
 //     alternately under its old holder name and under a new one;
 //   - TestReplicaProcessesStopGracefully: replicas are stopped with SIGTERM while their runs are
-//     in flight.
+//     in flight;
+//   - TestReplicaProcessesStopHandsFiresOver: the same with the fires on.
 //
-// Each persona also has a responsibility that fires every 2 s; the replicas' schedulers share
-// the fires, each fire's run calls a second tool that is not idempotent (post_digest), and the
+// Each persona also has a responsibility that fires every 2 s (in every test but
+// TestReplicaProcessesStopGracefully); the replicas' schedulers share the fires, each fire's run calls a second tool that is not idempotent (post_digest), and the
 // service's OnFire hook records each fire's outcome.
 //
 // The parent delivers every message through a replica's Deliver (a line on its stdin; the
@@ -70,12 +71,9 @@ import (
 //   - every run a killed replica was working on is resumed by another, within a bound of a few
 //     claim leases (a liveness bound, not a performance assertion);
 //   - every fire instant has a run, run by one replica at a time, its post at most once, and it
-//     succeeded or was skipped — or, cut off by a kill or a stop, ended as docs/scheduling.md
-//     says (abandoned when a later fire came due, or "scheduler stopped").
-//
-// TestReplicaProcessesStopHandsFiresOver (PERSONAGEN_SERVICE_FIRE_HANDOVER=1) holds a fire cut
-// off by a graceful stop to the service's rule for runs — given back and resumed elsewhere — and
-// fails while the scheduler abandons it.
+//     succeeded or was skipped — or, cut off by a kill, ended as docs/scheduling.md says
+//     (abandoned when a later fire came due); one cut off by a graceful stop is given back and
+//     resumed (TestReplicaProcessesStopHandsFiresOver).
 //
 // A send claim lasts minutes (sendLease): when a replica is killed while it holds one, the test
 // ends that claim at once (fast-forwarding its lease) instead of waiting, and logs it.
@@ -478,9 +476,6 @@ type fleet struct {
 	raw      map[string][]byte
 	n        int // incarnations started
 	killedAt map[string]time.Time
-	// handover requires every fire cut off by a stop to be resumed by another replica, instead
-	// of accepting the scheduler's documented "scheduler stopped" abandon.
-	handover bool
 }
 
 func newFleet(t *testing.T, dsn string, tune replicaTuning, seed uint64) *fleet {
@@ -1448,7 +1443,12 @@ func (f *fleet) checkFires(st *store.Store, lines []effectLine, killed bool, res
 	}
 	statuses := map[store.RunStatus]int{}
 	at := map[string][]time.Time{}
-	stopAbandoned := 0
+	handedOver := 0
+	for _, c := range res.cut {
+		if !c.kill && !c.final && strings.HasPrefix(c.run, "fire:") && c.resumedBy != "" {
+			handedOver++
+		}
+	}
 	for _, r := range runs {
 		statuses[r.Status]++
 		at[r.Persona] = append(at[r.Persona], r.FireAt)
@@ -1460,16 +1460,13 @@ func (f *fleet) checkFires(st *store.Store, lines []effectLine, killed bool, res
 			}
 		default:
 			// A fire cut off by a kill is abandoned when a later fire is due before its lease
-			// ended; one cut off by a stop is abandoned by its scheduler (docs/scheduling.md).
+			// ended; one cut off by a stop is given back and resumed, never abandoned
+			// (docs/scheduling.md).
 			res.failedRuns[r.Key] = true
-			byStop := r.Status == store.RunAbandoned && r.Reason == schedule.ReasonStopped
 			switch {
 			case killed && cutByKill[r.Key]:
 			case killed && r.Status == store.RunAbandoned && r.Reason == schedule.ReasonLeaseExpired && killedHolder[r.Lease.Holder]:
-			case byStop && cutAtEnd[r.Key] && !cutByStop[r.Key]:
-			case byStop && cutByStop[r.Key] && !f.handover:
-				stopAbandoned++
-			case byStop && cutByStop[r.Key]:
+			case r.Status == store.RunAbandoned && r.Reason == schedule.ReasonStopped && (cutByStop[r.Key] || cutAtEnd[r.Key]):
 				t.Errorf("fire %s, cut off by a replica's graceful stop, was abandoned (%s) instead of handed to another replica", r.Key, r.Reason)
 			default:
 				t.Errorf("fire %s is %s (%s): %s", r.Key, r.Status, r.FailureClass, r.Reason)
@@ -1509,7 +1506,7 @@ func (f *fleet) checkFires(st *store.Store, lines []effectLine, killed bool, res
 	if statuses[store.RunSucceeded] == 0 {
 		t.Error("no fire succeeded")
 	}
-	t.Logf("fires: %d runs, by status %v; %d abandoned by a replica's graceful stop while others ran", len(runs), statuses, stopAbandoned)
+	t.Logf("fires: %d runs, by status %v; %d given back by a replica's graceful stop and resumed by another", len(runs), statuses, handedOver)
 }
 
 // resumes asserts that every run cut off by a kill was resumed by another process within
@@ -1548,38 +1545,33 @@ func (c checked) resumes(t *testing.T, f *fleet, bound time.Duration) {
 	t.Logf("runs cut off by kills and resumed: restarted under the same holder: %s; under a new holder: %s", describe(same), describe(other))
 }
 
-// TestReplicaProcessesStopGracefully: replicas stopped with SIGTERM while their runs are in
-// flight finish them within the grace period or give them back, and the others resume what was
-// given back at once — long before the 60 s lease would let them — with no reply lost or sent
-// twice and no refund of unknown outcome.
+// TestReplicaProcessesStopGracefully: replicas stopped with SIGTERM while their reply runs are
+// in flight finish them within the grace period or give them back, and the others resume what
+// was given back at once — long before the 60 s lease would let them — with no reply lost or
+// sent twice and no refund of unknown outcome.
 func TestReplicaProcessesStopGracefully(t *testing.T) {
 	stopGracefully(t, false)
 }
 
-// TestReplicaProcessesStopHandsFiresOver (PERSONAGEN_SERVICE_FIRE_HANDOVER=1) is
-// TestReplicaProcessesStopGracefully holding fires to the service's lifecycle rule: a run cut
-// off by a graceful stop is given back and resumed by another replica at once. It fails today:
-// the scheduler's Stop records a fire still running at its deadline abandoned ("scheduler
-// stopped", docs/scheduling.md), so a rolling restart during a fire loses that fire.
+// TestReplicaProcessesStopHandsFiresOver is TestReplicaProcessesStopGracefully with the
+// schedulers on: a fire still running when a replica's grace period ends is given back like a
+// reply run (never recorded abandoned) and resumed by another replica at once, the same run
+// with its post at most once, so a rolling restart during a fire loses no fire.
 func TestReplicaProcessesStopHandsFiresOver(t *testing.T) {
-	if os.Getenv("PERSONAGEN_SERVICE_FIRE_HANDOVER") != "1" {
-		t.Skip("set PERSONAGEN_SERVICE_FIRE_HANDOVER=1: fails while a stopping scheduler abandons its fires")
-	}
 	stopGracefully(t, true)
 }
 
-// stopGracefully is the graceful-stop test; handover requires a fire cut off by a stop to be
-// resumed elsewhere too.
-func stopGracefully(t *testing.T, handover bool) {
+// stopGracefully is the graceful-stop test, with the personas' responsibilities firing when
+// fires is set.
+func stopGracefully(t *testing.T, fires bool) {
 	if os.Getenv(replicaDSNEnv) != "" {
 		t.Skip("inside a replica process")
 	}
 	eachDB(t, func(t *testing.T, dsn string) {
 		tune := replicaTuning{Latency: 1500 * time.Millisecond, ToolLatency: 300 * time.Millisecond, Lease: time.Minute,
-			Grace: 300 * time.Millisecond, Workers: 8, Fires: true}
+			Grace: 300 * time.Millisecond, Workers: 8, Fires: fires}
 		sd := seed(t)
 		f := newFleet(t, dsn, tune, sd)
-		f.handover = handover
 		msgs := workload(rand.New(rand.NewPCG(sd, 1)), 12, 3, time.Second)
 		for _, m := range msgs {
 			f.raw[m.id()] = m.raw(false)

@@ -383,8 +383,11 @@ func (s *Service) fired(rep schedule.Report, hook func(schedule.Report)) {
 	f := rep.Fire
 	log := s.log.With("persona", f.Persona.Name, "responsibility", f.Responsibility.Name, "fire_at", f.At.UTC(),
 		"run", f.Run.Key, "correlation_id", f.Run.Key)
-	switch st := rep.Recorded.Status; st {
-	case "":
+	switch st := rep.Recorded.Status; {
+	case rep.Released:
+		s.metrics.run(context.Background(), f.Persona.Name, store.RunScheduled, "stopped", string(store.FailureShutdown))
+		log.Info("scheduled run given back; the next pass of any replica's scheduler resumes it", "error", rep.Err)
+	case st == "":
 		s.metrics.run(context.Background(), f.Persona.Name, store.RunScheduled, "stopped", string(rep.Result.Finish.Class))
 		log.Info("scheduled run stopped; will retry", "retry_at", rep.RetryAt, "error", rep.Err)
 	default:
