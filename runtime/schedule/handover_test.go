@@ -104,13 +104,7 @@ func TestGivenBackFireOlderThanCatchUpIsAbandoned(t *testing.T) {
 	p := persona("p", "daily=0 8 * * *@UTC")
 	r := newRecorder()
 	key := RunKey("p", "daily", utc(t, "2026-06-01T08:00:00Z"))
-	started, release := r.holdFire(key)
-	defer release()
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { <-started; cancel() }()
-	if err := newScheduler(t, st, []*runtime.Persona{p}, r, clock).Tick(ctx); err != nil {
-		t.Fatal(err)
-	}
+	giveBack(t, st, p, r, clock, key)
 	diffTrail(t, trailOf(t, st, "p", "daily"), []string{"06-01T08:00Z running (scheduler stopped)"})
 
 	clock.Set(utc(t, "2026-06-02T08:00:05Z"))
@@ -134,13 +128,7 @@ func TestGivenBackFireResumesAfterTheNextFireIsDue(t *testing.T) {
 	p := persona("p", "hourly=0 * * * *@UTC")
 	r := newRecorder()
 	key := RunKey("p", "hourly", utc(t, "2026-06-01T08:00:00Z"))
-	started, release := r.holdFire(key)
-	defer release()
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { <-started; cancel() }()
-	if err := newScheduler(t, st, []*runtime.Persona{p}, r, clock).Tick(ctx); err != nil {
-		t.Fatal(err)
-	}
+	giveBack(t, st, p, r, clock, key)
 
 	clock.Set(utc(t, "2026-06-01T09:00:00.5Z"))
 	second := newScheduler(t, openStore(t, dsn, clock), []*runtime.Persona{p}, r, clock, WithHolder("second"))
@@ -154,5 +142,18 @@ func TestGivenBackFireResumesAfterTheNextFireIsDue(t *testing.T) {
 	diffTrail(t, trailOf(t, st, "p", "hourly"), []string{"06-01T08:00Z succeeded", "06-01T09:00Z skipped (overlap)"})
 	if got, want := fmt.Sprint(r.ran, r.holders), fmt.Sprintf("map[%s:2] map[%s:[%s second]]", key, key, r.holders[key][0]); got != want {
 		t.Errorf("ran %s, want %s", got, want)
+	}
+}
+
+// giveBack runs one Tick of a scheduler on st whose context is cancelled as soon as the fire of
+// key starts, so that the scheduler gives the fire back; the runner is held until the test ends.
+func giveBack(t *testing.T, st *store.Store, p *runtime.Persona, r *recorder, clock *fakeClock, key string) {
+	t.Helper()
+	started, release := r.holdFire(key)
+	t.Cleanup(release)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-started; cancel() }()
+	if err := newScheduler(t, st, []*runtime.Persona{p}, r, clock).Tick(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

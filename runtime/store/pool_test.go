@@ -90,18 +90,7 @@ func TestManyRunsShareAPoolOfTwo(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if len(answered) != threads {
-		t.Errorf("%d threads answered, want %d", len(answered), threads)
-	}
-	for seq, n := range answered {
-		if n != 1 {
-			t.Errorf("seq %d answered %d times, want 1", seq, n)
-		}
-	}
+	checkAnsweredOnce(t, errs, answered, threads)
 	if n := countRows(t, s, "runs", "status = 'succeeded'"); n != threads {
 		t.Errorf("%d succeeded runs, want %d", n, threads)
 	}

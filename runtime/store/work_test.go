@@ -294,18 +294,7 @@ func TestConcurrentClaimsHoldEachThreadOnce(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Error(err)
-		}
-		if len(answered) != threads {
-			t.Errorf("%d threads answered, want %d", len(answered), threads)
-		}
-		for seq, n := range answered {
-			if n != 1 {
-				t.Errorf("seq %d answered %d times", seq, n)
-			}
-		}
+		checkAnsweredOnce(t, errs, answered, threads)
 		if got := pending(t, s); len(got) != 0 {
 			t.Errorf("left: %+v", got)
 		}
@@ -555,4 +544,22 @@ func TestReleaseHolderGivesBackTheHoldersClaims(t *testing.T) {
 			t.Errorf("pending work:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	}, WithClock(clock.Now))
+}
+
+// checkAnsweredOnce reports the workers' errors (errs, which it closes once they are done) and
+// checks that answered has each of the threads answered exactly once.
+func checkAnsweredOnce(t *testing.T, errs chan error, answered map[int64]int, threads int) {
+	t.Helper()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if len(answered) != threads {
+		t.Errorf("%d threads answered, want %d", len(answered), threads)
+	}
+	for seq, n := range answered {
+		if n != 1 {
+			t.Errorf("seq %d answered %d times, want 1", seq, n)
+		}
+	}
 }
