@@ -126,21 +126,25 @@ func (d Dir) pass(ctx context.Context, to Deliverer) {
 // Message-ID with every character outside [A-Za-z0-9@._+-] replaced by "_"), for local use and
 // tests. A file is written under a temporary name and renamed into place, so a reader never sees
 // half a reply; sending a reply again rewrites the same file. Path is created (mode 0750,
-// parents too) when missing: when Run starts, at every /readyz, and before each send; a Path
+// parents too) when missing: when Run starts, at every /readyz, and by a send that finds it
+// gone; a Path
 // that cannot be created or is not a directory makes /readyz answer 503 with the reason.
 type DirSender struct {
 	// Path is the directory.
 	Path string
 }
 
-// Send writes m.Raw to its file, creating Path first when missing. Errors: checkDir's and the
+// Send writes m.Raw to its file, creating Path again when it is missing. Errors: checkDir's and the
 // file system's (transient: the service retries).
 func (d DirSender) Send(ctx context.Context, m Outgoing) error {
-	if err := d.checkDir(); err != nil {
-		return fmt.Errorf("%w (writing reply %s)", err, m.MessageID)
-	}
 	name := filepath.Join(d.Path, fileName(m.MessageID)+".eml")
 	tmp, err := os.CreateTemp(d.Path, ".sending-*")
+	if err != nil { // the directory is gone (made again) or unusable (checkDir says why)
+		if err := d.checkDir(); err != nil {
+			return fmt.Errorf("%w (writing reply %s)", err, m.MessageID)
+		}
+		tmp, err = os.CreateTemp(d.Path, ".sending-*")
+	}
 	if err != nil {
 		return fmt.Errorf("service: write reply %s: %w", m.MessageID, err)
 	}

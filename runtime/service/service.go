@@ -246,15 +246,12 @@ func New(cfg Config) (*Service, error) {
 // checkDirs checks the directories of the service's transports that work in one (see
 // dirChecker), creating those missing, and returns the first error.
 func (s *Service) checkDirs() error {
-	var ts []any
-	if s.sender != nil {
-		ts = append(ts, s.sender)
-	}
+	ts := []any{s.sender}
 	for _, r := range s.recv {
 		ts = append(ts, r)
 	}
 	for _, t := range ts {
-		if c, ok := t.(dirChecker); ok {
+		if c, ok := t.(dirChecker); ok { // a nil sender is no dirChecker
 			if err := c.checkDir(); err != nil {
 				return err
 			}

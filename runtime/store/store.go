@@ -39,10 +39,8 @@ type Store struct {
 	// wrapConnector, set by WithConnector, wraps the connector Open builds.
 	wrapConnector func(driver.Connector) driver.Connector
 
-	// maxOpenConns bounds Open's MySQL pool when maxOpenConnsSet (WithMaxOpenConns was given;
-	// DefaultMaxOpenConns otherwise).
-	maxOpenConns    int
-	maxOpenConnsSet bool
+	// maxOpenConns bounds Open's MySQL pool (WithMaxOpenConns; DefaultMaxOpenConns unless given).
+	maxOpenConns int
 }
 
 // Option configures a Store at Open or OpenDB.
@@ -105,7 +103,7 @@ const minMySQLConns = 2
 // SQLite ignores n: a file database keeps database/sql's unbounded pool and an in-memory one
 // its single connection. OpenDB ignores it too (the host configured its pool).
 func WithMaxOpenConns(n int) Option {
-	return func(s *Store) { s.maxOpenConns, s.maxOpenConnsSet = n, true }
+	return func(s *Store) { s.maxOpenConns = n }
 }
 
 // Open connects to the database dsn names, checks the connection with a ping, and returns the
@@ -138,17 +136,14 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cfg Store // the options Open itself needs
+	cfg := Store{maxOpenConns: DefaultMaxOpenConns} // the options Open itself needs
 	for _, o := range opts {
 		o(&cfg)
 	}
-	maxConns := DefaultMaxOpenConns
-	if cfg.maxOpenConnsSet {
-		if cfg.maxOpenConns < minMySQLConns {
-			return nil, fmt.Errorf("%w: max open connections %d (want at least %d: Migrate holds a lock on one connection while it migrates on another)",
-				ErrInvalid, cfg.maxOpenConns, minMySQLConns)
-		}
-		maxConns = cfg.maxOpenConns
+	maxConns := cfg.maxOpenConns
+	if maxConns < minMySQLConns {
+		return nil, fmt.Errorf("%w: max open connections %d (want at least %d: Migrate holds a lock on one connection while it migrates on another)",
+			ErrInvalid, maxConns, minMySQLConns)
 	}
 	wrap := cfg.wrapConnector
 	if wrap == nil {
