@@ -96,7 +96,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	r := tl.Run
 	fmt.Fprintf(stdout, "run %s\n%s run of %s: %s%s, attempt %d", r.Key, r.Kind, r.Persona, r.Status, classSuffix(r.FailureClass), r.Attempt)
 	if r.Faults > 0 {
-		fmt.Fprintf(stdout, ", %d faults", r.Faults)
+		fmt.Fprintf(stdout, ", %s", plural(r.Faults, "fault"))
 	}
 	fmt.Fprintf(stdout, "\nstarted %s, finished %s\n", stamp(r.StartedAt), stamp(r.FinishedAt))
 	if r.Kind == store.RunScheduled {

@@ -31,18 +31,19 @@ type Dir struct {
 	Interval time.Duration
 }
 
-// Receive drains the directory every Interval until ctx ends. It first creates Path and its
-// .done and .failed directories when missing, and returns checkDir's error when it cannot.
+// Receive drains the directory every Interval until ctx ends. Each pass first creates Path and
+// its .done and .failed directories when missing; while it cannot, the pass delivers nothing
+// (/readyz answers 503 with the reason) and the next pass tries again, so a directory fixed by
+// hand is drained without a restart. It returns nil when ctx ends.
 func (d Dir) Receive(ctx context.Context, to Deliverer) error {
-	if err := d.checkDir(); err != nil {
-		return err
-	}
 	every := d.Interval
 	if every <= 0 {
 		every = DefaultPollInterval
 	}
 	for {
-		d.pass(ctx, to)
+		if d.checkDir() == nil { // unusable meanwhile: /readyz says why, and the next pass tries again
+			d.pass(ctx, to)
+		}
 		t := time.NewTimer(every)
 		select {
 		case <-ctx.Done():
@@ -108,7 +109,7 @@ func (d Dir) pass(ctx context.Context, to Deliverer) {
 		if err != nil {
 			continue
 		}
-		_, err = to.Deliver(ctx, f, Envelope{Source: "dir:" + d.Path})
+		_, err = to.Deliver(ctx, f, Envelope{Source: "dir:" + path})
 		f.Close()
 		switch {
 		case err == nil:

@@ -104,11 +104,39 @@ func TestDirTransportsOnAFileFailReadinessNamingThePath(t *testing.T) {
 			}
 		})
 	}
-	if err := (Dir{Path: file}).Receive(context.Background(), nil); err == nil || err.Error() != want("Dir.Path") {
-		t.Errorf("Dir.Receive = %v\nwant %s", err, want("Dir.Path"))
-	}
 	err := DirSender{Path: file}.Send(context.Background(), Outgoing{MessageID: "r1@acme.example"})
 	if w := want("DirSender.Path") + " (writing reply r1@acme.example)"; err == nil || err.Error() != w {
 		t.Errorf("DirSender.Send = %v\nwant %s", err, w)
+	}
+}
+
+// A Dir whose path is unusable when the service starts is drained once the path is fixed, with
+// no restart: the receiver keeps trying on every pass.
+func TestDirFixedByHandIsDrainedWithoutARestart(t *testing.T) {
+	root := t.TempDir()
+	in, out := filepath.Join(root, "in"), filepath.Join(root, "out")
+	if err := os.WriteFile(in, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := memoryConfig(t)
+	cfg.Receivers = []Receiver{Dir{Path: in, Interval: 20 * time.Millisecond}}
+	cfg.Sender = DirSender{Path: out}
+	svc, _ := start(t, *cfg)
+	if code, _ := readyz(t, svc); code != 503 {
+		t.Fatalf("/readyz = %d with a file at the Dir's path, want 503", code)
+	}
+	if err := os.Remove(in); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the directory made again", func() bool { _, err := os.Stat(filepath.Join(in, ".done")); return err == nil })
+	if err := os.WriteFile(filepath.Join(root, "a.tmp"), email("q1@cust.example", "", "Hello", "Hi."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(root, "a.tmp"), filepath.Join(in, "a.eml")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the reply", func() bool { entries, _ := os.ReadDir(out); return len(entries) == 1 })
+	if code, body := readyz(t, svc); code != 200 {
+		t.Errorf("/readyz = %d %v after the fix, want 200", code, body)
 	}
 }

@@ -55,7 +55,7 @@ type config struct {
 func main() {
 	var c config
 	flag.StringVar(&c.dsn, "dsn", os.Getenv("PERSONAGEN_DSN"), "store `DSN`: a SQLite file, sqlite:PATH, or mysql://… (default $PERSONAGEN_DSN, else in memory)")
-	flag.IntVar(&c.maxConns, "max-conns", store.DefaultMaxOpenConns, "open at most `N` connections to a MySQL / MariaDB -dsn (at least 2; SQLite ignores it)")
+	flag.IntVar(&c.maxConns, "max-conns", store.DefaultMaxOpenConns, "open at most `N` connections to a MySQL / MariaDB -dsn (at least 2 whatever the database; SQLite ignores the bound)")
 	flag.StringVar(&c.maildir, "maildir", "", "receive the .eml files dropped into `DIR`")
 	flag.StringVar(&c.sent, "sent", "", "send each reply by writing it to `DIR`/<Message-ID>.eml")
 	flag.StringVar(&c.smtp, "smtp", "", "receive mail over SMTP on `ADDR` (e.g. 127.0.0.1:2525)")
