@@ -204,7 +204,7 @@ func TestApproveAndDenyFromTheConsoleResumeTheRun(t *testing.T) {
 		}
 		waitFor(t, "the approved run to finish and its reply to be sent", func() bool {
 			r, _ := st.Run(ctx, approve.RunKey)
-			return r.Status == store.RunSucceeded && sender.count() == 1
+			return r.Status == store.RunSucceeded && sender.count() == 1 && replySent(st, approve.RunKey)
 		})
 		if rep, err := st.ReplyOf(ctx, approve.RunKey); err != nil || rep.Text != "Done: refunded A-17" {
 			t.Errorf("the approved run's reply = %q, %v", rep.Text, err)

@@ -246,7 +246,7 @@ func TestBrowserFindReadRetryAFailedRun(t *testing.T) {
 	}
 	waitFor(t, "the service to answer the retried run", func() bool {
 		r, _ := st.Run(bg, failed.Key)
-		return r.Status == store.RunSucceeded && sender.count() == 1
+		return r.Status == store.RunSucceeded && sender.count() == 1 && replySent(st, failed.Key)
 	})
 	do(t, ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("h1.key")))
 	if got := run(t, ctx, chromedp.Text(chromedp.CSS(".badge"))); got != "succeeded" {
@@ -331,7 +331,7 @@ func TestBrowserApproveAWaitingRefund(t *testing.T) {
 	key := onlyRun(t, st).Key
 	waitFor(t, "the service to resume the run and send its reply", func() bool {
 		r, _ := st.Run(bg, key)
-		return r.Status == store.RunSucceeded && sender.count() == 1
+		return r.Status == store.RunSucceeded && sender.count() == 1 && replySent(st, key)
 	})
 	if n := d.refunds.Load(); n != 1 {
 		t.Errorf("%d refunds, want 1", n)

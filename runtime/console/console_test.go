@@ -52,7 +52,7 @@ func TestRetryOfAFailedReplyRunIsAnsweredByTheService(t *testing.T) {
 		}
 		waitFor(t, "the retried run to succeed and its reply to be sent", func() bool {
 			r, _ := st.Run(ctx, failed.Key)
-			return r.Status == store.RunSucceeded && sender.count() == 1
+			return r.Status == store.RunSucceeded && sender.count() == 1 && replySent(st, failed.Key)
 		})
 		done := onlyRun(t, st)
 		if done.Key != failed.Key || done.Attempt != failed.Attempt+1 || done.FailureClass != "" && done.FailureClass != failed.FailureClass {

@@ -264,3 +264,15 @@ func (c client) post(page, path string, form url.Values) string {
 	}
 	return res.Header.Get("Location")
 }
+
+// replySent reports whether the store records the reply of the run of key sent: the Sender's
+// call returns before the service records it, so a test that reads the send state waits for this.
+func replySent(st *store.Store, key string) bool {
+	ctx := context.Background()
+	m, err := st.ReplyOf(ctx, key)
+	if err != nil {
+		return false
+	}
+	s, err := st.ReplyState(ctx, m.Seq)
+	return err == nil && s.Status == "sent"
+}
